@@ -1,0 +1,181 @@
+//! Headless commands shared by the CLI, the tests and the benches: run a scene for N frames,
+//! benchmark the tmp15 workload, and export a mesh as Wavefront OBJ.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use glam::Vec3;
+use serde::Serialize;
+
+use crate::sim::{tmp15_model, Cloth, Material, SimError, SolverParams};
+
+/// Writes the cloth's current surface as OBJ: `v` positions, `vn` smooth normals and
+/// `f a//a b//b c//c` faces. Split (torn) vertices are written as separate vertices.
+pub fn write_obj(cloth: &Cloth, out: &mut impl Write) -> std::io::Result<()> {
+    let mut normals = Vec::new();
+    cloth.vertex_normals(&mut normals);
+    writeln!(out, "# drape cloth: {} vertices, {} triangles", cloth.particles().len(), cloth.triangles().len())?;
+    for p in cloth.particles().positions() {
+        writeln!(out, "v {} {} {}", p.x, p.y, p.z)?;
+    }
+    for n in &normals {
+        writeln!(out, "vn {} {} {}", n.x, n.y, n.z)?;
+    }
+    for tri in cloth.triangles() {
+        let [a, b, c] = tri.map(|i| i + 1);
+        writeln!(out, "f {a}//{a} {b}//{b} {c}//{c}")?;
+    }
+    Ok(())
+}
+
+/// Writes the OBJ to `path` through a temporary file and a rename.
+pub fn save_obj(cloth: &Cloth, path: &Path) -> std::io::Result<()> {
+    let tmp = path.with_extension("obj.tmp");
+    {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        write_obj(cloth, &mut file)?;
+        file.flush()?;
+    }
+    std::fs::rename(tmp, path)
+}
+
+/// The one-line summary `drape simulate` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimulateSummary {
+    /// Frames run.
+    pub frames: u32,
+    /// Particles at the end.
+    pub particles: usize,
+    /// Live constraints at the end.
+    pub constraints: usize,
+    /// Triangles at the end.
+    pub triangles: usize,
+    /// Largest stretch-edge strain at the end.
+    pub max_strain: f32,
+    /// Kinetic energy at the end (J).
+    pub kinetic_energy: f64,
+    /// Mean wall time per frame (ms).
+    pub ms_per_frame: f64,
+}
+
+/// Runs `frames` frames of `cloth` and summarises the end state.
+pub fn simulate(cloth: &mut Cloth, params: &SolverParams, material: &Material, frames: u32) -> Result<SimulateSummary, SimError> {
+    let started = Instant::now();
+    for _ in 0..frames {
+        cloth.step(params, material)?;
+    }
+    let elapsed = started.elapsed().as_secs_f64() * 1e3;
+    let stats = cloth.stats();
+    Ok(SimulateSummary {
+        frames,
+        particles: cloth.particles().len(),
+        constraints: cloth.constraint_count(),
+        triangles: cloth.triangles().len(),
+        max_strain: stats.max_strain,
+        kinetic_energy: stats.kinetic_energy,
+        ms_per_frame: if frames > 0 { elapsed / frames as f64 } else { 0.0 },
+    })
+}
+
+/// How long a benchmark runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BenchLength {
+    /// Warm up, then time whole frames for at least this long.
+    Seconds(f64),
+    /// Exactly this many frames from the initial state, no warm-up.
+    Frames(u32),
+}
+
+/// The one-line JSON `drape bench` prints. Keys are a contract: extend, don't rename.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    /// Workload name (`tmp15` or `preset`).
+    pub workload: String,
+    /// Grid resolution (particles per side).
+    pub grid: u32,
+    /// Particles.
+    pub particles: usize,
+    /// Constraints projected per sweep.
+    pub constraints: usize,
+    /// Substeps per frame.
+    pub substeps: u32,
+    /// Iterations per substep.
+    pub iterations: u32,
+    /// Worker threads used.
+    pub threads: u32,
+    /// Frames timed.
+    pub steps: u64,
+    /// Wall time of the timed frames (s).
+    pub seconds: f64,
+    /// Frames per second.
+    pub steps_per_s: f64,
+    /// Constraint projections per second: constraints × substeps × iterations × steps / seconds.
+    pub proj_per_s: f64,
+    /// Lowest particle height at the end (m).
+    pub ymin: f32,
+}
+
+/// Solver parameters of the tmp15 workload: Δt = 1/60, gravity −10, no damping, no clamp.
+pub fn tmp15_params(substeps: u32, iterations: u32, threads: u32) -> SolverParams {
+    SolverParams {
+        dt: 1.0 / 60.0,
+        substeps,
+        iterations,
+        gravity: Vec3::new(0.0, -10.0, 0.0),
+        constraint_damping: 0.0,
+        air_damping: 0.0,
+        max_speed: 0.0,
+        threads,
+        ..SolverParams::default()
+    }
+}
+
+/// Builds the tmp15 cloth for an n × n grid.
+pub fn tmp15_cloth(n: u32) -> Result<Cloth, SimError> {
+    Cloth::new(tmp15_model(n)?, &Material::default(), Vec::new())
+}
+
+/// Benchmarks `cloth` under `params`.
+pub fn bench(workload: &str, grid: u32, cloth: &mut Cloth, params: &SolverParams, material: &Material, length: BenchLength) -> Result<BenchReport, SimError> {
+    let steps = match length {
+        BenchLength::Frames(frames) => {
+            let started = Instant::now();
+            for _ in 0..frames {
+                cloth.step(params, material)?;
+            }
+            (frames as u64, started.elapsed())
+        }
+        BenchLength::Seconds(seconds) => {
+            let warm_up = Instant::now();
+            while warm_up.elapsed() < Duration::from_secs_f64((seconds * 0.1).min(0.5)) {
+                cloth.step(params, material)?;
+            }
+            let started = Instant::now();
+            let mut frames = 0u64;
+            while started.elapsed().as_secs_f64() < seconds {
+                cloth.step(params, material)?;
+                frames += 1;
+            }
+            (frames, started.elapsed())
+        }
+    };
+    let (frames, elapsed) = steps;
+    let seconds = elapsed.as_secs_f64().max(1e-9);
+    let constraints = cloth.constraint_count();
+    let projections = constraints as f64 * params.substeps as f64 * params.iterations as f64 * frames as f64;
+    Ok(BenchReport {
+        workload: workload.into(),
+        grid,
+        particles: cloth.particles().len(),
+        constraints,
+        substeps: params.substeps,
+        iterations: params.iterations,
+        threads: cloth.threads_used(params),
+        steps: frames,
+        seconds,
+        steps_per_s: frames as f64 / seconds,
+        proj_per_s: projections / seconds,
+        ymin: cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min),
+    })
+}

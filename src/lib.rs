@@ -1,0 +1,8 @@
+//! Drape: an XPBD cloth engine ([`sim`]) and its scene file format ([`preset`]).
+//!
+//! The library is headless: no window or UI code is linked, so tests, benchmarks and the
+//! command-line tools run anywhere. The desktop sandbox in the binary is a thin client.
+
+pub mod headless;
+pub mod preset;
+pub mod sim;

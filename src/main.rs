@@ -1,0 +1,186 @@
+//! The `drape` binary: the desktop sandbox (default) and the headless commands `simulate` and
+//! `bench`. Headless commands run before any window exists, so they work without a display and
+//! exit with a proper code (2 for bad input).
+
+mod app;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use drape::headless::{self, BenchLength};
+use drape::preset::Preset;
+
+/// Exit code for bad input (unreadable or invalid preset, invalid parameter).
+const EXIT_BAD_INPUT: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(name = "drape", version, about = "Interactive XPBD cloth sandbox", args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    app: AppArgs,
+}
+
+/// Options of the desktop sandbox.
+#[derive(Debug, Clone, Args, Default)]
+pub struct AppArgs {
+    /// Preset to open (default: presets/default.ron).
+    #[arg(long, value_name = "FILE")]
+    pub preset: Option<PathBuf>,
+    /// Run this many frames, print one JSON line of stats and exit (automation).
+    #[arg(long, value_name = "N")]
+    pub frames: Option<u32>,
+    /// Save the last frame as PNG before exiting (with --frames).
+    #[arg(long, value_name = "FILE.png")]
+    pub screenshot: Option<PathBuf>,
+    /// Solver worker threads (0 = automatic).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a preset headless for N frames, print a summary, optionally export OBJ.
+    Simulate(SimulateArgs),
+    /// Benchmark a workload and print one JSON line.
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, Args)]
+struct SimulateArgs {
+    /// Preset file.
+    #[arg(long, value_name = "FILE")]
+    preset: PathBuf,
+    /// Frames to run.
+    #[arg(long, value_name = "N", default_value_t = 120)]
+    frames: u32,
+    /// Write the final mesh as Wavefront OBJ.
+    #[arg(long, value_name = "FILE.obj")]
+    out: Option<PathBuf>,
+    /// Solver worker threads (0 = automatic; default: the preset's setting).
+    #[arg(long, value_name = "N")]
+    threads: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Workload {
+    /// The like-for-like cloth workload (see README).
+    Tmp15,
+    /// A preset file, with its own solver settings.
+    Preset,
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// Which workload.
+    #[arg(long, value_enum, default_value_t = Workload::Tmp15)]
+    workload: Workload,
+    /// Preset file (with --workload preset).
+    #[arg(long, value_name = "FILE")]
+    preset: Option<PathBuf>,
+    /// Grid resolution N (N × N particles) for tmp15.
+    #[arg(long, default_value_t = 128)]
+    grid: u32,
+    /// Substeps per frame (tmp15; a preset uses its own unless given).
+    #[arg(long)]
+    substeps: Option<u32>,
+    /// Iterations per substep (tmp15; a preset uses its own unless given).
+    #[arg(long)]
+    iterations: Option<u32>,
+    /// Time at least this many seconds after a warm-up.
+    #[arg(long, conflicts_with = "frames", default_value_t = 2.0)]
+    seconds: f64,
+    /// Run exactly N frames from the initial state instead, with no warm-up.
+    #[arg(long)]
+    frames: Option<u32>,
+    /// Solver worker threads (0 = automatic).
+    #[arg(long, default_value_t = 0)]
+    threads: u32,
+}
+
+/// A failure with the exit code it maps to.
+struct Failure {
+    code: u8,
+    error: anyhow::Error,
+}
+
+impl Failure {
+    fn bad_input(error: impl Into<anyhow::Error>) -> Self {
+        Self { code: EXIT_BAD_INPUT, error: error.into() }
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Self {
+        Self { code: 1, error }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Simulate(args)) => simulate(args),
+        Some(Command::Bench(args)) => bench(args),
+        None => app::run(cli.app).map_err(|error| match error.downcast::<drape::preset::PresetError>() {
+            Ok(preset_error) => Failure::bad_input(preset_error),
+            Err(error) => Failure::from(error),
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("error: {:#}", failure.error);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+fn load_preset(path: &std::path::Path) -> Result<Preset, Failure> {
+    Preset::load(path).map_err(Failure::bad_input)
+}
+
+fn simulate(args: SimulateArgs) -> Result<(), Failure> {
+    let preset = load_preset(&args.preset)?;
+    let mut params = preset.solver.clone();
+    if let Some(threads) = args.threads {
+        params.threads = threads;
+    }
+    let mut cloth = preset.build().map_err(Failure::bad_input)?;
+    let summary = headless::simulate(&mut cloth, &params, &preset.material, args.frames).map_err(Failure::bad_input)?;
+    if let Some(out) = &args.out {
+        headless::save_obj(&cloth, out).map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
+    }
+    println!("{}", serde_json::to_string(&summary).map_err(anyhow::Error::from)?);
+    Ok(())
+}
+
+fn bench(args: BenchArgs) -> Result<(), Failure> {
+    let length = match args.frames {
+        Some(frames) => BenchLength::Frames(frames),
+        None if args.seconds > 0.0 && args.seconds.is_finite() => BenchLength::Seconds(args.seconds),
+        None => return Err(Failure::bad_input(anyhow::anyhow!("--seconds must be a positive number"))),
+    };
+    let report = match args.workload {
+        Workload::Tmp15 => {
+            let params = headless::tmp15_params(args.substeps.unwrap_or(15), args.iterations.unwrap_or(1), args.threads);
+            params.validate().map_err(Failure::bad_input)?;
+            let mut cloth = headless::tmp15_cloth(args.grid).map_err(Failure::bad_input)?;
+            headless::bench("tmp15", args.grid, &mut cloth, &params, &drape::sim::Material::default(), length)
+        }
+        Workload::Preset => {
+            let path = args.preset.ok_or_else(|| Failure::bad_input(anyhow::anyhow!("--workload preset needs --preset FILE")))?;
+            let preset = load_preset(&path)?;
+            let mut params = preset.solver.clone();
+            params.substeps = args.substeps.unwrap_or(params.substeps);
+            params.iterations = args.iterations.unwrap_or(params.iterations);
+            params.threads = args.threads;
+            let mut cloth = preset.build().map_err(Failure::bad_input)?;
+            headless::bench("preset", preset.cloth.columns, &mut cloth, &params, &preset.material, length)
+        }
+    }
+    .map_err(Failure::bad_input)?;
+    println!("{}", serde_json::to_string(&report).map_err(anyhow::Error::from)?);
+    Ok(())
+}

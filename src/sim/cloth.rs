@@ -1,0 +1,469 @@
+//! [`Cloth`]: the simulation state and the XPBD frame loop (physics reference §1).
+
+use std::time::Instant;
+
+use glam::Vec3;
+
+use super::collision::{project_contact, Collider, ContactSettings};
+use super::constraints::distance::{self, DistanceBatch, DistanceItem, SubstepConstants};
+use super::constraints::hinge::{self, HingeBatch, HingeItem};
+use super::constraints::Coloured;
+use super::error::SimError;
+use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
+use super::params::{Material, SolverParams};
+use super::particles::{xyz, Particles};
+use super::stats::StepStats;
+
+/// A particle held by the mouse: kinematic (inverse mass 0) and moved to `target` over the
+/// substeps of each frame, so its velocity is the drag velocity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Grab {
+    /// The held particle.
+    pub particle: u32,
+    /// Where it should be at the end of the next step (m).
+    pub target: Vec3,
+}
+
+/// A simulated cloth (or rope, or any particle model) with its colliders.
+#[derive(Debug, Clone)]
+pub struct Cloth {
+    pub(crate) particles: Particles,
+    /// Current topology and rest data; tearing edits it.
+    pub(crate) model: Model,
+    pub(crate) distances: Coloured<DistanceBatch>,
+    pub(crate) hinges: Coloured<HingeBatch>,
+    colliders: Vec<Collider>,
+    grab: Option<Grab>,
+    /// The material the compliances were last computed from (ramps toward the requested one).
+    applied: Material,
+    stats: StepStats,
+    pub(crate) topology_version: u64,
+}
+
+/// Fraction of the remaining (logarithmic) gap to a new stiffness closed per frame, so a
+/// slider jump of 100× settles in about eight frames instead of jerking the cloth.
+const RAMP_PER_FRAME: f32 = 0.5;
+
+impl Cloth {
+    /// Builds the runtime state from a model, the material (masses and compliances) and
+    /// colliders. Everything is validated first.
+    pub fn new(model: Model, material: &Material, colliders: Vec<Collider>) -> Result<Self, SimError> {
+        model.validate()?;
+        material.validate()?;
+        colliders.iter().try_for_each(Collider::validate)?;
+        let n = model.particle_count();
+        let mut particles = Particles::default();
+        for i in 0..n {
+            particles.push(model.positions[i], 0.0, Vec3::ZERO, model.lumped_area[i], model.point_mass[i], model.pinned[i]);
+        }
+        let distances = Coloured::new(n, model.distances.iter().map(|c| distance_item(c, material)));
+        let hinges = Coloured::new(n, model.hinges.iter().map(|h| hinge_item(h, material)));
+        let mut cloth = Self {
+            particles,
+            model,
+            distances,
+            hinges,
+            colliders,
+            grab: None,
+            applied: material.clone(),
+            stats: StepStats::default(),
+            topology_version: 0,
+        };
+        cloth.update_inverse_masses();
+        Ok(cloth)
+    }
+
+    /// The particles (positions, velocities, masses).
+    pub fn particles(&self) -> &Particles {
+        &self.particles
+    }
+
+    /// Current topology: triangles, constraints and rest data.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Render triangles (indices into the particles).
+    pub fn triangles(&self) -> &[[u32; 3]] {
+        &self.model.triangles
+    }
+
+    /// Increases whenever particles, triangles or constraints are added or removed.
+    pub fn topology_version(&self) -> u64 {
+        self.topology_version
+    }
+
+    /// The colliders.
+    pub fn colliders(&self) -> &[Collider] {
+        &self.colliders
+    }
+
+    /// Replaces the colliders after validating them.
+    pub fn set_colliders(&mut self, colliders: Vec<Collider>) -> Result<(), SimError> {
+        colliders.iter().try_for_each(Collider::validate)?;
+        self.colliders = colliders;
+        Ok(())
+    }
+
+    /// Statistics of the last step.
+    pub fn stats(&self) -> &StepStats {
+        &self.stats
+    }
+
+    /// The material the compliances currently reflect (ramping toward the last requested).
+    pub fn applied_material(&self) -> &Material {
+        &self.applied
+    }
+
+    /// Number of live constraints (distances + hinges).
+    pub fn constraint_count(&self) -> usize {
+        self.distances.len() + self.hinges.len()
+    }
+
+    /// Number of distance-constraint colours (batches).
+    pub fn colour_count(&self) -> usize {
+        self.distances.colour_count()
+    }
+
+    /// Applies `material` at once, without ramping (after a preset load or a reset).
+    pub fn set_material_now(&mut self, material: &Material) -> Result<(), SimError> {
+        material.validate()?;
+        self.applied = material.clone();
+        self.refresh_compliances();
+        self.update_inverse_masses();
+        Ok(())
+    }
+
+    /// Advances one frame of `params.dt` seconds. Parameters are validated before anything
+    /// changes; the material is ramped toward `material` if it changed.
+    pub fn step(&mut self, params: &SolverParams, material: &Material) -> Result<&StepStats, SimError> {
+        params.validate()?;
+        material.validate()?;
+        let started = Instant::now();
+        self.ramp_material(material);
+        let h = params.substep_dt();
+        let constants = SubstepConstants { inv_h2: 1.0 / (h * h), damping_over_h: params.constraint_damping / h };
+        let contact = ContactSettings {
+            thickness: params.collision_thickness,
+            mu_static: material.friction_static,
+            mu_kinetic: material.friction_kinetic,
+        };
+        let air = (-params.air_damping * h).exp();
+        let grab_from = self.grab.map(|g| self.particles.position(g.particle as usize));
+        for substep in 0..params.substeps {
+            let held = self.grab.zip(grab_from).map(|(g, from)| {
+                let t = (substep + 1) as f32 / params.substeps as f32;
+                (g.particle as usize, from.lerp(g.target, t))
+            });
+            self.predict(h, params.gravity, air, held);
+            self.reset_lambdas();
+            for _ in 0..params.iterations {
+                self.project_constraints(constants);
+                self.project_contacts(contact);
+            }
+            self.update_velocities(h, params.max_speed);
+        }
+        self.stats = StepStats::measure(self, material, h);
+        self.stats.step_ms = started.elapsed().as_secs_f64() * 1e3;
+        Ok(&self.stats)
+    }
+
+    /// Start of a substep: remember positions, apply gravity and air damping, move free
+    /// particles by h·v and the held particle to its interpolated target.
+    fn predict(&mut self, h: f32, gravity: Vec3, air: f32, held: Option<(usize, Vec3)>) {
+        let p = &mut self.particles;
+        for ((pos, prev), vel) in p.pos.iter_mut().zip(p.prev.iter_mut()).zip(p.vel.iter_mut()) {
+            *prev = *pos;
+            if pos[3] > 0.0 {
+                *vel = (*vel + gravity * h) * air;
+                pos[0] += h * vel.x;
+                pos[1] += h * vel.y;
+                pos[2] += h * vel.z;
+            }
+        }
+        if let Some((i, target)) = held {
+            p.set_position(i, target);
+        }
+    }
+
+    fn reset_lambdas(&mut self) {
+        self.distances.iter_batches_mut().for_each(DistanceBatch::reset_lambda);
+        self.hinges.iter_batches_mut().for_each(|b| b.lambda.fill(0.0));
+    }
+
+    /// One Gauss–Seidel sweep: distance colours, then hinge colours.
+    fn project_constraints(&mut self, k: SubstepConstants) {
+        let (pos, prev) = (&mut self.particles.pos, &self.particles.prev);
+        for batch in self.distances.iter_batches_mut() {
+            let n = batch.a.len();
+            distance::project(pos, prev, batch, 0..n, k);
+        }
+        for batch in self.hinges.iter_batches_mut() {
+            hinge::project(pos, prev, batch, k);
+        }
+    }
+
+    /// Contacts: the last constraint group of every sweep.
+    fn project_contacts(&mut self, settings: ContactSettings) {
+        if self.colliders.is_empty() {
+            return;
+        }
+        let p = &mut self.particles;
+        for (pos, prev) in p.pos.iter_mut().zip(p.prev.iter_mut()) {
+            if pos[3] == 0.0 {
+                continue;
+            }
+            let (mut x, mut start) = (xyz(*pos), xyz(*prev));
+            for collider in &self.colliders {
+                project_contact(collider, &mut x, &mut start, settings);
+            }
+            pos[..3].copy_from_slice(&x.to_array());
+            prev[..3].copy_from_slice(&start.to_array());
+        }
+    }
+
+    /// v = (x − x_prev)/h, clamped to `max_speed` (0 = no clamp).
+    fn update_velocities(&mut self, h: f32, max_speed: f32) {
+        let p = &mut self.particles;
+        let inv_h = 1.0 / h;
+        for ((pos, prev), vel) in p.pos.iter().zip(&p.prev).zip(p.vel.iter_mut()) {
+            let v = (xyz(*pos) - xyz(*prev)) * inv_h;
+            *vel = if max_speed > 0.0 { v.clamp_length_max(max_speed) } else { v };
+        }
+    }
+
+    /// Moves the stiffness-related material fields part of the way toward `target` and
+    /// recomputes compliances if anything changed; density and friction apply at once.
+    fn ramp_material(&mut self, target: &Material) {
+        if self.applied == *target {
+            return;
+        }
+        let mut next = target.clone();
+        let a = &self.applied;
+        for (value, old) in [
+            (&mut next.youngs_modulus, a.youngs_modulus),
+            (&mut next.thickness, a.thickness),
+            (&mut next.compliance_scale, a.compliance_scale),
+            (&mut next.stretch_stiffness, a.stretch_stiffness),
+            (&mut next.shear_stiffness, a.shear_stiffness),
+            (&mut next.bend_stiffness, a.bend_stiffness),
+        ] {
+            let ratio = *value / old;
+            if !(0.98..=1.02).contains(&ratio) {
+                *value = old * ratio.powf(RAMP_PER_FRAME);
+            }
+        }
+        let density_changed = next.areal_density != self.applied.areal_density;
+        self.applied = next;
+        self.refresh_compliances();
+        if density_changed {
+            self.update_inverse_masses();
+        }
+    }
+
+    /// Rewrites every constraint's effective compliance from the applied material.
+    fn refresh_compliances(&mut self) {
+        let material = &self.applied;
+        for batch in self.distances.iter_batches_mut() {
+            for (slot, id) in batch.id.iter().enumerate() {
+                batch.compliance[slot] = distance_compliance(&self.model.distances[*id as usize], material);
+            }
+        }
+        for batch in self.hinges.iter_batches_mut() {
+            for (item, id) in batch.items.iter_mut().zip(&batch.id) {
+                item.compliance = hinge_compliance(&self.model.hinges[*id as usize], material);
+            }
+        }
+    }
+
+    /// Inverse masses from lumped areas, point masses and pins. A massless free particle
+    /// (no area, no point mass) is treated as pinned rather than divided by.
+    pub(crate) fn update_inverse_masses(&mut self) {
+        let density = self.applied.areal_density;
+        let held = self.grab.map(|g| g.particle as usize);
+        let p = &mut self.particles;
+        for i in 0..p.len() {
+            let mass = p.mass(i, density);
+            let free = !p.pinned[i] && Some(i) != held && mass > 0.0;
+            p.pos[i][3] = if free { 1.0 / mass } else { 0.0 };
+        }
+    }
+
+    /// Currently held particle, if any.
+    pub fn grab_state(&self) -> Option<Grab> {
+        self.grab
+    }
+
+    /// Starts holding particle `i` (releasing any previous hold). Fails if `i` is out of range.
+    pub fn grab(&mut self, i: u32) -> Result<(), SimError> {
+        self.check_index("grab", i)?;
+        self.release(None);
+        let target = self.particles.position(i as usize);
+        self.grab = Some(Grab { particle: i, target });
+        self.update_inverse_masses();
+        Ok(())
+    }
+
+    /// Moves the hold target (m). Non-finite targets are ignored.
+    pub fn drag_to(&mut self, target: Vec3) {
+        if let Some(g) = self.grab.as_mut() {
+            if target.is_finite() {
+                g.target = target;
+            }
+        }
+    }
+
+    /// Lets go of the held particle. With `Some(v)` it is thrown with velocity v (m/s);
+    /// with `None` it keeps the velocity of its last drag motion.
+    pub fn release(&mut self, throw: Option<Vec3>) {
+        let Some(g) = self.grab.take() else { return };
+        if let Some(v) = throw.filter(|v| v.is_finite()) {
+            self.particles.vel[g.particle as usize] = v;
+        }
+        self.update_inverse_masses();
+    }
+
+    /// Lets go of the held particle and pins it where it is.
+    pub fn release_pinned(&mut self) {
+        if let Some(g) = self.grab.take() {
+            self.set_pinned(g.particle, true);
+        }
+    }
+
+    /// Pins or unpins particle `i` (ignored when out of range).
+    pub fn set_pinned(&mut self, i: u32, pinned: bool) {
+        let i = i as usize;
+        if i < self.particles.len() {
+            self.particles.pinned[i] = pinned;
+            if pinned {
+                self.particles.vel[i] = Vec3::ZERO;
+            }
+            self.update_inverse_masses();
+        }
+    }
+
+    /// Flips the pin of particle `i`; returns the new state.
+    pub fn toggle_pin(&mut self, i: u32) -> bool {
+        let pinned = !self.particles.pinned.get(i as usize).copied().unwrap_or(true);
+        self.set_pinned(i, pinned);
+        pinned
+    }
+
+    /// Number of pinned particles.
+    pub fn pinned_count(&self) -> usize {
+        self.particles.pinned.iter().filter(|&&p| p).count()
+    }
+
+    /// Overwrites particle `i`'s position and velocity (tests, scripted scenes).
+    pub fn set_state(&mut self, i: u32, position: Vec3, velocity: Vec3) -> Result<(), SimError> {
+        self.check_index("set_state", i)?;
+        super::error::check_finite_vec("position", position)?;
+        super::error::check_finite_vec("velocity", velocity)?;
+        self.particles.set_position(i as usize, position);
+        self.particles.vel[i as usize] = velocity;
+        Ok(())
+    }
+
+    fn check_index(&self, what: &'static str, i: u32) -> Result<(), SimError> {
+        if (i as usize) < self.particles.len() {
+            Ok(())
+        } else {
+            Err(SimError::IndexOutOfRange { what, index: i as usize, count: self.particles.len() })
+        }
+    }
+
+    /// Tension of distance constraint `id` in N during the last substep (−λ/h²), or `None`
+    /// if it was removed. `h` is the substep length used.
+    pub fn tension(&self, id: u32, h: f32) -> Option<f32> {
+        let slot = self.distances.slot(id)?;
+        Some(-self.distances.batch(slot).lambda[slot.index as usize] / (h * h))
+    }
+
+    /// Per-vertex heat value for rendering: the largest |strain| (or |tension| in N with
+    /// `force`) over the vertex's live stretch edges.
+    pub fn vertex_heat(&self, force: bool, h: f32, out: &mut Vec<f32>) {
+        out.clear();
+        out.resize(self.particles.len(), 0.0);
+        for batch in self.distances.iter_batches() {
+            for slot in 0..batch.id.len() {
+                let c = &self.model.distances[batch.id[slot] as usize];
+                if c.kind != EdgeKind::Stretch {
+                    continue;
+                }
+                let value = if force { (batch.lambda[slot] / (h * h)).abs() } else { self.strain_of(c).abs() };
+                for end in [c.a, c.b] {
+                    let v = &mut out[end as usize];
+                    *v = v.max(value);
+                }
+            }
+        }
+    }
+
+    /// Engineering strain (l − l0)/l0 of a distance constraint (0 for zero rest length).
+    pub fn strain_of(&self, c: &DistanceConstraint) -> f32 {
+        if c.rest <= 0.0 {
+            return 0.0;
+        }
+        let l = self.particles.position(c.a as usize).distance(self.particles.position(c.b as usize));
+        (l - c.rest) / c.rest
+    }
+
+    /// Ids of the live distance constraints.
+    pub fn live_distance_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.distances.iter_batches().flat_map(|b| b.id.iter().copied())
+    }
+
+    /// Area-weighted smooth vertex normals of the current triangles.
+    pub fn vertex_normals(&self, out: &mut Vec<Vec3>) {
+        out.clear();
+        out.resize(self.particles.len(), Vec3::ZERO);
+        for tri in &self.model.triangles {
+            let [a, b, c] = tri.map(|i| self.particles.position(i as usize));
+            let n = (b - a).cross(c - a); // length = 2 × area: area weighting for free
+            for &i in tri {
+                out[i as usize] += n;
+            }
+        }
+        for n in out.iter_mut() {
+            *n = n.normalize_or_zero();
+        }
+    }
+}
+
+/// Effective compliance (m/N) of a distance constraint under `m`.
+pub(crate) fn distance_compliance(c: &DistanceConstraint, m: &Material) -> f32 {
+    let multiplier = match c.kind {
+        EdgeKind::Stretch => m.stretch_stiffness,
+        EdgeKind::Shear => m.shear_stiffness,
+        EdgeKind::Bend => m.bend_stiffness,
+    };
+    let base = match c.compliance {
+        Compliance::Material(coef) => coef / m.membrane_modulus(),
+        Compliance::Fixed(alpha) => alpha,
+    };
+    base * m.compliance_scale / multiplier
+}
+
+/// Effective compliance (1/(N·m)) of a hinge under `m`.
+pub(crate) fn hinge_compliance(h: &Hinge, m: &Material) -> f32 {
+    let base = match h.compliance {
+        Compliance::Material(coef) => coef / m.bending_rigidity(),
+        Compliance::Fixed(alpha) => alpha,
+    };
+    base * m.compliance_scale / m.bend_stiffness
+}
+
+pub(crate) fn distance_item(c: &DistanceConstraint, m: &Material) -> DistanceItem {
+    DistanceItem { ends: [c.a, c.b], rest: c.rest, compliance: distance_compliance(c, m) }
+}
+
+pub(crate) fn hinge_item(h: &Hinge, m: &Material) -> HingeItem {
+    HingeItem { particles: [h.wings[0], h.wings[1], h.edge[0], h.edge[1]], rest_angle: h.rest_angle, compliance: hinge_compliance(h, m) }
+}
+
+impl Cloth {
+    /// Worker threads a step with `params` uses.
+    pub fn threads_used(&self, params: &SolverParams) -> u32 {
+        params.threads.max(1)
+    }
+}

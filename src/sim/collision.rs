@@ -1,0 +1,213 @@
+//! Analytic colliders and the contact + friction projection (physics reference §4).
+//!
+//! Contacts are unilateral position constraints C = sdf(x) − thickness ≥ 0, solved as the last
+//! group of every sweep inside every substep (not after the solve, as in the seed article).
+//! Friction is positional Coulomb friction (PBD survey eq. 27–28): with d the penetration
+//! corrected and Δx_t the particle's tangential motion during the substep, Δx_t is cancelled
+//! when |Δx_t| < μ_s d (sticking), otherwise μ_k d of it is removed (sliding). Because d is a
+//! length and the friction cone is applied per substep, the sticking threshold is exactly the
+//! Coulomb angle tan θ = μ_s, independent of the substep.
+//!
+//! Two guards:
+//! - a particle that was already inside at the start of the substep (initial overlap, a
+//!   collider dragged into the cloth) is pushed out with its start point, so the push does not
+//!   become velocity: no popping;
+//! - a particle that moved further than its distance to a collider is swept (sphere tracing
+//!   along x_prev → x on the exact signed distance), so it cannot tunnel through thin shapes.
+
+use glam::{EulerRot, Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+use super::error::{check_finite_vec, check_positive, SimError};
+
+/// A static analytic collider. Shapes are solid; cloth is kept `collision_thickness` outside.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Collider {
+    /// The half-space y ≤ `height` (m).
+    Ground {
+        /// Height of the ground plane in m.
+        height: f32,
+    },
+    /// A ball.
+    Sphere {
+        /// Centre in m.
+        center: Vec3,
+        /// Radius in m.
+        radius: f32,
+    },
+    /// A cylinder with hemispherical caps around the segment `a`–`b`.
+    Capsule {
+        /// First end of the axis, in m.
+        a: Vec3,
+        /// Second end of the axis, in m.
+        b: Vec3,
+        /// Radius in m.
+        radius: f32,
+    },
+    /// An oriented box.
+    Box {
+        /// Centre in m.
+        center: Vec3,
+        /// Half the edge lengths in m.
+        half_extents: Vec3,
+        /// Euler angles (X, Y, Z, applied in that order) in degrees. Default 0.
+        #[serde(default)]
+        rotation_degrees: Vec3,
+    },
+}
+
+/// Signed distance (m, negative inside) and outward unit normal at a point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SurfacePoint {
+    /// Signed distance to the surface in m.
+    pub distance: f32,
+    /// Outward unit normal of the nearest surface point.
+    pub normal: Vec3,
+}
+
+impl Collider {
+    /// Checks that all values are finite and sizes positive.
+    pub fn validate(&self) -> Result<(), SimError> {
+        match self {
+            Collider::Ground { height } => super::error::check_range("ground height", *height, -1e6, 1e6, "a finite height"),
+            Collider::Sphere { center, radius } => {
+                check_finite_vec("sphere center", *center)?;
+                check_positive("sphere radius", *radius)
+            }
+            Collider::Capsule { a, b, radius } => {
+                check_finite_vec("capsule end a", *a)?;
+                check_finite_vec("capsule end b", *b)?;
+                check_positive("capsule radius", *radius)
+            }
+            Collider::Box { center, half_extents, rotation_degrees } => {
+                check_finite_vec("box center", *center)?;
+                check_finite_vec("box rotation", *rotation_degrees)?;
+                half_extents.to_array().iter().try_for_each(|&h| check_positive("box half extent", h))
+            }
+        }
+    }
+
+    /// Signed distance and normal at `x`.
+    pub fn surface(&self, x: Vec3) -> SurfacePoint {
+        match *self {
+            Collider::Ground { height } => SurfacePoint { distance: x.y - height, normal: Vec3::Y },
+            Collider::Sphere { center, radius } => round_surface(x, center, radius),
+            Collider::Capsule { a, b, radius } => {
+                let ab = b - a;
+                let t = if ab.length_squared() > 0.0 { ((x - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0) } else { 0.0 };
+                round_surface(x, a + t * ab, radius)
+            }
+            Collider::Box { center, half_extents, rotation_degrees } => {
+                let rotation = box_rotation(rotation_degrees);
+                let local = rotation.inverse() * (x - center);
+                let (distance, normal) = box_surface(local, half_extents);
+                SurfacePoint { distance, normal: rotation * normal }
+            }
+        }
+    }
+
+    /// First point where the segment `from → to` comes within `margin` of the surface, found
+    /// by sphere tracing on the signed distance; `None` when it stays outside.
+    pub fn sweep(&self, from: Vec3, to: Vec3, margin: f32) -> Option<SurfacePoint> {
+        let length = from.distance(to);
+        if length <= 0.0 {
+            return None;
+        }
+        let dir = (to - from) / length;
+        let mut t = 0.0;
+        for _ in 0..48 {
+            let p = from + t * dir;
+            let s = self.surface(p);
+            let gap = s.distance - margin;
+            if gap <= 1e-6 {
+                return Some(SurfacePoint { distance: (to - p).dot(s.normal), normal: s.normal });
+            }
+            t += gap;
+            if t >= length {
+                return None;
+            }
+        }
+        None
+    }
+}
+
+fn box_rotation(degrees: Vec3) -> Quat {
+    Quat::from_euler(EulerRot::XYZ, degrees.x.to_radians(), degrees.y.to_radians(), degrees.z.to_radians())
+}
+
+fn round_surface(x: Vec3, center: Vec3, radius: f32) -> SurfacePoint {
+    let d = x - center;
+    let len = d.length();
+    // At the exact centre any direction is as good; up is the least surprising.
+    let normal = if len > 1e-12 { d / len } else { Vec3::Y };
+    SurfacePoint { distance: len - radius, normal }
+}
+
+/// Exact signed distance and normal of an axis-aligned box centred at the origin.
+fn box_surface(p: Vec3, half: Vec3) -> (f32, Vec3) {
+    let q = p.abs() - half;
+    let outside = q.max(Vec3::ZERO);
+    if outside.length_squared() > 0.0 {
+        (outside.length(), (outside * p.signum()).normalize())
+    } else {
+        // Inside: the nearest face is the one with the largest (least negative) q.
+        let axis = if q.x >= q.y && q.x >= q.z {
+            Vec3::X
+        } else if q.y >= q.z {
+            Vec3::Y
+        } else {
+            Vec3::Z
+        };
+        (q.max_element(), axis * p.signum())
+    }
+}
+
+/// Friction coefficients and thickness used by the contact projection.
+#[derive(Debug, Clone, Copy)]
+pub struct ContactSettings {
+    /// Distance kept from surfaces in m.
+    pub thickness: f32,
+    /// Static friction coefficient μ_s.
+    pub mu_static: f32,
+    /// Kinetic friction coefficient μ_k.
+    pub mu_kinetic: f32,
+}
+
+/// Projects one particle out of one collider with friction. `x` is the current position,
+/// `start` the position at the start of the substep (moved too if it was already inside).
+pub fn project_contact(collider: &Collider, x: &mut Vec3, start: &mut Vec3, s: ContactSettings) {
+    let mut contact = collider.surface(*x);
+    contact.distance -= s.thickness;
+    if contact.distance >= 0.0 {
+        // Outside at the end; check it did not pass through the collider on the way.
+        if start.distance(*x) < collider.surface(*start).distance - s.thickness {
+            return;
+        }
+        match collider.sweep(*start, *x, s.thickness) {
+            Some(hit) if hit.distance < 0.0 => contact = hit,
+            _ => return,
+        }
+    }
+    let depth = -contact.distance;
+    let n = contact.normal;
+    // No popping: what was already inside at the substep start is removed from the start
+    // point too, so the correction is not turned into velocity.
+    let start_gap = collider.surface(*start).distance - s.thickness;
+    if start_gap < 0.0 {
+        *start += n * (-start_gap).min(depth);
+    }
+    *x += n * depth;
+    let moved = *x - *start;
+    let tangential = moved - n * moved.dot(n);
+    let slide = tangential.length();
+    if slide < s.mu_static * depth {
+        *x -= tangential;
+    } else if slide > 0.0 {
+        *x -= tangential * (s.mu_kinetic * depth / slide).min(1.0);
+    }
+    // Moving along the tangent plane of a curved surface can dip back in by O(slide²/R).
+    let after = collider.surface(*x);
+    if after.distance < s.thickness {
+        *x += after.normal * (s.thickness - after.distance);
+    }
+}

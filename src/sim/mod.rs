@@ -1,0 +1,44 @@
+//! The headless XPBD cloth engine (no window, no UI).
+//!
+//! # The method in a page
+//! Extended position-based dynamics (Macklin, Müller, Chentanez 2016) advances particles by
+//! predicting positions from velocities and then projecting constraints C(x) = 0 one at a time
+//! (Gauss–Seidel). Each constraint j carries a compliance α_j (inverse stiffness) and a
+//! Lagrange multiplier λ_j; with α̃ = α/h² the update
+//! Δλ = (−C − α̃λ) / (Σ w_i |∇C_i|² + α̃), x_i += w_i ∇C_i Δλ
+//! converges to the implicit (backward-Euler) solution of a spring with stiffness 1/α, so the
+//! stiffness no longer depends on the step size or iteration count as it did in plain PBD.
+//! Following "Small Steps" (Macklin et al. 2019) a frame of Δt is split into S substeps of
+//! h = Δt/S with one sweep each; λ restarts at zero every substep.
+//!
+//! One frame, as implemented by [`Cloth::step`]:
+//! ```text
+//! for each substep: x_prev = x; v += h g; x += h v        (free particles)
+//!                   λ = 0
+//!                   repeat iterations: distances, hinges, then contacts (with friction)
+//!                   v = (x − x_prev)/h
+//! ```
+//! Damping is XPBD eq. 26 (constraint damping β, along constraint gradients only) plus a
+//! separately named air damping. Material → compliance follows section 3 of the physics
+//! reference (see [`model`]); collisions and friction section 4 (see [`collision`]).
+
+pub mod cloth;
+pub mod collision;
+pub mod constraints;
+pub mod error;
+pub mod grid;
+pub mod interaction;
+pub mod model;
+pub mod params;
+pub mod particles;
+pub mod stats;
+
+pub use cloth::{Cloth, Grab};
+pub use collision::Collider;
+pub use error::SimError;
+pub use grid::{tmp15_model, GridSpec, Orientation, PinMode};
+pub use interaction::{Pick, Ray};
+pub use model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model, ModelBuilder};
+pub use params::{Material, SolverParams};
+pub use particles::Particles;
+pub use stats::StepStats;

@@ -1,0 +1,265 @@
+//! The general model builder: particles, distance constraints, triangles and dihedral bending
+//! hinges. Grids ([`crate::sim::grid`]), ropes and arbitrary triangle meshes are all built with
+//! it, so the solver never special-cases a mesh shape.
+//!
+//! Compliance is stored per constraint as a *geometric coefficient* (section 3 of the physics
+//! reference) and turned into m/N by the material at step time, so the material can change
+//! live without a rebuild:
+//! - stretch / shear edges: α = coef · scale / (multiplier · E t);
+//! - bending hinges: α = coef · scale / (multiplier · D), coef = (A1 + A2)/|e|²;
+//! - [`Compliance::Fixed`]: α given directly in m/N (or 1/(N·m)), only the scale and the
+//!   multiplier apply. Used by hand-built models and the tmp15 benchmark.
+
+use glam::Vec3;
+
+use super::error::SimError;
+
+/// What a distance constraint models; selects the stiffness multiplier and the statistics it
+/// contributes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EdgeKind {
+    /// Structural edge: resists stretching along the weave. Counted in strain statistics.
+    Stretch,
+    /// Diagonal edge: resists in-plane shear.
+    Shear,
+    /// Distance to a second neighbour: a cheap bending resistance.
+    Bend,
+}
+
+/// How a constraint's compliance is obtained.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Compliance {
+    /// Geometric coefficient, divided by the material modulus (E t, or D for hinges).
+    Material(f32),
+    /// Compliance given directly (m/N for distances, 1/(N·m) for hinges).
+    Fixed(f32),
+}
+
+/// A distance constraint C = |x_a − x_b| − rest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DistanceConstraint {
+    /// First particle.
+    pub a: u32,
+    /// Second particle.
+    pub b: u32,
+    /// Rest length in m.
+    pub rest: f32,
+    /// What the edge resists.
+    pub kind: EdgeKind,
+    /// Where its compliance comes from.
+    pub compliance: Compliance,
+}
+
+/// A dihedral bending hinge: the shared edge `edge[0]`–`edge[1]` and the two wing vertices.
+/// The constraint is C = θ − θ0 with θ the signed dihedral angle (section 3 of the reference).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hinge {
+    /// Wing vertices p0 (of the first triangle) and p1 (of the second).
+    pub wings: [u32; 2],
+    /// Shared edge p2 → p3, in the winding order of the first triangle.
+    pub edge: [u32; 2],
+    /// Rest angle θ0 in radians.
+    pub rest_angle: f32,
+    /// Where its compliance comes from.
+    pub compliance: Compliance,
+}
+
+/// A complete simulation model: what [`crate::sim::Cloth::new`] consumes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Model {
+    /// Initial positions in m.
+    pub positions: Vec<Vec3>,
+    /// Area lumped to each particle in m² (mass = area · ρ_A + point mass).
+    pub lumped_area: Vec<f32>,
+    /// Extra mass attached to each particle in kg (hand-built models, loads).
+    pub point_mass: Vec<f32>,
+    /// Pinned particles do not move (inverse mass 0) until unpinned.
+    pub pinned: Vec<bool>,
+    /// Render / collision triangles, counter-clockwise seen from the front.
+    pub triangles: Vec<[u32; 3]>,
+    /// Distance constraints.
+    pub distances: Vec<DistanceConstraint>,
+    /// Bending hinges.
+    pub hinges: Vec<Hinge>,
+}
+
+/// Incremental builder for a [`Model`]. Indices are returned as `u32` particle ids.
+#[derive(Debug, Clone, Default)]
+pub struct ModelBuilder {
+    model: Model,
+}
+
+impl ModelBuilder {
+    /// An empty model.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a particle at `position` (m) carrying `point_mass` (kg) and returns its index.
+    pub fn add_particle(&mut self, position: Vec3, point_mass: f32) -> u32 {
+        let m = &mut self.model;
+        m.positions.push(position);
+        m.lumped_area.push(0.0);
+        m.point_mass.push(point_mass);
+        m.pinned.push(false);
+        (m.positions.len() - 1) as u32
+    }
+
+    /// Number of particles added so far.
+    pub fn particle_count(&self) -> usize {
+        self.model.positions.len()
+    }
+
+    /// Pins (or unpins) particle `i`.
+    pub fn set_pinned(&mut self, i: u32, pinned: bool) {
+        self.model.pinned[i as usize] = pinned;
+    }
+
+    /// Adds a distance constraint whose rest length is the current distance of `a` and `b`.
+    pub fn add_distance(&mut self, a: u32, b: u32, kind: EdgeKind, compliance: Compliance) {
+        let rest = self.model.positions[a as usize].distance(self.model.positions[b as usize]);
+        self.model.distances.push(DistanceConstraint { a, b, rest, kind, compliance });
+    }
+
+    /// Adds a triangle (counter-clockwise seen from the front) and lumps a third of its area to
+    /// each corner.
+    pub fn add_triangle(&mut self, tri: [u32; 3]) {
+        let area = triangle_area(&self.model.positions, tri);
+        for &i in &tri {
+            self.model.lumped_area[i as usize] += area / 3.0;
+        }
+        self.model.triangles.push(tri);
+    }
+
+    /// Adds one stretch constraint per unique triangle edge, with the per-edge stiffness
+    /// k_e = E t · Σ A_t / |e|² summed over the edge's triangles. For equilateral meshes this
+    /// is the reference's α = 2/(√3 E t) (isotropic, ν = 1/3); for other meshes it is the
+    /// usual lumped approximation.
+    pub fn add_triangle_edges(&mut self) {
+        let mut edges: Vec<((u32, u32), f32)> = Vec::new();
+        for &tri in &self.model.triangles {
+            let area = triangle_area(&self.model.positions, tri);
+            for k in 0..3 {
+                let (a, b) = (tri[k], tri[(k + 1) % 3]);
+                edges.push(((a.min(b), a.max(b)), area));
+            }
+        }
+        edges.sort_by_key(|e| e.0);
+        let mut i = 0;
+        while i < edges.len() {
+            let key = edges[i].0;
+            let mut area_sum = 0.0;
+            while i < edges.len() && edges[i].0 == key {
+                area_sum += edges[i].1;
+                i += 1;
+            }
+            let len2 = self.model.positions[key.0 as usize].distance_squared(self.model.positions[key.1 as usize]);
+            if area_sum > 0.0 && len2 > 0.0 {
+                // stiffness k = E t · ΣA/|e|², so the coefficient of 1/(E t) is |e|²/ΣA.
+                self.add_distance(key.0, key.1, EdgeKind::Stretch, Compliance::Material(len2 / area_sum));
+            }
+        }
+    }
+
+    /// Adds a dihedral bending hinge for every interior edge shared by exactly two triangles,
+    /// with the reference's coefficient (A1 + A2)/|e|² and the current angle as rest angle.
+    pub fn add_hinges_from_triangles(&mut self) {
+        for hinge in hinges_of(&self.model.positions, &self.model.triangles) {
+            self.model.hinges.push(hinge);
+        }
+    }
+
+    /// Finishes the model after checking every index and value.
+    pub fn build(self) -> Result<Model, SimError> {
+        self.model.validate()?;
+        Ok(self.model)
+    }
+}
+
+/// Area of triangle `tri` in m².
+pub fn triangle_area(positions: &[Vec3], tri: [u32; 3]) -> f32 {
+    let [a, b, c] = tri.map(|i| positions[i as usize]);
+    0.5 * (b - a).cross(c - a).length()
+}
+
+/// Bending hinges of a triangle mesh: one per edge shared by exactly two triangles.
+pub fn hinges_of(positions: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Hinge> {
+    // (min, max) edge → (triangle index, directed edge start, wing)
+    let mut half_edges: Vec<((u32, u32), usize, u32, u32)> = Vec::new();
+    for (t, tri) in triangles.iter().enumerate() {
+        for k in 0..3 {
+            let (a, b, wing) = (tri[k], tri[(k + 1) % 3], tri[(k + 2) % 3]);
+            half_edges.push(((a.min(b), a.max(b)), t, a, wing));
+        }
+    }
+    half_edges.sort_by_key(|h| (h.0, h.1));
+    let mut hinges = Vec::new();
+    for pair in half_edges.chunk_by(|x, y| x.0 == y.0) {
+        if pair.len() != 2 {
+            continue; // boundary or non-manifold edge: no hinge
+        }
+        let (first, second) = (pair[0], pair[1]);
+        let (p2, p3) = if first.2 == first.0 .0 { (first.0 .0, first.0 .1) } else { (first.0 .1, first.0 .0) };
+        let (p0, p1) = (first.3, second.3);
+        let [x0, x1, x2, x3] = [p0, p1, p2, p3].map(|i| positions[i as usize]);
+        let e2 = (x3 - x2).length_squared();
+        let area_sum = 0.5 * ((x2 - x0).cross(x3 - x0).length() + (x3 - x1).cross(x2 - x1).length());
+        if e2 <= 0.0 || area_sum <= 0.0 {
+            continue; // degenerate: skipped, never divided by
+        }
+        let rest_angle = crate::sim::constraints::bend::dihedral_angle(x0, x1, x2, x3).unwrap_or(0.0);
+        hinges.push(Hinge { wings: [p0, p1], edge: [p2, p3], rest_angle, compliance: Compliance::Material(area_sum / e2) });
+    }
+    hinges
+}
+
+impl Model {
+    /// Number of particles.
+    pub fn particle_count(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Checks array lengths, indices and values.
+    pub fn validate(&self) -> Result<(), SimError> {
+        let n = self.positions.len();
+        if self.lumped_area.len() != n || self.point_mass.len() != n || self.pinned.len() != n {
+            return Err(SimError::InvalidGeometry("per-particle arrays differ in length".into()));
+        }
+        for p in &self.positions {
+            super::error::check_finite_vec("position", *p)?;
+        }
+        for (&area, &mass) in self.lumped_area.iter().zip(&self.point_mass) {
+            super::error::check_non_negative("lumped_area", area)?;
+            super::error::check_non_negative("mass", mass)?;
+        }
+        let check = |what: &'static str, i: u32| {
+            if (i as usize) < n {
+                Ok(())
+            } else {
+                Err(SimError::IndexOutOfRange { what, index: i as usize, count: n })
+            }
+        };
+        for tri in &self.triangles {
+            tri.iter().try_for_each(|&i| check("triangle", i))?;
+        }
+        for d in &self.distances {
+            check("distance constraint", d.a)?;
+            check("distance constraint", d.b)?;
+            super::error::check_non_negative("rest length", d.rest)?;
+            check_compliance(d.compliance)?;
+        }
+        for h in &self.hinges {
+            h.wings.iter().chain(&h.edge).try_for_each(|&i| check("hinge", i))?;
+            super::error::check_range("rest angle", h.rest_angle, -std::f32::consts::PI, std::f32::consts::PI, "an angle in [-π, π]")?;
+            check_compliance(h.compliance)?;
+        }
+        Ok(())
+    }
+}
+
+fn check_compliance(c: Compliance) -> Result<(), SimError> {
+    match c {
+        Compliance::Material(coef) => super::error::check_non_negative("compliance coefficient", coef),
+        Compliance::Fixed(alpha) => super::error::check_non_negative("compliance", alpha),
+    }
+}
