@@ -15,7 +15,12 @@ use crate::sim::{tmp15_model, Cloth, Material, SimError, SolverParams};
 pub fn write_obj(cloth: &Cloth, out: &mut impl Write) -> std::io::Result<()> {
     let mut normals = Vec::new();
     cloth.vertex_normals(&mut normals);
-    writeln!(out, "# drape cloth: {} vertices, {} triangles", cloth.particles().len(), cloth.triangles().len())?;
+    writeln!(
+        out,
+        "# drape cloth: {} vertices, {} triangles",
+        cloth.particles().len(),
+        cloth.triangles().len()
+    )?;
     for p in cloth.particles().positions() {
         writeln!(out, "v {} {} {}", p.x, p.y, p.z)?;
     }
@@ -137,7 +142,14 @@ pub fn tmp15_cloth(n: u32) -> Result<Cloth, SimError> {
 }
 
 /// Benchmarks `cloth` under `params`.
-pub fn bench(workload: &str, grid: u32, cloth: &mut Cloth, params: &SolverParams, material: &Material, length: BenchLength) -> Result<BenchReport, SimError> {
+pub fn bench(
+    workload: &str,
+    grid: u32,
+    cloth: &mut Cloth,
+    params: &SolverParams,
+    material: &Material,
+    length: BenchLength,
+) -> Result<BenchReport, SimError> {
     let steps = match length {
         BenchLength::Frames(frames) => {
             let started = Instant::now();

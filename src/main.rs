@@ -15,7 +15,12 @@ use drape::preset::Preset;
 const EXIT_BAD_INPUT: u8 = 2;
 
 #[derive(Debug, Parser)]
-#[command(name = "drape", version, about = "Interactive XPBD cloth sandbox", args_conflicts_with_subcommands = true)]
+#[command(
+    name = "drape",
+    version,
+    about = "Interactive XPBD cloth sandbox",
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -108,7 +113,10 @@ struct Failure {
 
 impl Failure {
     fn bad_input(error: impl Into<anyhow::Error>) -> Self {
-        Self { code: EXIT_BAD_INPUT, error: error.into() }
+        Self {
+            code: EXIT_BAD_INPUT,
+            error: error.into(),
+        }
     }
 }
 
@@ -170,7 +178,9 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             headless::bench("tmp15", args.grid, &mut cloth, &params, &drape::sim::Material::default(), length)
         }
         Workload::Preset => {
-            let path = args.preset.ok_or_else(|| Failure::bad_input(anyhow::anyhow!("--workload preset needs --preset FILE")))?;
+            let path = args
+                .preset
+                .ok_or_else(|| Failure::bad_input(anyhow::anyhow!("--workload preset needs --preset FILE")))?;
             let preset = load_preset(&path)?;
             let mut params = preset.solver.clone();
             params.substeps = args.substeps.unwrap_or(params.substeps);

@@ -109,7 +109,12 @@ impl Preset {
         })?;
         preset.validate().map_err(|(field, message)| {
             let (line, col) = locate_field(text, field);
-            PresetError::Invalid { path: path.into(), line, col, message }
+            PresetError::Invalid {
+                path: path.into(),
+                line,
+                col,
+                message,
+            }
         })?;
         Ok(preset)
     }
@@ -117,7 +122,10 @@ impl Preset {
     /// Checks every value the engine would check, returning the offending field's name.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         if self.version == 0 || self.version > PRESET_VERSION {
-            return Err(("version", format!("unsupported preset version {}, expected 1..={PRESET_VERSION}", self.version)));
+            return Err((
+                "version",
+                format!("unsupported preset version {}, expected 1..={PRESET_VERSION}", self.version),
+            ));
         }
         let field_of = |e: SimError| -> (&'static str, String) {
             let field = match &e {
@@ -129,7 +137,10 @@ impl Preset {
         self.cloth.validate().map_err(field_of)?;
         self.material.validate().map_err(field_of)?;
         self.solver.validate().map_err(field_of)?;
-        self.colliders.iter().try_for_each(Collider::validate).map_err(|e| ("colliders", e.to_string()))?;
+        self.colliders
+            .iter()
+            .try_for_each(Collider::validate)
+            .map_err(|e| ("colliders", e.to_string()))?;
         Ok(())
     }
 

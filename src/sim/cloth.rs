@@ -54,7 +54,14 @@ impl Cloth {
         let n = model.particle_count();
         let mut particles = Particles::default();
         for i in 0..n {
-            particles.push(model.positions[i], 0.0, Vec3::ZERO, model.lumped_area[i], model.point_mass[i], model.pinned[i]);
+            particles.push(
+                model.positions[i],
+                0.0,
+                Vec3::ZERO,
+                model.lumped_area[i],
+                model.point_mass[i],
+                model.pinned[i],
+            );
         }
         let distances = Coloured::new(n, model.distances.iter().map(|c| distance_item(c, material)));
         let hinges = Coloured::new(n, model.hinges.iter().map(|h| hinge_item(h, material)));
@@ -142,7 +149,10 @@ impl Cloth {
         let started = Instant::now();
         self.ramp_material(material);
         let h = params.substep_dt();
-        let constants = SubstepConstants { inv_h2: 1.0 / (h * h), damping_over_h: params.constraint_damping / h };
+        let constants = SubstepConstants {
+            inv_h2: 1.0 / (h * h),
+            damping_over_h: params.constraint_damping / h,
+        };
         let contact = ContactSettings {
             thickness: params.collision_thickness,
             mu_static: material.friction_static,
@@ -368,7 +378,11 @@ impl Cloth {
         if (i as usize) < self.particles.len() {
             Ok(())
         } else {
-            Err(SimError::IndexOutOfRange { what, index: i as usize, count: self.particles.len() })
+            Err(SimError::IndexOutOfRange {
+                what,
+                index: i as usize,
+                count: self.particles.len(),
+            })
         }
     }
 
@@ -390,7 +404,11 @@ impl Cloth {
                 if c.kind != EdgeKind::Stretch {
                     continue;
                 }
-                let value = if force { (batch.lambda[slot] / (h * h)).abs() } else { self.strain_of(c).abs() };
+                let value = if force {
+                    (batch.lambda[slot] / (h * h)).abs()
+                } else {
+                    self.strain_of(c).abs()
+                };
                 for end in [c.a, c.b] {
                     let v = &mut out[end as usize];
                     *v = v.max(value);
@@ -404,7 +422,10 @@ impl Cloth {
         if c.rest <= 0.0 {
             return 0.0;
         }
-        let l = self.particles.position(c.a as usize).distance(self.particles.position(c.b as usize));
+        let l = self
+            .particles
+            .position(c.a as usize)
+            .distance(self.particles.position(c.b as usize));
         (l - c.rest) / c.rest
     }
 
@@ -454,11 +475,19 @@ pub(crate) fn hinge_compliance(h: &Hinge, m: &Material) -> f32 {
 }
 
 pub(crate) fn distance_item(c: &DistanceConstraint, m: &Material) -> DistanceItem {
-    DistanceItem { ends: [c.a, c.b], rest: c.rest, compliance: distance_compliance(c, m) }
+    DistanceItem {
+        ends: [c.a, c.b],
+        rest: c.rest,
+        compliance: distance_compliance(c, m),
+    }
 }
 
 pub(crate) fn hinge_item(h: &Hinge, m: &Material) -> HingeItem {
-    HingeItem { particles: [h.wings[0], h.wings[1], h.edge[0], h.edge[1]], rest_angle: h.rest_angle, compliance: hinge_compliance(h, m) }
+    HingeItem {
+        particles: [h.wings[0], h.wings[1], h.edge[0], h.edge[1]],
+        rest_angle: h.rest_angle,
+        compliance: hinge_compliance(h, m),
+    }
 }
 
 impl Cloth {

@@ -79,10 +79,17 @@ impl Collider {
                 check_finite_vec("capsule end b", *b)?;
                 check_positive("capsule radius", *radius)
             }
-            Collider::Box { center, half_extents, rotation_degrees } => {
+            Collider::Box {
+                center,
+                half_extents,
+                rotation_degrees,
+            } => {
                 check_finite_vec("box center", *center)?;
                 check_finite_vec("box rotation", *rotation_degrees)?;
-                half_extents.to_array().iter().try_for_each(|&h| check_positive("box half extent", h))
+                half_extents
+                    .to_array()
+                    .iter()
+                    .try_for_each(|&h| check_positive("box half extent", h))
             }
         }
     }
@@ -90,18 +97,32 @@ impl Collider {
     /// Signed distance and normal at `x`.
     pub fn surface(&self, x: Vec3) -> SurfacePoint {
         match *self {
-            Collider::Ground { height } => SurfacePoint { distance: x.y - height, normal: Vec3::Y },
+            Collider::Ground { height } => SurfacePoint {
+                distance: x.y - height,
+                normal: Vec3::Y,
+            },
             Collider::Sphere { center, radius } => round_surface(x, center, radius),
             Collider::Capsule { a, b, radius } => {
                 let ab = b - a;
-                let t = if ab.length_squared() > 0.0 { ((x - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0) } else { 0.0 };
+                let t = if ab.length_squared() > 0.0 {
+                    ((x - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
                 round_surface(x, a + t * ab, radius)
             }
-            Collider::Box { center, half_extents, rotation_degrees } => {
+            Collider::Box {
+                center,
+                half_extents,
+                rotation_degrees,
+            } => {
                 let rotation = box_rotation(rotation_degrees);
                 let local = rotation.inverse() * (x - center);
                 let (distance, normal) = box_surface(local, half_extents);
-                SurfacePoint { distance, normal: rotation * normal }
+                SurfacePoint {
+                    distance,
+                    normal: rotation * normal,
+                }
             }
         }
     }
@@ -120,7 +141,10 @@ impl Collider {
             let s = self.surface(p);
             let gap = s.distance - margin;
             if gap <= 1e-6 {
-                return Some(SurfacePoint { distance: (to - p).dot(s.normal), normal: s.normal });
+                return Some(SurfacePoint {
+                    distance: (to - p).dot(s.normal),
+                    normal: s.normal,
+                });
             }
             t += gap;
             if t >= length {
@@ -132,7 +156,12 @@ impl Collider {
 }
 
 fn box_rotation(degrees: Vec3) -> Quat {
-    Quat::from_euler(EulerRot::XYZ, degrees.x.to_radians(), degrees.y.to_radians(), degrees.z.to_radians())
+    Quat::from_euler(
+        EulerRot::XYZ,
+        degrees.x.to_radians(),
+        degrees.y.to_radians(),
+        degrees.z.to_radians(),
+    )
 }
 
 fn round_surface(x: Vec3, center: Vec3, radius: f32) -> SurfacePoint {
@@ -140,7 +169,10 @@ fn round_surface(x: Vec3, center: Vec3, radius: f32) -> SurfacePoint {
     let len = d.length();
     // At the exact centre any direction is as good; up is the least surprising.
     let normal = if len > 1e-12 { d / len } else { Vec3::Y };
-    SurfacePoint { distance: len - radius, normal }
+    SurfacePoint {
+        distance: len - radius,
+        normal,
+    }
 }
 
 /// Exact signed distance and normal of an axis-aligned box centred at the origin.

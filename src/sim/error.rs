@@ -36,7 +36,11 @@ pub(crate) fn check_range(name: &'static str, value: f32, min: f32, max: f32, ex
     if value.is_finite() && value >= min && value <= max {
         Ok(())
     } else {
-        Err(SimError::InvalidParameter { name, value: value as f64, expected })
+        Err(SimError::InvalidParameter {
+            name,
+            value: value as f64,
+            expected,
+        })
     }
 }
 
@@ -45,7 +49,11 @@ pub(crate) fn check_positive(name: &'static str, value: f32) -> Result<(), SimEr
     if value.is_finite() && value > 0.0 {
         Ok(())
     } else {
-        Err(SimError::InvalidParameter { name, value: value as f64, expected: "a finite value > 0" })
+        Err(SimError::InvalidParameter {
+            name,
+            value: value as f64,
+            expected: "a finite value > 0",
+        })
     }
 }
 
@@ -54,7 +62,11 @@ pub(crate) fn check_non_negative(name: &'static str, value: f32) -> Result<(), S
     if value.is_finite() && value >= 0.0 {
         Ok(())
     } else {
-        Err(SimError::InvalidParameter { name, value: value as f64, expected: "a finite value >= 0" })
+        Err(SimError::InvalidParameter {
+            name,
+            value: value as f64,
+            expected: "a finite value >= 0",
+        })
     }
 }
 
@@ -62,7 +74,11 @@ pub(crate) fn check_non_negative(name: &'static str, value: f32) -> Result<(), S
 pub(crate) fn check_finite_vec(name: &'static str, v: glam::Vec3) -> Result<(), SimError> {
     for c in v.to_array() {
         if !c.is_finite() {
-            return Err(SimError::InvalidParameter { name, value: c as f64, expected: "finite components" });
+            return Err(SimError::InvalidParameter {
+                name,
+                value: c as f64,
+                expected: "finite components",
+            });
         }
     }
     Ok(())

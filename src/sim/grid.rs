@@ -107,7 +107,10 @@ impl GridSpec {
         }
         if let PinMode::List(list) = &self.pins {
             if let Some(&(c, r)) = list.iter().find(|(c, r)| *c >= self.columns || *r >= self.rows) {
-                return Err(SimError::InvalidGeometry(format!("pin ({c}, {r}) lies outside the {} × {} grid", self.columns, self.rows)));
+                return Err(SimError::InvalidGeometry(format!(
+                    "pin ({c}, {r}) lies outside the {} × {} grid",
+                    self.columns, self.rows
+                )));
             }
         }
         Ok(())

@@ -118,7 +118,13 @@ impl ModelBuilder {
     /// Adds a distance constraint whose rest length is the current distance of `a` and `b`.
     pub fn add_distance(&mut self, a: u32, b: u32, kind: EdgeKind, compliance: Compliance) {
         let rest = self.model.positions[a as usize].distance(self.model.positions[b as usize]);
-        self.model.distances.push(DistanceConstraint { a, b, rest, kind, compliance });
+        self.model.distances.push(DistanceConstraint {
+            a,
+            b,
+            rest,
+            kind,
+            compliance,
+        });
     }
 
     /// Adds a triangle (counter-clockwise seen from the front) and lumps a third of its area to
@@ -199,7 +205,11 @@ pub fn hinges_of(positions: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Hinge> {
             continue; // boundary or non-manifold edge: no hinge
         }
         let (first, second) = (pair[0], pair[1]);
-        let (p2, p3) = if first.2 == first.0 .0 { (first.0 .0, first.0 .1) } else { (first.0 .1, first.0 .0) };
+        let (p2, p3) = if first.2 == first.0 .0 {
+            (first.0 .0, first.0 .1)
+        } else {
+            (first.0 .1, first.0 .0)
+        };
         let (p0, p1) = (first.3, second.3);
         let [x0, x1, x2, x3] = [p0, p1, p2, p3].map(|i| positions[i as usize]);
         let e2 = (x3 - x2).length_squared();
@@ -208,7 +218,12 @@ pub fn hinges_of(positions: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Hinge> {
             continue; // degenerate: skipped, never divided by
         }
         let rest_angle = crate::sim::constraints::bend::dihedral_angle(x0, x1, x2, x3).unwrap_or(0.0);
-        hinges.push(Hinge { wings: [p0, p1], edge: [p2, p3], rest_angle, compliance: Compliance::Material(area_sum / e2) });
+        hinges.push(Hinge {
+            wings: [p0, p1],
+            edge: [p2, p3],
+            rest_angle,
+            compliance: Compliance::Material(area_sum / e2),
+        });
     }
     hinges
 }
@@ -236,7 +251,11 @@ impl Model {
             if (i as usize) < n {
                 Ok(())
             } else {
-                Err(SimError::IndexOutOfRange { what, index: i as usize, count: n })
+                Err(SimError::IndexOutOfRange {
+                    what,
+                    index: i as usize,
+                    count: n,
+                })
             }
         };
         for tri in &self.triangles {
@@ -250,7 +269,13 @@ impl Model {
         }
         for h in &self.hinges {
             h.wings.iter().chain(&h.edge).try_for_each(|&i| check("hinge", i))?;
-            super::error::check_range("rest angle", h.rest_angle, -std::f32::consts::PI, std::f32::consts::PI, "an angle in [-π, π]")?;
+            super::error::check_range(
+                "rest angle",
+                h.rest_angle,
+                -std::f32::consts::PI,
+                std::f32::consts::PI,
+                "an angle in [-π, π]",
+            )?;
             check_compliance(h.compliance)?;
         }
         Ok(())

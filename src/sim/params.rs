@@ -71,10 +71,18 @@ impl SolverParams {
     pub fn validate(&self) -> Result<(), SimError> {
         check_range("dt", self.dt, f32::MIN_POSITIVE, 10.0, "a time step in (0, 10] seconds")?;
         if self.substeps == 0 || self.substeps > 1000 {
-            return Err(SimError::InvalidParameter { name: "substeps", value: self.substeps as f64, expected: "1 to 1000 substeps" });
+            return Err(SimError::InvalidParameter {
+                name: "substeps",
+                value: self.substeps as f64,
+                expected: "1 to 1000 substeps",
+            });
         }
         if self.iterations == 0 || self.iterations > 1000 {
-            return Err(SimError::InvalidParameter { name: "iterations", value: self.iterations as f64, expected: "1 to 1000 iterations" });
+            return Err(SimError::InvalidParameter {
+                name: "iterations",
+                value: self.iterations as f64,
+                expected: "1 to 1000 iterations",
+            });
         }
         check_finite_vec("gravity", self.gravity)?;
         check_non_negative("constraint_damping", self.constraint_damping)?;
@@ -82,7 +90,11 @@ impl SolverParams {
         check_non_negative("max_speed", self.max_speed)?;
         check_non_negative("collision_thickness", self.collision_thickness)?;
         if self.threads > 256 {
-            return Err(SimError::InvalidParameter { name: "threads", value: self.threads as f64, expected: "0 (auto) to 256 threads" });
+            return Err(SimError::InvalidParameter {
+                name: "threads",
+                value: self.threads as f64,
+                expected: "0 (auto) to 256 threads",
+            });
         }
         Ok(())
     }
@@ -191,7 +203,11 @@ impl Material {
             ("bending compliance", self.bend_compliance_factor()),
         ] {
             if !value.is_finite() {
-                return Err(SimError::InvalidParameter { name, value: value as f64, expected: "material values whose product is a finite compliance" });
+                return Err(SimError::InvalidParameter {
+                    name,
+                    value: value as f64,
+                    expected: "material values whose product is a finite compliance",
+                });
             }
         }
         Ok(())

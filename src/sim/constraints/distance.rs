@@ -70,7 +70,11 @@ impl Batch for DistanceBatch {
     }
 
     fn get(&self, index: usize) -> DistanceItem {
-        DistanceItem { ends: [self.a[index], self.b[index]], rest: self.rest[index], compliance: self.compliance[index] }
+        DistanceItem {
+            ends: [self.a[index], self.b[index]],
+            rest: self.rest[index],
+            compliance: self.compliance[index],
+        }
     }
 
     fn len(&self) -> usize {

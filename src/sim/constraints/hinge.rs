@@ -68,7 +68,9 @@ pub fn project(pos: &mut [PosW], prev: &[PosW], batch: &mut HingeBatch, k: Subst
     for (item, lambda) in batch.items.iter().zip(batch.lambda.iter_mut()) {
         let idx = item.particles.map(|i| i as usize);
         let p = idx.map(|i| xyz(pos[i]));
-        let Some((theta, grads)) = dihedral_gradients(p[0], p[1], p[2], p[3]) else { continue };
+        let Some((theta, grads)) = dihedral_gradients(p[0], p[1], p[2], p[3]) else {
+            continue;
+        };
         let w = idx.map(|i| pos[i][3]);
         let weighted: f32 = (0..4).map(|i| w[i] * grads[i].length_squared()).sum();
         let alpha_tilde = item.compliance * k.inv_h2;
@@ -77,7 +79,11 @@ pub fn project(pos: &mut [PosW], prev: &[PosW], batch: &mut HingeBatch, k: Subst
         if denom <= 1e-30 || !denom.is_finite() {
             continue;
         }
-        let damping = if gamma > 0.0 { gamma * (0..4).map(|i| grads[i].dot(p[i] - xyz(prev[idx[i]]))).sum::<f32>() } else { 0.0 };
+        let damping = if gamma > 0.0 {
+            gamma * (0..4).map(|i| grads[i].dot(p[i] - xyz(prev[idx[i]]))).sum::<f32>()
+        } else {
+            0.0
+        };
         let c = wrap_angle(theta - item.rest_angle);
         let dl = (-c - alpha_tilde * *lambda - damping) / denom;
         *lambda += dl;

@@ -60,7 +60,12 @@ pub(crate) struct Coloured<B: Batch> {
 impl<B: Batch> Coloured<B> {
     /// Colours `items` (model ids 0..n) greedily in order over `particle_count` particles.
     pub fn new(particle_count: usize, items: impl IntoIterator<Item = B::Item>) -> Self {
-        let mut set = Self { batches: Vec::new(), tail: B::default(), slots: Vec::new(), used: vec![0; particle_count] };
+        let mut set = Self {
+            batches: Vec::new(),
+            tail: B::default(),
+            slots: Vec::new(),
+            used: vec![0; particle_count],
+        };
         for item in items {
             set.insert(item);
         }
@@ -99,7 +104,11 @@ impl<B: Batch> Coloured<B> {
     /// Removes constraint `id` (no-op if already removed).
     pub fn remove(&mut self, id: u32) {
         let Some(slot) = self.slots[id as usize].take() else { return };
-        let batch = if slot.colour == TAIL { &mut self.tail } else { &mut self.batches[slot.colour as usize] };
+        let batch = if slot.colour == TAIL {
+            &mut self.tail
+        } else {
+            &mut self.batches[slot.colour as usize]
+        };
         let item = batch.get(slot.index as usize);
         if slot.colour != TAIL {
             for &p in B::particles(&item) {
