@@ -13,6 +13,7 @@ use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
 use super::params::{Material, SolverParams};
 use super::particles::{xyz, Particles};
 use super::stats::StepStats;
+use super::tearing::TearState;
 
 /// A particle held by the mouse: kinematic (inverse mass 0) and moved to `target` over the
 /// substeps of each frame, so its velocity is the drag velocity.
@@ -35,9 +36,10 @@ pub struct Cloth {
     colliders: Vec<Collider>,
     grab: Option<Grab>,
     /// The material the compliances were last computed from (ramps toward the requested one).
-    applied: Material,
+    pub(crate) applied: Material,
     stats: StepStats,
     pub(crate) topology_version: u64,
+    pub(crate) tearing: TearState,
 }
 
 /// Fraction of the remaining (logarithmic) gap to a new stiffness closed per frame, so a
@@ -75,6 +77,7 @@ impl Cloth {
             applied: material.clone(),
             stats: StepStats::default(),
             topology_version: 0,
+            tearing: TearState::default(),
         };
         cloth.update_inverse_masses();
         Ok(cloth)
@@ -173,6 +176,7 @@ impl Cloth {
             }
             self.update_velocities(h, params.max_speed);
         }
+        self.tear_overstrained(params.max_splits_per_step);
         self.stats = StepStats::measure(self, material, h);
         self.stats.step_ms = started.elapsed().as_secs_f64() * 1e3;
         Ok(&self.stats)

@@ -32,6 +32,7 @@ pub mod model;
 pub mod params;
 pub mod particles;
 pub mod stats;
+pub mod tearing;
 
 pub use cloth::{Cloth, Grab};
 pub use collision::Collider;

@@ -19,6 +19,8 @@ pub struct StepStats {
     pub mean_strain: f32,
     /// Largest stretch-edge tension in N during the last substep (−λ/h²).
     pub max_tension: f32,
+    /// Edges torn by strain or cut since the cloth was built.
+    pub torn_edges: usize,
     /// Wall time of the step in ms.
     pub step_ms: f64,
 }
@@ -52,6 +54,7 @@ impl StepStats {
             max_strain,
             mean_strain: if count > 0 { (sum / count as f64) as f32 } else { 0.0 },
             max_tension,
+            torn_edges: cloth.torn_edges(),
             step_ms: 0.0,
         }
     }

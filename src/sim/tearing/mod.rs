@@ -1,0 +1,626 @@
+//! Tearing and cutting by vertex splitting (PBD 2007 §5; physics reference §5).
+//!
+//! A tear never deletes triangles or leaves ragged ones: it *splits a vertex*. The triangles
+//! around the vertex are divided by a plane through it (normal to the failing edge for a tear,
+//! the cut surface for a mouse cut); each side's edge-connected fan keeps its own copy of the
+//! vertex, so the surface stays a clean manifold and the crack opens perpendicular to the
+//! tension, as real fabric does. Afterwards:
+//! - masses are re-lumped from the rest areas of the triangles each copy keeps (the triangles
+//!   are partitioned, so total mass is conserved; copies share position and velocity, so
+//!   momentum is conserved too);
+//! - every constraint touching the vertex is re-attached from its *support* triangles (the
+//!   triangles that generate it: the one or two containing an edge, the two of a quad for a
+//!   diagonal, the two of a hinge). Supports that no longer share an edge mean the constraint
+//!   spans the crack: a shared edge becomes one boundary edge per side (each with twice the
+//!   compliance, i.e. half the stiffness), a diagonal or hinge across it is removed;
+//! - re-attached constraints restart with λ = 0 (their slot is rebuilt), and the colouring
+//!   stays valid incrementally (see [`super::constraints`]).
+//!
+//! Everything is ordered by index (candidates by strain, then id), so the same inputs give
+//! bit-identical results. A pinned vertex keeps its pin on the original copy only, so a tear
+//! can free a piece from its pin; a held vertex stays held by the original.
+
+use glam::Vec3;
+
+use super::cloth::{distance_item, hinge_item, Cloth};
+use super::interaction::Ray;
+use super::model::{Compliance, DistanceConstraint, EdgeKind};
+
+/// Marks an unused support slot.
+const NONE: u32 = u32::MAX;
+
+/// Tearing bookkeeping kept by a [`Cloth`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TearState {
+    /// Adjacency and supports, built on the first tear or cut and then kept up to date.
+    topology: Option<Topology>,
+    /// Per distance id: multiplier on the tear strain (debilitation); missing = 1.
+    weakness: Vec<f32>,
+    /// Per distance id: already failed once (its vertex was split); missing = false.
+    spent: Vec<bool>,
+    /// Edges torn by strain or cut so far.
+    pub torn_edges: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Topology {
+    vertex_triangles: Vec<Vec<u32>>,
+    vertex_distances: Vec<Vec<u32>>,
+    vertex_hinges: Vec<Vec<u32>>,
+    distance_support: Vec<[u32; 2]>,
+    hinge_support: Vec<[u32; 2]>,
+}
+
+fn add_to(lists: &mut [Vec<u32>], vertex: u32, id: u32) {
+    lists[vertex as usize].push(id);
+}
+
+fn remove_from(lists: &mut [Vec<u32>], vertex: u32, id: u32) {
+    if let Some(list) = lists.get_mut(vertex as usize) {
+        list.retain(|&x| x != id);
+    }
+}
+
+fn shares_edge(a: [u32; 3], b: [u32; 3]) -> bool {
+    a.iter().filter(|v| b.contains(v)).count() >= 2
+}
+
+impl Topology {
+    fn build(cloth: &Cloth) -> Self {
+        let model = &cloth.model;
+        let mut t = Topology {
+            vertex_triangles: vec![Vec::new(); model.particle_count()],
+            ..Default::default()
+        };
+        for (id, tri) in model.triangles.iter().enumerate() {
+            tri.iter().for_each(|&v| add_to(&mut t.vertex_triangles, v, id as u32));
+        }
+        t.vertex_distances = vec![Vec::new(); model.particle_count()];
+        t.vertex_hinges = vec![Vec::new(); model.particle_count()];
+        for (id, c) in model.distances.iter().enumerate() {
+            if cloth.distances.slot(id as u32).is_some() {
+                add_to(&mut t.vertex_distances, c.a, id as u32);
+                add_to(&mut t.vertex_distances, c.b, id as u32);
+            }
+            let support = t.distance_support_of(&model.triangles, c.a, c.b);
+            t.distance_support.push(support);
+        }
+        for (id, h) in model.hinges.iter().enumerate() {
+            if cloth.hinges.slot(id as u32).is_some() {
+                for v in h.wings.iter().chain(&h.edge) {
+                    add_to(&mut t.vertex_hinges, *v, id as u32);
+                }
+            }
+            let find = |wing: u32| t.find_triangle(&model.triangles, &[wing, h.edge[0], h.edge[1]]);
+            t.hinge_support.push([find(h.wings[0]), find(h.wings[1])]);
+        }
+        t
+    }
+
+    /// First triangle containing all of `vertices`, or `NONE`.
+    fn find_triangle(&self, triangles: &[[u32; 3]], vertices: &[u32]) -> u32 {
+        self.vertex_triangles[vertices[0] as usize]
+            .iter()
+            .copied()
+            .find(|&t| vertices.iter().all(|v| triangles[t as usize].contains(v)))
+            .unwrap_or(NONE)
+    }
+
+    /// Support of a distance constraint a–b: the triangles containing the edge, or the two
+    /// face-adjacent triangles of a quad whose opposite corners are a and b.
+    fn distance_support_of(&self, triangles: &[[u32; 3]], a: u32, b: u32) -> [u32; 2] {
+        let around_a = &self.vertex_triangles[a as usize];
+        let mut edge = around_a.iter().copied().filter(|&t| triangles[t as usize].contains(&b));
+        if let Some(first) = edge.next() {
+            return [first, edge.next().unwrap_or(NONE)];
+        }
+        for &ta in around_a {
+            for &tb in &self.vertex_triangles[b as usize] {
+                if shares_edge(triangles[ta as usize], triangles[tb as usize]) {
+                    return [ta, tb];
+                }
+            }
+        }
+        [NONE, NONE]
+    }
+}
+
+/// The split of one vertex: which particle ended up in which triangle.
+struct Family {
+    members: Vec<u32>,
+}
+
+impl Family {
+    /// The family member used by triangle `tri`.
+    fn member_in(&self, tri: [u32; 3]) -> Option<u32> {
+        tri.into_iter().find(|v| self.members.contains(v))
+    }
+}
+
+impl Cloth {
+    /// Edges torn by strain or cut so far.
+    pub fn torn_edges(&self) -> usize {
+        self.tearing.torn_edges
+    }
+
+    /// Number of connected pieces (particles joined by triangles or live distance constraints).
+    pub fn piece_count(&self) -> usize {
+        let labels = self.piece_labels();
+        labels.iter().enumerate().filter(|&(i, &l)| i == l as usize).count()
+    }
+
+    /// For every particle, the smallest particle index of its connected piece.
+    pub fn piece_labels(&self) -> Vec<u32> {
+        let mut parent: Vec<u32> = (0..self.particles.len() as u32).collect();
+        fn root(parent: &mut [u32], mut i: u32) -> u32 {
+            while parent[i as usize] != i {
+                parent[i as usize] = parent[parent[i as usize] as usize];
+                i = parent[i as usize];
+            }
+            i
+        }
+        let mut join = |a: u32, b: u32| {
+            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+            parent[ra.max(rb) as usize] = ra.min(rb);
+        };
+        for tri in &self.model.triangles {
+            join(tri[0], tri[1]);
+            join(tri[1], tri[2]);
+        }
+        for id in self.live_distance_ids().collect::<Vec<_>>() {
+            let c = self.model.distances[id as usize];
+            join(c.a, c.b);
+        }
+        (0..parent.len() as u32).map(|i| root(&mut parent, i)).collect()
+    }
+
+    /// End-of-step tear check: every live stretch edge whose engineering strain exceeds
+    /// `tear_strain` (lowered by debilitation) fails, worst first, at most `max_splits` per
+    /// step. Returns the number of edges that failed.
+    pub(crate) fn tear_overstrained(&mut self, max_splits: u32) -> usize {
+        let Some(limit) = self.applied.tear_strain else { return 0 };
+        let mut failing: Vec<(f32, u32)> = Vec::new();
+        for batch in self.distances.iter_batches() {
+            for (slot, &id) in batch.id.iter().enumerate() {
+                let rest = batch.rest[slot];
+                if rest <= 0.0 || self.tearing.spent.get(id as usize).copied().unwrap_or(false) {
+                    continue;
+                }
+                let (pa, pb) = (
+                    self.particles.position(batch.a[slot] as usize),
+                    self.particles.position(batch.b[slot] as usize),
+                );
+                let strain = (pa.distance(pb) - rest) / rest;
+                let threshold = limit * self.tearing.weakness.get(id as usize).copied().unwrap_or(1.0);
+                if strain > threshold && self.model.distances[id as usize].kind == EdgeKind::Stretch {
+                    failing.push((strain, id));
+                }
+            }
+        }
+        if failing.is_empty() {
+            return 0;
+        }
+        failing.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        failing.truncate(max_splits as usize);
+        for &(_, id) in &failing {
+            self.tear_edge(id);
+        }
+        self.finish_topology_change();
+        failing.len()
+    }
+
+    /// Cuts the cloth along the surface swept between two world-space rays (a mouse stroke
+    /// from the camera): every stretch edge crossing it is cut. Returns the number of edges cut.
+    pub fn cut(&mut self, from: &Ray, to: &Ray) -> usize {
+        const FAR: f32 = 1.0e3;
+        let quad = [from.origin, to.origin, to.at(FAR), from.at(FAR)];
+        let normal = (to.at(1.0) - from.at(1.0)).cross(from.direction + to.direction).normalize_or_zero();
+        if normal == Vec3::ZERO || !quad.iter().all(|p| p.is_finite()) {
+            return 0;
+        }
+        let crossed: Vec<u32> = self
+            .live_distance_ids()
+            .filter(|&id| {
+                let c = self.model.distances[id as usize];
+                let (a, b) = (self.particles.position(c.a as usize), self.particles.position(c.b as usize));
+                c.kind == EdgeKind::Stretch
+                    && (segment_hits_triangle(a, b, quad[0], quad[1], quad[2]) || segment_hits_triangle(a, b, quad[0], quad[2], quad[3]))
+            })
+            .collect();
+        if crossed.is_empty() {
+            return 0;
+        }
+        self.ensure_topology();
+        let mut vertices: Vec<u32> = crossed
+            .iter()
+            .flat_map(|&id| [self.model.distances[id as usize].a, self.model.distances[id as usize].b])
+            .collect();
+        vertices.sort_unstable();
+        vertices.dedup();
+        for v in vertices {
+            self.split_vertex(v, quad[0], normal);
+        }
+        // Edges without triangles to separate (ropes, bare springs) are simply cut.
+        for &id in &crossed {
+            if self.topology().distance_support[id as usize][0] == NONE {
+                self.remove_distance(id);
+            }
+        }
+        self.tearing.torn_edges += crossed.len();
+        self.finish_topology_change();
+        crossed.len()
+    }
+
+    fn ensure_topology(&mut self) {
+        if self.tearing.topology.is_none() {
+            self.tearing.topology = Some(Topology::build(self));
+        }
+    }
+
+    fn topology(&self) -> &Topology {
+        self.tearing.topology.as_ref().expect("topology is built before any split")
+    }
+
+    fn topology_mut(&mut self) -> &mut Topology {
+        self.tearing.topology.as_mut().expect("topology is built before any split")
+    }
+
+    fn finish_topology_change(&mut self) {
+        self.update_inverse_masses();
+        self.topology_version += 1;
+    }
+
+    /// Fails distance constraint `id`: split whichever endpoint can be split along the plane
+    /// normal to the edge (free particles first, then the one with more triangles); if neither
+    /// has triangles on both sides, the constraint is removed.
+    fn tear_edge(&mut self, id: u32) {
+        if self.distances.slot(id).is_none() {
+            return;
+        }
+        self.ensure_topology();
+        self.tearing.torn_edges += 1;
+        let c = self.model.distances[id as usize];
+        let (pa, pb) = (self.particles.position(c.a as usize), self.particles.position(c.b as usize));
+        let normal = (pb - pa).normalize_or_zero();
+        let mut order = [c.a, c.b];
+        order.sort_by_key(|&v| {
+            (
+                self.particles.inverse_mass(v as usize) == 0.0,
+                usize::MAX - self.topology().vertex_triangles[v as usize].len(),
+                v,
+            )
+        });
+        let split = normal != Vec3::ZERO
+            && order
+                .iter()
+                .any(|&v| self.split_vertex(v, self.particles.position(v as usize), normal));
+        if split {
+            set_flag(&mut self.tearing.spent, id);
+        } else {
+            self.remove_distance(id);
+        }
+    }
+
+    /// Splits vertex `v` by the plane through `point` with `normal`; returns whether any copy
+    /// was made.
+    fn split_vertex(&mut self, v: u32, point: Vec3, normal: Vec3) -> bool {
+        let groups = self.fan_groups(v, point, normal);
+        if groups.len() < 2 {
+            return false;
+        }
+        let mut family = Family { members: vec![v] };
+        for group in &groups[1..] {
+            let copy = self.copy_particle(v);
+            family.members.push(copy);
+            for &t in group {
+                let tri = &mut self.model.triangles[t as usize];
+                tri.iter_mut().filter(|x| **x == v).for_each(|x| *x = copy);
+                let topo = self.topology_mut();
+                remove_from(&mut topo.vertex_triangles, v, t);
+                add_to(&mut topo.vertex_triangles, copy, t);
+            }
+        }
+        self.relump(&family);
+        self.distances.resize_particles(self.particles.len());
+        self.hinges.resize_particles(self.particles.len());
+        // Constraints of the split vertex change ends; constraints of its neighbours (e.g. a
+        // quad diagonal whose quad the crack just ran through) may now span the crack.
+        let ring = self.ring_of(&family);
+        let mut distance_ids: Vec<u32> = Vec::new();
+        let mut hinge_ids: Vec<u32> = Vec::new();
+        for &u in family.members.iter().chain(&ring) {
+            distance_ids.extend(&self.topology().vertex_distances[u as usize]);
+            hinge_ids.extend(&self.topology().vertex_hinges[u as usize]);
+        }
+        for ids in [&mut distance_ids, &mut hinge_ids] {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        distance_ids.into_iter().for_each(|id| self.reattach_distance(id, &family));
+        hinge_ids.into_iter().for_each(|id| self.reattach_hinge(id, &family));
+        self.debilitate(&family);
+        self.separate_bow_ties(&ring);
+        true
+    }
+
+    /// Vertices sharing a triangle with a member of `family`, excluding the family.
+    fn ring_of(&self, family: &Family) -> Vec<u32> {
+        let mut ring: Vec<u32> = family
+            .members
+            .iter()
+            .flat_map(|&m| {
+                self.topology().vertex_triangles[m as usize]
+                    .iter()
+                    .flat_map(|&t| self.model.triangles[t as usize])
+            })
+            .filter(|v| !family.members.contains(v))
+            .collect();
+        ring.sort_unstable();
+        ring.dedup();
+        ring
+    }
+
+    /// A split can leave a neighbour whose fan is held together by that vertex alone (the
+    /// crack tip ran into it): such a bow-tie vertex gets one copy per edge-connected fan, so
+    /// the surface stays manifold. Splitting by connectivity cannot create new bow-ties.
+    fn separate_bow_ties(&mut self, ring: &[u32]) {
+        for &u in ring {
+            // A zero normal puts every triangle on the same side: groups are the fan's
+            // edge-connected components.
+            self.split_vertex(u, Vec3::ZERO, Vec3::ZERO);
+        }
+    }
+
+    /// The triangles around `v` grouped by side of the plane, each side further split into
+    /// edge-connected fans (so no copy is ever a bow-tie vertex). Deterministic order: by the
+    /// smallest triangle id of each group.
+    fn fan_groups(&self, v: u32, point: Vec3, normal: Vec3) -> Vec<Vec<u32>> {
+        let mut fan = self.topology().vertex_triangles[v as usize].clone();
+        fan.sort_unstable();
+        let side = |t: u32| {
+            let centroid = self.model.triangles[t as usize]
+                .iter()
+                .map(|&i| self.particles.position(i as usize))
+                .sum::<Vec3>()
+                / 3.0;
+            (centroid - point).dot(normal) >= 0.0
+        };
+        let sides: Vec<bool> = fan.iter().map(|&t| side(t)).collect();
+        let mut group_of = vec![usize::MAX; fan.len()];
+        let mut groups: Vec<Vec<u32>> = Vec::new();
+        for start in 0..fan.len() {
+            if group_of[start] != usize::MAX {
+                continue;
+            }
+            let g = groups.len();
+            groups.push(Vec::new());
+            let mut stack = vec![start];
+            group_of[start] = g;
+            while let Some(i) = stack.pop() {
+                groups[g].push(fan[i]);
+                for j in 0..fan.len() {
+                    if group_of[j] == usize::MAX
+                        && sides[j] == sides[i]
+                        && shares_edge(self.model.triangles[fan[i] as usize], self.model.triangles[fan[j] as usize])
+                    {
+                        group_of[j] = g;
+                        stack.push(j);
+                    }
+                }
+            }
+        }
+        groups
+    }
+
+    /// Appends a copy of particle `v` (same position, start point and velocity; never pinned,
+    /// never held) to the particles and the model.
+    fn copy_particle(&mut self, v: u32) -> u32 {
+        let i = v as usize;
+        let p = &mut self.particles;
+        let copy = p.push(p.position(i), 0.0, p.vel[i], 0.0, 0.0, false);
+        p.prev[copy as usize] = p.prev[i];
+        let m = &mut self.model;
+        m.positions.push(m.positions[i]);
+        m.lumped_area.push(0.0);
+        m.point_mass.push(0.0);
+        m.pinned.push(false);
+        let topo = self.topology_mut();
+        for lists in [&mut topo.vertex_triangles, &mut topo.vertex_distances, &mut topo.vertex_hinges] {
+            lists.resize(copy as usize + 1, Vec::new());
+        }
+        copy
+    }
+
+    /// Re-lumps area (from rest triangle areas) and point mass over the members of a split.
+    fn relump(&mut self, family: &Family) {
+        let areas: Vec<f32> = family
+            .members
+            .iter()
+            .map(|&m| {
+                let tris = &self.topology().vertex_triangles[m as usize];
+                tris.iter()
+                    .map(|&t| super::model::triangle_area(&self.model.positions, self.model.triangles[t as usize]) / 3.0)
+                    .sum()
+            })
+            .collect();
+        let total: f32 = areas.iter().sum();
+        let point_mass = self.model.point_mass[family.members[0] as usize];
+        for (k, &m) in family.members.iter().enumerate() {
+            let share = if total > 0.0 {
+                areas[k] / total
+            } else if k == 0 {
+                1.0
+            } else {
+                0.0
+            };
+            let i = m as usize;
+            self.model.lumped_area[i] = areas[k];
+            self.model.point_mass[i] = point_mass * share;
+            self.particles.area[i] = areas[k];
+            self.particles.point_mass[i] = point_mass * share;
+        }
+    }
+
+    /// Re-attaches a distance constraint after a split of `family` from its supports.
+    fn reattach_distance(&mut self, id: u32, family: &Family) {
+        let [s0, s1] = self.topology().distance_support[id as usize];
+        if self.distances.slot(id).is_none() || s0 == NONE {
+            return; // removed, or no triangles to decide by: stays with the original vertex
+        }
+        let old = self.model.distances[id as usize];
+        let tri = |t: u32| self.model.triangles[t as usize];
+        let member = |end: u32, t: u32| {
+            if family.members.contains(&end) {
+                family.member_in(tri(t)).unwrap_or(end)
+            } else {
+                end
+            }
+        };
+        let touches = |t: u32, end: u32| tri(t).contains(&end) || (family.members.contains(&end) && family.member_in(tri(t)).is_some());
+        let with_ends = |t_a: u32, t_b: u32| DistanceConstraint {
+            a: member(old.a, t_a),
+            b: member(old.b, t_b),
+            ..old
+        };
+        if s1 == NONE || shares_edge(tri(s0), tri(s1)) {
+            let new = with_ends(s0, if s1 == NONE { s0 } else { s1 });
+            if new != old {
+                self.set_distance(id, new, [s0, s1]);
+            }
+            return;
+        }
+        // The supports no longer share an edge: the constraint spans the crack.
+        let is_edge = [s0, s1].iter().all(|&t| touches(t, old.a) && touches(t, old.b));
+        if !is_edge {
+            self.remove_distance(id);
+            return;
+        }
+        // A shared edge on the crack: one boundary edge per side, each half as stiff.
+        let (first, second) = (with_ends(s0, s0), with_ends(s1, s1));
+        let halved = |c: DistanceConstraint| DistanceConstraint {
+            compliance: doubled(c.compliance),
+            ..c
+        };
+        self.set_distance(id, halved(first), [s0, NONE]);
+        self.add_distance(halved(second), [s1, NONE]);
+    }
+
+    /// Re-attaches a hinge after a split of `family`; a hinge across the crack is removed.
+    fn reattach_hinge(&mut self, id: u32, family: &Family) {
+        if self.hinges.slot(id).is_none() {
+            return;
+        }
+        let [t1, t2] = self.topology().hinge_support[id as usize];
+        if t1 == NONE || t2 == NONE {
+            return;
+        }
+        let (tri1, tri2) = (self.model.triangles[t1 as usize], self.model.triangles[t2 as usize]);
+        let old = self.model.hinges[id as usize];
+        let mut all = old.wings.to_vec();
+        all.extend_from_slice(&old.edge);
+        if !shares_edge(tri1, tri2) {
+            self.hinges.remove(id);
+            for v in all {
+                remove_from(&mut self.topology_mut().vertex_hinges, v, id);
+            }
+            return;
+        }
+        let pick = |v: u32, t: [u32; 3]| {
+            if family.members.contains(&v) {
+                family.member_in(t).unwrap_or(v)
+            } else {
+                v
+            }
+        };
+        let mut new = old;
+        new.wings = [pick(old.wings[0], tri1), pick(old.wings[1], tri2)];
+        new.edge = old.edge.map(|v| pick(v, tri1));
+        if new != old {
+            for v in all {
+                remove_from(&mut self.topology_mut().vertex_hinges, v, id);
+            }
+            for v in new.wings.iter().chain(&new.edge) {
+                add_to(&mut self.topology_mut().vertex_hinges, *v, id);
+            }
+            self.model.hinges[id as usize] = new;
+            self.hinges.replace(id, hinge_item(&new, &self.applied));
+        }
+    }
+
+    fn set_distance(&mut self, id: u32, c: DistanceConstraint, support: [u32; 2]) {
+        let old = self.model.distances[id as usize];
+        let topo = self.topology_mut();
+        remove_from(&mut topo.vertex_distances, old.a, id);
+        remove_from(&mut topo.vertex_distances, old.b, id);
+        add_to(&mut topo.vertex_distances, c.a, id);
+        add_to(&mut topo.vertex_distances, c.b, id);
+        topo.distance_support[id as usize] = support;
+        self.model.distances[id as usize] = c;
+        self.distances.replace(id, distance_item(&c, &self.applied));
+    }
+
+    fn add_distance(&mut self, c: DistanceConstraint, support: [u32; 2]) {
+        let id = self.distances.insert(distance_item(&c, &self.applied));
+        debug_assert_eq!(id as usize, self.model.distances.len(), "model and solver ids stay in step");
+        self.model.distances.push(c);
+        let topo = self.topology_mut();
+        add_to(&mut topo.vertex_distances, c.a, id);
+        add_to(&mut topo.vertex_distances, c.b, id);
+        topo.distance_support.push(support);
+    }
+
+    fn remove_distance(&mut self, id: u32) {
+        self.distances.remove(id);
+        let c = self.model.distances[id as usize];
+        if let Some(topo) = self.tearing.topology.as_mut() {
+            remove_from(&mut topo.vertex_distances, c.a, id);
+            remove_from(&mut topo.vertex_distances, c.b, id);
+        }
+    }
+
+    /// Weakens the edges around a fresh split so the next failure is likely next to it.
+    fn debilitate(&mut self, family: &Family) {
+        let factor = 1.0 - self.applied.tear_debilitation;
+        if factor >= 1.0 {
+            return;
+        }
+        let ids: Vec<u32> = family
+            .members
+            .iter()
+            .flat_map(|&m| self.topology().vertex_distances[m as usize].clone())
+            .collect();
+        for id in ids {
+            let w = &mut self.tearing.weakness;
+            if w.len() <= id as usize {
+                w.resize(id as usize + 1, 1.0);
+            }
+            w[id as usize] *= factor;
+        }
+    }
+}
+
+fn set_flag(flags: &mut Vec<bool>, id: u32) {
+    if flags.len() <= id as usize {
+        flags.resize(id as usize + 1, false);
+    }
+    flags[id as usize] = true;
+}
+
+fn doubled(c: Compliance) -> Compliance {
+    match c {
+        Compliance::Material(coef) => Compliance::Material(2.0 * coef),
+        Compliance::Fixed(alpha) => Compliance::Fixed(2.0 * alpha),
+    }
+}
+
+/// Whether the segment a–b crosses triangle (p, q, r) (Möller–Trumbore on a segment).
+fn segment_hits_triangle(a: Vec3, b: Vec3, p: Vec3, q: Vec3, r: Vec3) -> bool {
+    let ray = Ray {
+        origin: a,
+        direction: b - a,
+    };
+    super::interaction::ray_triangle(&ray, p, q, r).is_some_and(|t| t <= 1.0)
+}
+
+#[cfg(test)]
+mod tests;

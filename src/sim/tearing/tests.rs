@@ -1,0 +1,365 @@
+//! Tearing and cutting: V7 of the physics reference plus the invariants of vertex splitting.
+
+use glam::Vec3;
+use proptest::prelude::*;
+
+use crate::sim::{Cloth, Compliance, EdgeKind, GridSpec, Material, ModelBuilder, Orientation, PinMode, Ray, SolverParams};
+
+fn quiet_params() -> SolverParams {
+    SolverParams {
+        gravity: Vec3::ZERO,
+        air_damping: 0.0,
+        max_speed: 0.0,
+        ..SolverParams::default()
+    }
+}
+
+fn sheet(columns: u32, rows: u32, pins: PinMode) -> Cloth {
+    let spec = GridSpec {
+        columns,
+        rows,
+        width: 1.0,
+        height: 1.0,
+        orientation: Orientation::Horizontal,
+        origin: Vec3::ZERO,
+        pins,
+        ..GridSpec::default()
+    };
+    Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap()
+}
+
+fn total_mass(cloth: &Cloth) -> f64 {
+    let density = cloth.applied_material().areal_density;
+    (0..cloth.particles().len())
+        .map(|i| cloth.particles().mass(i, density) as f64)
+        .sum()
+}
+
+fn momentum(cloth: &Cloth) -> Vec3 {
+    let density = cloth.applied_material().areal_density;
+    let p = cloth.particles();
+    (0..p.len()).map(|i| p.mass(i, density) * p.velocity(i)).sum()
+}
+
+/// Every triangle index is valid, no edge has more than two triangles, and the triangles
+/// around every vertex form one edge-connected fan (no bow-tie vertices).
+fn assert_manifold(cloth: &Cloth) {
+    let n = cloth.particles().len();
+    let tris = cloth.triangles();
+    let mut edge_count = std::collections::HashMap::new();
+    let mut around = vec![Vec::new(); n];
+    for (t, tri) in tris.iter().enumerate() {
+        assert!(tri.iter().all(|&i| (i as usize) < n), "triangle {t} has an invalid index: {tri:?}");
+        for k in 0..3 {
+            let (a, b) = (tri[k], tri[(k + 1) % 3]);
+            *edge_count.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+            around[tri[k] as usize].push(*tri);
+        }
+    }
+    assert!(edge_count.values().all(|&c| c <= 2), "an edge has more than two triangles");
+    for (v, fan) in around.iter().enumerate() {
+        if fan.is_empty() {
+            continue;
+        }
+        let mut reached = vec![false; fan.len()];
+        let mut stack = vec![0];
+        reached[0] = true;
+        while let Some(i) = stack.pop() {
+            for j in 0..fan.len() {
+                let shared = fan[i].iter().filter(|x| fan[j].contains(x)).count();
+                if !reached[j] && shared >= 2 {
+                    reached[j] = true;
+                    stack.push(j);
+                }
+            }
+        }
+        assert!(reached.iter().all(|&r| r), "vertex {v} is a bow-tie (non-manifold)");
+    }
+    for i in 0..n {
+        assert!(
+            cloth.particles().position(i).is_finite() && cloth.particles().velocity(i).is_finite(),
+            "particle {i} is not finite"
+        );
+    }
+}
+
+/// V7 (a): an edge pulled slowly survives every check with ε ≤ ε_max and breaks at the first
+/// check with ε > ε_max.
+#[test]
+fn v7a_edge_breaks_at_first_check_above_threshold() {
+    let mut b = ModelBuilder::new();
+    let anchor = b.add_particle(Vec3::ZERO, 1.0);
+    let end = b.add_particle(Vec3::new(1.0, 0.0, 0.0), 1.0);
+    b.set_pinned(anchor, true);
+    b.add_distance(anchor, end, EdgeKind::Stretch, Compliance::Fixed(1e-3));
+    let tear_strain = 0.1;
+    let material = Material {
+        tear_strain: Some(tear_strain),
+        ..Material::default()
+    };
+    let mut cloth = Cloth::new(b.build().unwrap(), &material, Vec::new()).unwrap();
+    cloth.grab(end).unwrap();
+    let step = 0.013; // strain added per frame: not a divisor of the threshold
+    let first_above = (1..).find(|&k| k as f32 * step > tear_strain).unwrap();
+    for k in 1..=first_above + 2 {
+        let strain = k as f32 * step;
+        cloth.drag_to(Vec3::new(1.0 + strain, 0.0, 0.0));
+        cloth.step(&quiet_params(), &material).unwrap();
+        let alive = cloth.live_distance_ids().count() == 1;
+        assert_eq!(alive, k < first_above, "frame {k}: strain {strain}, threshold {tear_strain}");
+    }
+    assert_eq!(cloth.torn_edges(), 1);
+}
+
+/// V7 (b): a split on a 3 × 3 grid conserves mass and momentum, keeps indices valid and the
+/// mesh manifold, and repeats bit-identically.
+#[test]
+fn v7b_split_on_3x3_conserves_mass_and_momentum_deterministically() {
+    let mut cloth = sheet(3, 3, PinMode::None);
+    for i in 0..9u32 {
+        let v = Vec3::new(0.1 * i as f32, -0.05 * (i % 4) as f32, 0.02 * (i * i) as f32);
+        let x = cloth.particles().position(i as usize);
+        cloth.set_state(i, x, v).unwrap();
+    }
+    let (mass, p) = (total_mass(&cloth), momentum(&cloth));
+    let mut twin = cloth.clone();
+    let centre_edge = cloth.live_distance_ids().find(|&id| {
+        let c = cloth.model().distances[id as usize];
+        c.kind == EdgeKind::Stretch && (c.a == 4 || c.b == 4)
+    });
+    let id = centre_edge.expect("the centre vertex has stretch edges");
+    cloth.ensure_topology();
+    cloth.tear_edge(id);
+    cloth.finish_topology_change();
+    assert!(cloth.particles().len() > 9, "the centre vertex was split");
+    assert!(
+        (total_mass(&cloth) - mass).abs() <= 1e-6 * mass,
+        "mass {} vs {mass}",
+        total_mass(&cloth)
+    );
+    assert!(
+        (momentum(&cloth) - p).length() <= 1e-6 * p.length().max(1e-3),
+        "momentum {} vs {p}",
+        momentum(&cloth)
+    );
+    assert_manifold(&cloth);
+    twin.ensure_topology();
+    twin.tear_edge(id);
+    twin.finish_topology_change();
+    assert_eq!(twin.triangles(), cloth.triangles());
+    let bits = |c: &Cloth| {
+        c.particles()
+            .positions()
+            .flat_map(|p| p.to_array().map(f32::to_bits))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bits(&twin), bits(&cloth));
+}
+
+/// A stroke seen from above that crosses the whole sheet at z = `z`.
+fn cut_across(cloth: &mut Cloth, z: f32) -> usize {
+    let eye = Vec3::new(0.0, 2.0, z);
+    let ray = |x: f32| Ray {
+        origin: eye,
+        direction: Vec3::new(x, 0.0, z) - eye,
+    };
+    cloth.cut(&ray(-0.8), &ray(0.8))
+}
+
+#[test]
+fn cutting_a_sheet_in_two_gives_two_pieces_whose_masses_add_up() {
+    let mut cloth = sheet(12, 12, PinMode::None);
+    let mass = total_mass(&cloth);
+    assert_eq!(cloth.piece_count(), 1);
+    let cut = cut_across(&mut cloth, 0.03);
+    assert!(cut >= 11, "a full-width stroke crosses every column's edge, cut {cut}");
+    assert_eq!(cloth.piece_count(), 2);
+    assert_manifold(&cloth);
+    let density = cloth.applied_material().areal_density;
+    let labels = cloth.piece_labels();
+    let roots: Vec<u32> = labels
+        .iter()
+        .enumerate()
+        .filter(|&(i, &l)| i == l as usize)
+        .map(|(_, &l)| l)
+        .collect();
+    let piece_mass = |root: u32| -> f64 {
+        (0..labels.len())
+            .filter(|&i| labels[i] == root)
+            .map(|i| cloth.particles().mass(i, density) as f64)
+            .sum()
+    };
+    let (front, back) = (piece_mass(roots[0]), piece_mass(roots[1]));
+    assert!(front > 0.3 * mass && back > 0.3 * mass, "both pieces carry mass: {front} + {back}");
+    assert!((front + back - mass).abs() <= 1e-6 * mass, "{front} + {back} vs {mass}");
+}
+
+#[test]
+fn cut_pieces_fall_apart() {
+    let mut cloth = sheet(10, 10, PinMode::Corners);
+    cut_across(&mut cloth, 0.0);
+    assert_eq!(cloth.piece_count(), 2);
+    let params = SolverParams::default();
+    let material = Material::default();
+    for _ in 0..60 {
+        cloth.step(&params, &material).unwrap();
+    }
+    // Each half swings down from its own two corners, so the cut edges move apart.
+    assert_eq!(cloth.piece_count(), 2);
+    assert_manifold(&cloth);
+    let labels = cloth.piece_labels();
+    let p = cloth.particles();
+    let gap = (0..p.len())
+        .flat_map(|i| (0..p.len()).map(move |j| (i, j)))
+        .filter(|&(i, j)| labels[i] != labels[j])
+        .map(|(i, j)| p.position(i).distance(p.position(j)))
+        .fold(f32::INFINITY, f32::min);
+    assert!(gap > 0.05, "the pieces separated: closest particles {gap} m apart");
+}
+
+/// A sheet pinned along its top edge with a heavy load on the bottom row carries the most
+/// tension in its top row, so that is where it tears first.
+#[test]
+fn heavy_hanging_sheet_tears_near_the_top_first() {
+    let spec = GridSpec {
+        columns: 8,
+        rows: 16,
+        width: 0.4,
+        height: 0.8,
+        pins: PinMode::TopEdge,
+        bending: false,
+        ..GridSpec::default()
+    };
+    let mut model = spec.build().unwrap();
+    for c in 0..spec.columns {
+        // The load equals the sheet's own weight: tension halves from the top to the bottom.
+        model.point_mass[spec.index(c, spec.rows - 1) as usize] =
+            spec.width * spec.height * Material::default().areal_density / spec.columns as f32;
+    }
+    // Soft enough that the compliance, not the iteration error, sets the strain profile.
+    let material = Material {
+        youngs_modulus: 2.0e4,
+        tear_strain: Some(0.5),
+        ..Material::default()
+    };
+    let mut cloth = Cloth::new(model, &material, Vec::new()).unwrap();
+    let params = SolverParams {
+        substeps: 20,
+        iterations: 4,
+        ..SolverParams::default()
+    };
+    let mut ramp = material.clone();
+    for frame in 0..600 {
+        // Lower the stiffness slowly until something gives.
+        ramp.youngs_modulus = material.youngs_modulus * 0.995f32.powi(frame);
+        cloth.step(&params, &ramp).unwrap();
+        if cloth.torn_edges() > 0 {
+            break;
+        }
+    }
+    assert!(cloth.torn_edges() > 0, "the sheet tore");
+    let rest_y = |i: u32| cloth.model().positions[i as usize].y;
+    let top = spec.origin.y;
+    let torn_rows: Vec<f32> = (spec.columns * spec.rows..cloth.particles().len() as u32)
+        .map(|copy| (top - rest_y(copy)) / spec.height)
+        .collect();
+    assert!(!torn_rows.is_empty());
+    // Split copies of the top rows' vertices: nothing deeper than the second row tore first.
+    let second_row = 1.5 / (spec.rows - 1) as f32;
+    assert!(
+        torn_rows.iter().all(|&depth| depth <= second_row),
+        "first tears lie in the top rows: depths {torn_rows:?}"
+    );
+}
+
+#[test]
+fn tearing_check_costs_nothing_when_disabled_and_changes_nothing_below_threshold() {
+    let mut with = sheet(8, 8, PinMode::TopCorners);
+    let mut without = with.clone();
+    let params = SolverParams::default();
+    let loose = Material {
+        tear_strain: Some(10.0),
+        ..Material::default()
+    };
+    with.set_material_now(&loose).unwrap();
+    for _ in 0..30 {
+        with.step(&params, &loose).unwrap();
+        without.step(&params, &Material::default()).unwrap();
+    }
+    assert_eq!(with.torn_edges(), 0);
+    let bits = |c: &Cloth| {
+        c.particles()
+            .positions()
+            .flat_map(|p| p.to_array().map(f32::to_bits))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bits(&with), bits(&without));
+}
+
+/// The same tearing run twice gives bit-identical particles and triangles.
+#[test]
+fn tearing_is_deterministic() {
+    let run = || {
+        let mut cloth = sheet(12, 12, PinMode::TopCorners);
+        let material = Material {
+            youngs_modulus: 2.0e4,
+            tear_strain: Some(0.08),
+            tear_debilitation: 0.2,
+            ..Material::default()
+        };
+        let mut params = SolverParams::default();
+        params.gravity.y = -30.0;
+        for _ in 0..90 {
+            cloth.step(&params, &material).unwrap();
+        }
+        cloth
+    };
+    let (a, b) = (run(), run());
+    assert!(a.torn_edges() > 0, "the run tears");
+    assert_eq!(a.triangles(), b.triangles());
+    let bits = |c: &Cloth| {
+        c.particles()
+            .positions()
+            .flat_map(|p| p.to_array().map(f32::to_bits))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bits(&a), bits(&b));
+    assert_manifold(&a);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Random tears, cuts and steps never produce an invalid index, a NaN or a bow-tie, and
+    /// never change the total mass.
+    #[test]
+    fn random_tears_and_cuts_keep_the_mesh_valid(ops in proptest::collection::vec((0u8..3, 0u32..1000, -1.0f32..1.0, -1.0f32..1.0), 1..12)) {
+        let mut cloth = sheet(6, 6, PinMode::TopCorners);
+        let mass = total_mass(&cloth);
+        let material = Material { tear_strain: Some(0.05), tear_debilitation: 0.3, ..Material::default() };
+        let params = SolverParams::default();
+        for (kind, pick, u, v) in ops {
+            match kind {
+                0 => {
+                    let ids: Vec<u32> = cloth.live_distance_ids().collect();
+                    if !ids.is_empty() {
+                        cloth.ensure_topology();
+                        cloth.tear_edge(ids[pick as usize % ids.len()]);
+                        cloth.finish_topology_change();
+                    }
+                }
+                1 => {
+                    let eye = Vec3::new(0.0, 2.0, 0.0);
+                    let from = Ray { origin: eye, direction: Vec3::new(u, 0.0, v) - eye };
+                    let to = Ray { origin: eye, direction: Vec3::new(-v, 0.0, u) - eye };
+                    cloth.cut(&from, &to);
+                }
+                _ => {
+                    cloth.step(&params, &material).unwrap();
+                }
+            }
+            assert_manifold(&cloth);
+            prop_assert!((total_mass(&cloth) - mass).abs() <= 1e-5 * mass);
+        }
+    }
+}
