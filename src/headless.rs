@@ -58,6 +58,10 @@ pub struct SimulateSummary {
     pub triangles: usize,
     /// Largest stretch-edge strain at the end.
     pub max_strain: f32,
+    /// Edges torn or cut during the run.
+    pub torn_edges: usize,
+    /// Connected pieces at the end.
+    pub pieces: usize,
     /// Kinetic energy at the end (J).
     pub kinetic_energy: f64,
     /// Mean wall time per frame (ms).
@@ -78,6 +82,8 @@ pub fn simulate(cloth: &mut Cloth, params: &SolverParams, material: &Material, f
         constraints: cloth.constraint_count(),
         triangles: cloth.triangles().len(),
         max_strain: stats.max_strain,
+        torn_edges: cloth.torn_edges(),
+        pieces: cloth.piece_count(),
         kinetic_energy: stats.kinetic_energy,
         ms_per_frame: if frames > 0 { elapsed / frames as f64 } else { 0.0 },
     })

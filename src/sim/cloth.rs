@@ -40,6 +40,8 @@ pub struct Cloth {
     stats: StepStats,
     pub(crate) topology_version: u64,
     pub(crate) tearing: TearState,
+    /// Simulated time in s (drives wind gusts).
+    time: f64,
 }
 
 /// Fraction of the remaining (logarithmic) gap to a new stiffness closed per frame, so a
@@ -78,6 +80,7 @@ impl Cloth {
             stats: StepStats::default(),
             topology_version: 0,
             tearing: TearState::default(),
+            time: 0.0,
         };
         cloth.update_inverse_masses();
         Ok(cloth)
@@ -168,6 +171,8 @@ impl Cloth {
                 let t = (substep + 1) as f32 / params.substeps as f32;
                 (g.particle as usize, from.lerp(g.target, t))
             });
+            let wind = super::aero::wind_at(params, self.time + (substep as f64 * h as f64));
+            self.apply_aerodynamics(h, wind, params.aerodynamic_drag);
             self.predict(h, params.gravity, air, held);
             self.reset_lambdas();
             for _ in 0..params.iterations {
@@ -176,6 +181,7 @@ impl Cloth {
             }
             self.update_velocities(h, params.max_speed);
         }
+        self.time += params.dt as f64;
         self.tear_overstrained(params.max_splits_per_step);
         self.stats = StepStats::measure(self, material, h);
         self.stats.step_ms = started.elapsed().as_secs_f64() * 1e3;

@@ -34,6 +34,8 @@ pub enum PinMode {
     TopEdge,
     /// The four corners.
     Corners,
+    /// The whole left column (column 0): a flag on its pole.
+    LeftEdge,
     /// Explicit `(column, row)` grid coordinates.
     List(Vec<(u32, u32)>),
 }
@@ -124,6 +126,7 @@ impl GridSpec {
             PinMode::TopCorners => row == 0 && (column == 0 || column == last_c),
             PinMode::TopEdge => row == 0,
             PinMode::Corners => (row == 0 || row == last_r) && (column == 0 || column == last_c),
+            PinMode::LeftEdge => column == 0,
             PinMode::List(list) => list.contains(&(column, row)),
         }
     }

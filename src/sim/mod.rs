@@ -22,6 +22,7 @@
 //! separately named air damping. Material → compliance follows section 3 of the physics
 //! reference (see [`model`]); collisions and friction section 4 (see [`collision`]).
 
+pub mod aero;
 pub mod cloth;
 pub mod collision;
 pub mod constraints;

@@ -27,6 +27,13 @@ pub struct SolverParams {
     /// Air (velocity) damping k in 1/s: v ← v·exp(−k h) every substep. Slows everything,
     /// including free fall. Default 0.05.
     pub air_damping: f32,
+    /// Wind velocity in m/s. Default (0, 0, 0).
+    pub wind: Vec3,
+    /// Gustiness of the wind: relative amplitude of its slow variation (0 = steady). Default 0.
+    pub wind_gust: f32,
+    /// Aerodynamic drag coefficient C_d of the cloth's triangles (0 = no air forces, 1 ≈ flat
+    /// plate). Default 0.
+    pub aerodynamic_drag: f32,
     /// Particle speed limit in m/s (0 = none); guards against explosions after huge drags.
     /// Default 50.
     pub max_speed: f32,
@@ -53,6 +60,9 @@ impl Default for SolverParams {
             // A little air drag makes a released cloth come to rest in a few seconds, as real
             // fabric does, without visibly slowing a fall.
             air_damping: 0.05,
+            wind: Vec3::ZERO,
+            wind_gust: 0.0,
+            aerodynamic_drag: 0.0,
             max_speed: 50.0,
             collision_thickness: 0.01,
             max_splits_per_step: 64,
@@ -87,6 +97,15 @@ impl SolverParams {
         check_finite_vec("gravity", self.gravity)?;
         check_non_negative("constraint_damping", self.constraint_damping)?;
         check_non_negative("air_damping", self.air_damping)?;
+        check_finite_vec("wind", self.wind)?;
+        check_range("wind_gust", self.wind_gust, 0.0, 1.0, "a fraction in [0, 1]")?;
+        check_range(
+            "aerodynamic_drag",
+            self.aerodynamic_drag,
+            0.0,
+            10.0,
+            "a drag coefficient in [0, 10]",
+        )?;
         check_non_negative("max_speed", self.max_speed)?;
         check_non_negative("collision_thickness", self.collision_thickness)?;
         if self.threads > 256 {

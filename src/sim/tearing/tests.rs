@@ -363,3 +363,44 @@ proptest! {
         }
     }
 }
+
+/// The tearable preset hangs intact; dragging a bottom corner away with the tear strain
+/// lowered rips it.
+#[test]
+fn dragging_a_corner_of_the_tearable_sheet_rips_it_once_the_threshold_is_lowered() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/tearable_sheet.ron");
+    let preset = crate::preset::Preset::load(&path).unwrap();
+    let drag = |material: &Material| {
+        let mut cloth = preset.build().unwrap();
+        let corner = preset.cloth.index(preset.cloth.columns - 1, preset.cloth.rows - 1);
+        let start = cloth.particles().position(corner as usize);
+        cloth.grab(corner).unwrap();
+        for frame in 0..90 {
+            // 1.5 m/s down and outward, a firm tug.
+            cloth.drag_to(start + Vec3::new(0.6, -1.0, 0.8).normalize() * (1.5 * frame as f32 / 60.0));
+            cloth.step(&preset.solver, material).unwrap();
+        }
+        cloth
+    };
+    let hanging = {
+        let mut cloth = preset.build().unwrap();
+        for _ in 0..90 {
+            cloth.step(&preset.solver, &preset.material).unwrap();
+        }
+        cloth
+    };
+    assert_eq!(hanging.torn_edges(), 0, "the sheet hangs intact at its own threshold");
+    let lowered = Material {
+        tear_strain: Some(0.1),
+        ..preset.material.clone()
+    };
+    let ripped = drag(&lowered);
+    let at_preset_threshold = drag(&preset.material);
+    assert!(
+        ripped.torn_edges() > at_preset_threshold.torn_edges(),
+        "lowering the threshold makes the same drag tear more: {} vs {}",
+        ripped.torn_edges(),
+        at_preset_threshold.torn_edges()
+    );
+    assert_manifold(&ripped);
+}
