@@ -177,7 +177,10 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
         Workload::Tmp15 => {
             let params = headless::tmp15_params(args.substeps.unwrap_or(15), args.iterations.unwrap_or(1), args.threads);
             params.validate().map_err(Failure::bad_input)?;
-            let material = drape::sim::Material { tear_strain: args.tear_strain, ..drape::sim::Material::default() };
+            let material = drape::sim::Material {
+                tear_strain: args.tear_strain,
+                ..drape::sim::Material::default()
+            };
             material.validate().map_err(Failure::bad_input)?;
             let mut cloth = headless::tmp15_cloth(args.grid).map_err(Failure::bad_input)?;
             headless::bench("tmp15", args.grid, &mut cloth, &params, &material, length)
@@ -191,7 +194,10 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             params.substeps = args.substeps.unwrap_or(params.substeps);
             params.iterations = args.iterations.unwrap_or(params.iterations);
             params.threads = args.threads;
-            let material = drape::sim::Material { tear_strain: args.tear_strain.or(preset.material.tear_strain), ..preset.material.clone() };
+            let material = drape::sim::Material {
+                tear_strain: args.tear_strain.or(preset.material.tear_strain),
+                ..preset.material.clone()
+            };
             let mut cloth = preset.build().map_err(Failure::bad_input)?;
             headless::bench("preset", preset.cloth.columns, &mut cloth, &params, &material, length)
         }

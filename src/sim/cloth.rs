@@ -12,6 +12,7 @@ use super::error::SimError;
 use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
 use super::params::{Material, SolverParams};
 use super::particles::{xyz, Particles};
+use super::ramp::ComplianceRamp;
 use super::stats::StepStats;
 use super::tearing::TearState;
 
@@ -42,11 +43,9 @@ pub struct Cloth {
     pub(crate) tearing: TearState,
     /// Simulated time in s (drives wind gusts).
     time: f64,
+    /// A stiffness change being blended in (see [`super::ramp`]).
+    pub(crate) ramp: Option<ComplianceRamp>,
 }
-
-/// Fraction of the remaining (logarithmic) gap to a new stiffness closed per frame, so a
-/// slider jump of 100× settles in about eight frames instead of jerking the cloth.
-const RAMP_PER_FRAME: f32 = 0.5;
 
 impl Cloth {
     /// Builds the runtime state from a model, the material (masses and compliances) and
@@ -81,6 +80,7 @@ impl Cloth {
             topology_version: 0,
             tearing: TearState::default(),
             time: 0.0,
+            ramp: None,
         };
         cloth.update_inverse_masses();
         Ok(cloth)
@@ -142,6 +142,7 @@ impl Cloth {
     pub fn set_material_now(&mut self, material: &Material) -> Result<(), SimError> {
         material.validate()?;
         self.applied = material.clone();
+        self.ramp = None;
         self.refresh_compliances();
         self.update_inverse_masses();
         Ok(())
@@ -153,7 +154,7 @@ impl Cloth {
         params.validate()?;
         material.validate()?;
         let started = Instant::now();
-        self.ramp_material(material);
+        self.ramp_material(material, params.dt);
         let h = params.substep_dt();
         let constants = SubstepConstants {
             inv_h2: 1.0 / (h * h),
@@ -249,50 +250,6 @@ impl Cloth {
         for ((pos, prev), vel) in p.pos.iter().zip(&p.prev).zip(p.vel.iter_mut()) {
             let v = (xyz(*pos) - xyz(*prev)) * inv_h;
             *vel = if max_speed > 0.0 { v.clamp_length_max(max_speed) } else { v };
-        }
-    }
-
-    /// Moves the stiffness-related material fields part of the way toward `target` and
-    /// recomputes compliances if anything changed; density and friction apply at once.
-    fn ramp_material(&mut self, target: &Material) {
-        if self.applied == *target {
-            return;
-        }
-        let mut next = target.clone();
-        let a = &self.applied;
-        for (value, old) in [
-            (&mut next.youngs_modulus, a.youngs_modulus),
-            (&mut next.thickness, a.thickness),
-            (&mut next.compliance_scale, a.compliance_scale),
-            (&mut next.stretch_stiffness, a.stretch_stiffness),
-            (&mut next.shear_stiffness, a.shear_stiffness),
-            (&mut next.bend_stiffness, a.bend_stiffness),
-        ] {
-            let ratio = *value / old;
-            if !(0.98..=1.02).contains(&ratio) {
-                *value = old * ratio.powf(RAMP_PER_FRAME);
-            }
-        }
-        let density_changed = next.areal_density != self.applied.areal_density;
-        self.applied = next;
-        self.refresh_compliances();
-        if density_changed {
-            self.update_inverse_masses();
-        }
-    }
-
-    /// Rewrites every constraint's effective compliance from the applied material.
-    fn refresh_compliances(&mut self) {
-        let material = &self.applied;
-        for batch in self.distances.iter_batches_mut() {
-            for (slot, id) in batch.id.iter().enumerate() {
-                batch.compliance[slot] = distance_compliance(&self.model.distances[*id as usize], material);
-            }
-        }
-        for batch in self.hinges.iter_batches_mut() {
-            for (item, id) in batch.items.iter_mut().zip(&batch.id) {
-                item.compliance = hinge_compliance(&self.model.hinges[*id as usize], material);
-            }
         }
     }
 

@@ -32,6 +32,7 @@ pub mod interaction;
 pub mod model;
 pub mod params;
 pub mod particles;
+pub mod ramp;
 pub mod stats;
 pub mod tearing;
 
@@ -44,3 +45,5 @@ pub use model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model, ModelBui
 pub use params::{Material, SolverParams};
 pub use particles::Particles;
 pub use stats::StepStats;
+#[cfg(test)]
+mod live_tests;
