@@ -283,6 +283,19 @@ fn broken_presets_name_file_line_column_and_what_was_expected() {
 }
 
 #[test]
+fn an_invalid_value_is_located_at_its_own_field() {
+    // `thickness` also ends `collision_thickness`, which comes first here, and a comment
+    // mentions it: the error must still point at the material's thickness.
+    let text = "(\n    // thickness: the sheet's, in m\n    solver: (\n        collision_thickness: 0.01,\n    ),\n    material: (\n        thickness: -0.001,\n    ),\n)\n";
+    let error = Preset::parse(text, Path::new("order.ron")).unwrap_err();
+    let PresetError::Invalid { line, col, message, .. } = &error else {
+        panic!("{error:?}")
+    };
+    assert_eq!((*line, *col), (7, 9), "{error}");
+    assert!(message.contains("thickness") && message.contains("> 0"), "{error}");
+}
+
+#[test]
 fn loading_a_broken_file_leaves_the_running_scene_untouched() {
     let mut current = load("default");
     let mut cloth: Cloth = current.build().unwrap();
