@@ -172,12 +172,16 @@ impl Preset {
 }
 
 /// 1-based line and column of the first `field:` in `text`, or (1, 1) if it is not spelled
-/// out (then the default was invalid, which tests prevent).
+/// out (then the default was invalid, which tests prevent). Only whole identifiers outside
+/// `//` comments count, so `thickness` is not found inside `collision_thickness` or in a
+/// comment that mentions it.
 fn locate_field(text: &str, field: &str) -> (usize, usize) {
     for (line_no, line) in text.lines().enumerate() {
-        if let Some(col) = line.find(field) {
-            let rest = line[col + field.len()..].trim_start();
-            if rest.starts_with(':') {
+        let code = line.split("//").next().unwrap_or_default();
+        for (col, _) in code.match_indices(field) {
+            let joined_to_identifier = code[..col].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_');
+            let rest = code[col + field.len()..].trim_start();
+            if !joined_to_identifier && rest.starts_with(':') {
                 return (line_no + 1, col + 1);
             }
         }

@@ -1,0 +1,236 @@
+//! The headless command line, run as a real process: `drape simulate` and `drape bench`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn drape(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_drape"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the drape binary runs")
+}
+
+/// The single JSON line a command printed, with the keys it must have.
+fn json_line(output: &Output, keys: &[&str]) -> Value {
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "one JSON line expected, got {stdout:?}");
+    let value: Value = serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("{e}: {}", lines[0]));
+    for key in keys {
+        assert!(value.get(key).is_some(), "key `{key}` missing from {value}");
+    }
+    value
+}
+
+fn number(value: &Value, key: &str) -> f64 {
+    value[key].as_f64().unwrap_or_else(|| panic!("`{key}` is not a number in {value}"))
+}
+
+const SIMULATE_KEYS: [&str; 7] = [
+    "frames",
+    "particles",
+    "constraints",
+    "triangles",
+    "max_strain",
+    "kinetic_energy",
+    "ms_per_frame",
+];
+
+/// Checks an OBJ file: `v`, `vn`, `f a//a b//b c//c` lines, as many normals as vertices,
+/// every index in range; returns (vertices, faces).
+fn check_obj(path: &Path) -> (usize, usize) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let (mut v, mut vn, mut faces) = (0usize, 0usize, Vec::new());
+    for line in text.lines() {
+        let mut fields = line.split_whitespace();
+        match fields.next() {
+            Some("v") | Some("vn") => {
+                let coords: Vec<f32> = fields.map(|f| f.parse().unwrap()).collect();
+                assert!(coords.len() == 3 && coords.iter().all(|c| c.is_finite()), "bad line {line}");
+                if line.starts_with("vn") {
+                    let length = coords.iter().map(|c| c * c).sum::<f32>().sqrt();
+                    assert!((length - 1.0).abs() < 1e-3, "normal not unit length: {line}");
+                    vn += 1;
+                } else {
+                    v += 1;
+                }
+            }
+            Some("f") => {
+                let corners: Vec<(usize, usize)> = fields
+                    .map(|f| {
+                        let (a, b) = f.split_once("//").unwrap_or_else(|| panic!("face corner {f} is not a//a"));
+                        (a.parse().unwrap(), b.parse().unwrap())
+                    })
+                    .collect();
+                assert_eq!(corners.len(), 3, "{line}");
+                faces.push(corners);
+            }
+            Some("#") | None => {}
+            Some(other) => panic!("unexpected OBJ line kind {other}: {line}"),
+        }
+    }
+    assert_eq!(v, vn, "one normal per vertex");
+    for corners in &faces {
+        for &(a, b) in corners {
+            assert!((1..=v).contains(&a) && a == b, "face index {a}//{b} out of 1..={v}");
+        }
+    }
+    (v, faces.len())
+}
+
+#[test]
+fn simulate_default_preset_writes_a_valid_obj() {
+    let dir = tempfile::tempdir().unwrap();
+    let obj = dir.path().join("mesh.obj");
+    let output = drape(&[
+        "simulate",
+        "--preset",
+        "presets/default.ron",
+        "--frames",
+        "120",
+        "--out",
+        obj.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "exit {:?}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary = json_line(&output, &SIMULATE_KEYS);
+    assert_eq!(summary["frames"], 120);
+    for key in SIMULATE_KEYS {
+        assert!(
+            number(&summary, key).is_finite() && number(&summary, key) >= 0.0,
+            "{key} in {summary}"
+        );
+    }
+    let (vertices, faces) = check_obj(&obj);
+    assert_eq!(vertices as f64, number(&summary, "particles"));
+    assert_eq!(faces as f64, number(&summary, "triangles"));
+    // The default curtain: 48 × 36 particles, two triangles per quad.
+    let preset = drape::preset::Preset::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/default.ron")).unwrap();
+    let (c, r) = (preset.cloth.columns as usize, preset.cloth.rows as usize);
+    assert_eq!(vertices, c * r);
+    assert_eq!(faces, 2 * (c - 1) * (r - 1));
+}
+
+#[test]
+fn simulate_with_a_broken_preset_exits_2_naming_file_line_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.ron");
+    std::fs::write(&path, "(\n    cloth: (\n        columns: \"many\",\n    ),\n)\n").unwrap();
+    let obj = dir.path().join("never.obj");
+    let output = drape(&[
+        "simulate",
+        "--preset",
+        path.to_str().unwrap(),
+        "--frames",
+        "5",
+        "--out",
+        obj.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(&format!("{}:3:", path.display())), "stderr: {stderr}");
+    assert!(stderr.contains("integer"), "stderr should say what was expected: {stderr}");
+    assert!(output.stdout.is_empty());
+    assert!(!obj.exists(), "no OBJ from a broken preset");
+}
+
+#[test]
+fn simulate_with_a_missing_preset_exits_2() {
+    let output = drape(&["simulate", "--preset", "presets/no-such-file.ron", "--frames", "5"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no-such-file.ron"));
+}
+
+const BENCH_KEYS: [&str; 11] = [
+    "workload",
+    "grid",
+    "particles",
+    "constraints",
+    "substeps",
+    "iterations",
+    "steps",
+    "seconds",
+    "steps_per_s",
+    "proj_per_s",
+    "ymin",
+];
+
+#[test]
+fn bench_tmp15_reports_the_documented_keys_and_constraint_count() {
+    let n = 16u64;
+    let output = drape(&["bench", "--workload", "tmp15", "--grid", "16", "--frames", "10"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report = json_line(&output, &BENCH_KEYS);
+    assert_eq!(report["workload"], "tmp15");
+    assert_eq!(report["grid"], n);
+    assert_eq!(report["particles"], n * n);
+    // stretch 2n(n−1) + shear 2(n−1)² + bending 2n(n−2)
+    let expected = 2 * n * (n - 1) + 2 * (n - 1) * (n - 1) + 2 * n * (n - 2);
+    assert_eq!(report["constraints"], expected);
+    assert_eq!(report["substeps"], 15);
+    assert_eq!(report["iterations"], 1);
+    assert_eq!(report["steps"], 10);
+    let seconds = number(&report, "seconds");
+    assert!(seconds > 0.0);
+    let rel = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+    assert!(rel(number(&report, "steps_per_s"), 10.0 / seconds), "{report}");
+    assert!(
+        rel(number(&report, "proj_per_s"), (expected * 15 * 10) as f64 / seconds),
+        "{report}"
+    );
+    // The cloth starts with its bottom row at y = 2.2 and can only sag below it.
+    let ymin = number(&report, "ymin");
+    assert!(ymin.is_finite() && ymin < 2.2, "ymin {ymin}");
+}
+
+#[test]
+fn bench_frames_mode_is_deterministic() {
+    let ymin = || {
+        let output = drape(&["bench", "--workload", "tmp15", "--grid", "12", "--frames", "20"]);
+        assert!(output.status.success());
+        json_line(&output, &BENCH_KEYS)["ymin"].clone()
+    };
+    assert_eq!(ymin(), ymin());
+}
+
+#[test]
+fn bench_preset_workload_runs() {
+    let output = drape(&[
+        "bench",
+        "--workload",
+        "preset",
+        "--preset",
+        "presets/sphere_drape.ron",
+        "--frames",
+        "5",
+    ]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report = json_line(&output, &BENCH_KEYS);
+    assert_eq!(report["workload"], "preset");
+    assert_eq!(report["steps"], 5);
+}
+
+#[test]
+fn bench_rejects_bad_input_with_exit_2() {
+    for args in [
+        &["bench", "--workload", "tmp15", "--grid", "1", "--frames", "1"][..],
+        &["bench", "--workload", "tmp15", "--grid", "8", "--substeps", "0", "--frames", "1"][..],
+        &["bench", "--workload", "preset", "--frames", "1"][..],
+    ] {
+        let output = drape(args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!output.stderr.is_empty());
+    }
+}

@@ -1,0 +1,81 @@
+//! Helpers shared by the test modules: validation solver settings, small hand-built models
+//! and state snapshots.
+
+use drape::sim::{Cloth, Compliance, EdgeKind, Material, ModelBuilder, SolverParams};
+use glam::Vec3;
+
+/// Gravitational acceleration used by every validation scenario (physics reference §6), m/s².
+pub const G: f32 = 9.81;
+
+/// Solver settings under which only the physics under test acts: g = 9.81 m/s² straight
+/// down, no air damping, no speed clamp, no constraint damping.
+pub fn validation_params(dt: f32, substeps: u32, iterations: u32) -> SolverParams {
+    SolverParams {
+        dt,
+        substeps,
+        iterations,
+        gravity: Vec3::new(0.0, -G, 0.0),
+        constraint_damping: 0.0,
+        air_damping: 0.0,
+        max_speed: 0.0,
+        ..SolverParams::default()
+    }
+}
+
+/// A two-particle pendulum: a pinned anchor at `anchor` and a free particle of `mass` kg at
+/// `anchor + offset`, joined by one distance constraint (id 0) of rest length |offset| and
+/// fixed compliance `alpha` (m/N). With the default material `alpha` is used unchanged.
+pub fn pendulum(anchor: Vec3, offset: Vec3, mass: f32, alpha: f32) -> Cloth {
+    let mut b = ModelBuilder::new();
+    let a = b.add_particle(anchor, 0.0);
+    b.set_pinned(a, true);
+    let p = b.add_particle(anchor + offset, mass);
+    b.add_distance(a, p, EdgeKind::Stretch, Compliance::Fixed(alpha));
+    Cloth::new(b.build().expect("valid pendulum"), &Material::default(), Vec::new()).expect("valid cloth")
+}
+
+/// Everything observable about the particle state, for "nothing changed" assertions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub positions: Vec<Vec3>,
+    pub velocities: Vec<Vec3>,
+    pub inverse_masses: Vec<f32>,
+    pub pinned: usize,
+    pub constraints: usize,
+    pub topology_version: u64,
+}
+
+pub fn snapshot(cloth: &Cloth) -> Snapshot {
+    let p = cloth.particles();
+    Snapshot {
+        positions: p.positions().collect(),
+        velocities: (0..p.len()).map(|i| p.velocity(i)).collect(),
+        inverse_masses: (0..p.len()).map(|i| p.inverse_mass(i)).collect(),
+        pinned: cloth.pinned_count(),
+        constraints: cloth.constraint_count(),
+        topology_version: cloth.topology_version(),
+    }
+}
+
+/// True when every position and velocity is finite.
+pub fn all_finite(cloth: &Cloth) -> bool {
+    let p = cloth.particles();
+    (0..p.len()).all(|i| p.position(i).is_finite() && p.velocity(i).is_finite())
+}
+
+/// Runs `frames` steps, panicking on a rejected step.
+pub fn run(cloth: &mut Cloth, params: &SolverParams, material: &Material, frames: u32) {
+    for _ in 0..frames {
+        cloth.step(params, material).expect("valid step");
+    }
+}
+
+/// Asserts |actual − expected| ≤ tol with a readable message.
+#[track_caller]
+pub fn assert_close(what: &str, actual: f64, expected: f64, tol: f64) {
+    assert!(
+        (actual - expected).abs() <= tol,
+        "{what}: measured {actual:.9e}, expected {expected:.9e} (±{tol:.3e}, off by {:.3e})",
+        (actual - expected).abs()
+    );
+}

@@ -1,0 +1,344 @@
+//! The shipped presets and the preset format: every file loads, builds and runs; save → load
+//! → save is byte-identical; broken files name file:line:col and what was expected and never
+//! disturb a scene that is already running.
+
+use std::path::{Path, PathBuf};
+
+use drape::preset::{Preset, PresetError};
+use drape::sim::{Cloth, Collider, PinMode};
+
+use crate::common::{all_finite, run, snapshot};
+
+fn presets_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("presets")
+}
+
+/// Every `*.ron` file in `presets/`, sorted.
+fn shipped_presets() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(presets_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn load(name: &str) -> Preset {
+    let path = presets_dir().join(format!("{name}.ron"));
+    Preset::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn the_required_presets_are_shipped() {
+    let files = shipped_presets();
+    for name in ["default", "sphere_drape", "hammock", "silk", "cotton", "denim", "leather", "rubber"] {
+        assert!(
+            files.iter().any(|f| f.file_stem().unwrap() == name),
+            "presets/{name}.ron is missing"
+        );
+    }
+}
+
+#[test]
+fn every_shipped_preset_loads_builds_and_runs_120_frames() {
+    for path in shipped_presets() {
+        let preset = Preset::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            !preset.name.is_empty() && !preset.description.is_empty(),
+            "{}: name and description",
+            path.display()
+        );
+        // Modest resolutions keep every preset interactive (≥ 60 fps).
+        assert!(
+            preset.cloth.columns <= 48 && preset.cloth.rows <= 48,
+            "{}: resolution",
+            path.display()
+        );
+        let mut cloth = preset.build().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for frame in 0..120 {
+            let stats = cloth.step(&preset.solver, &preset.material).unwrap();
+            assert!(
+                stats.kinetic_energy.is_finite() && stats.max_strain.is_finite() && stats.max_tension.is_finite(),
+                "{} frame {frame}: {stats:?}",
+                path.display()
+            );
+        }
+        assert!(all_finite(&cloth), "{}: non-finite state", path.display());
+        // Nothing fell through the ground.
+        let ground = preset.colliders.iter().find_map(|c| match c {
+            Collider::Ground { height } => Some(*height),
+            _ => None,
+        });
+        if let Some(height) = ground {
+            let lowest = cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min);
+            assert!(
+                lowest >= height,
+                "{}: particle at {lowest} below the ground {height}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_shipped_preset_round_trips_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    for path in shipped_presets() {
+        let preset = Preset::load(&path).unwrap();
+        let first = dir.path().join("first.ron");
+        let second = dir.path().join("second.ron");
+        preset.save(&first).unwrap();
+        let reloaded = Preset::load(&first).unwrap();
+        assert_eq!(reloaded, preset, "{}: save → load changed the preset", path.display());
+        reloaded.save(&second).unwrap();
+        assert_eq!(
+            std::fs::read(&first).unwrap(),
+            std::fs::read(&second).unwrap(),
+            "{}: save → load → save is not byte-identical",
+            path.display()
+        );
+        // Saving over an existing file replaces it and leaves no temporary file behind.
+        preset.save(&first).unwrap();
+    }
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["first.ron", "second.ron"]);
+}
+
+#[test]
+fn an_empty_preset_is_all_defaults() {
+    assert_eq!(Preset::parse("()", Path::new("empty.ron")).unwrap(), Preset::default());
+}
+
+#[test]
+fn material_presets_are_ordered_like_real_fabrics() {
+    let names = ["silk", "cotton", "leather", "denim", "rubber"];
+    let materials: Vec<_> = names.iter().map(|n| (*n, load(n).material)).collect();
+    for pair in materials.windows(2) {
+        let ((a, ma), (b, mb)) = (&pair[0], &pair[1]);
+        assert!(ma.areal_density < mb.areal_density, "areal density: {a} should be lighter than {b}");
+    }
+    let bending = ["silk", "cotton", "denim", "rubber", "leather"];
+    let rigidity: Vec<(&str, f32)> = bending.iter().map(|n| (*n, load(n).material.bending_rigidity())).collect();
+    for pair in rigidity.windows(2) {
+        assert!(
+            pair[0].1 < pair[1].1,
+            "bending rigidity: {:?} should be below {:?}",
+            pair[0],
+            pair[1]
+        );
+    }
+    for (name, m) in &materials {
+        assert!(m.friction_kinetic <= m.friction_static, "{name}: μ_k ≤ μ_s");
+        // Plausible fabric ranges: 20 g/m² to 2 kg/m², 1e-7 to 1e-2 N·m.
+        assert!((0.02..2.0).contains(&m.areal_density), "{name}: density {}", m.areal_density);
+        assert!((1e-7..1e-2).contains(&m.bending_rigidity()), "{name}: D {}", m.bending_rigidity());
+    }
+}
+
+#[test]
+fn sphere_drape_settles_on_the_sphere() {
+    let preset = load("sphere_drape");
+    let Some(&Collider::Sphere { center, radius }) = preset.colliders.iter().find(|c| matches!(c, Collider::Sphere { .. })) else {
+        panic!("sphere_drape needs a sphere");
+    };
+    assert_eq!(preset.cloth.pins, PinMode::None);
+    let mut cloth = preset.build().unwrap();
+    run(&mut cloth, &preset.solver, &preset.material, 180);
+    let middle = preset.cloth.index(preset.cloth.columns / 2, preset.cloth.rows / 2) as usize;
+    let apex = cloth.particles().position(middle);
+    let gap = apex.distance(center) - radius - preset.solver.collision_thickness;
+    assert!(
+        (-1e-4..0.01).contains(&gap),
+        "the sheet's middle should rest on the sphere, gap {gap} m"
+    );
+}
+
+#[test]
+fn hammock_sags_between_its_pinned_edges() {
+    let preset = load("hammock");
+    let mut cloth = preset.build().unwrap();
+    let pinned_y = preset.cloth.origin.y;
+    let before = snapshot(&cloth);
+    run(&mut cloth, &preset.solver, &preset.material, 240);
+    let spec = &preset.cloth;
+    let middle = cloth.particles().position(spec.index(spec.columns / 2, spec.rows / 2) as usize);
+    assert!(middle.y < pinned_y - 0.05, "the middle should sag, it is at {}", middle.y);
+    for i in 0..cloth.particles().len() {
+        if cloth.particles().is_pinned(i) {
+            assert_eq!(cloth.particles().position(i), before.positions[i], "pinned particle {i} moved");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Broken presets
+// ---------------------------------------------------------------------------------------
+
+/// A valid preset text with `line` substituted into its cloth block.
+fn preset_with_cloth_line(line: &str) -> String {
+    format!(
+        "// a preset with one bad line\n(\n    version: 1,\n    cloth: (\n        width: 1.0,\n        {line}\n        rows: 10,\n    ),\n    material: (\n        thickness: 0.0005,\n    ),\n)\n"
+    )
+}
+
+fn preset_with_material_line(line: &str) -> String {
+    format!("(\n    name: \"broken\",\n    material: (\n        thickness: 0.0005,\n        {line}\n    ),\n)\n")
+}
+
+/// A broken text, the token the error must point at, and words its message must contain.
+struct Broken {
+    what: &'static str,
+    text: String,
+    token: &'static str,
+    expected: &'static [&'static str],
+}
+
+fn broken_presets() -> Vec<Broken> {
+    vec![
+        Broken {
+            what: "syntax error (missing comma)",
+            text: preset_with_cloth_line("columns: 10\n        height: 2.0,"),
+            token: "height",
+            expected: &["Expected comma"],
+        },
+        Broken {
+            what: "syntax error (unclosed string)",
+            text: "(\n    name: \"unfinished,\n)\n".into(),
+            token: "\"unfinished",
+            expected: &["string"],
+        },
+        Broken {
+            what: "unknown field",
+            text: preset_with_cloth_line("colour: 3,"),
+            token: "colour",
+            expected: &["colour", "columns"],
+        },
+        Broken {
+            what: "wrong type",
+            text: preset_with_cloth_line("columns: \"forty\","),
+            token: "\"forty\"",
+            expected: &["integer"],
+        },
+        Broken {
+            what: "negative modulus",
+            text: preset_with_material_line("youngs_modulus: -5000000.0,"),
+            token: "youngs_modulus",
+            expected: &["youngs_modulus", "> 0"],
+        },
+    ]
+}
+
+/// 1-based line and column range of `token`'s first occurrence.
+fn token_span(text: &str, token: &str) -> (usize, usize, usize) {
+    for (i, line) in text.lines().enumerate() {
+        if let Some(col) = line.find(token) {
+            return (i + 1, col + 1, col + token.len() + 1);
+        }
+    }
+    panic!("token {token} not in text");
+}
+
+fn assert_points_at(case: &Broken, error: &PresetError, path: &Path) {
+    let PresetError::Invalid {
+        path: p,
+        line,
+        col,
+        message,
+    } = error
+    else {
+        panic!("{}: expected PresetError::Invalid, got {error:?}", case.what);
+    };
+    assert_eq!(p, path, "{}", case.what);
+    let (expected_line, first, last) = token_span(&case.text, case.token);
+    assert_eq!(*line, expected_line, "{}: line of {error}", case.what);
+    assert!(
+        (first..=last).contains(col),
+        "{}: column {col} outside {first}..={last} of `{}`: {error}",
+        case.what,
+        case.token
+    );
+    for word in case.expected {
+        assert!(message.contains(word), "{}: message should mention `{word}`: {message}", case.what);
+    }
+    let shown = error.to_string();
+    assert!(
+        shown.starts_with(&format!("{}:{line}:{col}: ", path.display())),
+        "{}: display {shown}",
+        case.what
+    );
+}
+
+#[test]
+fn broken_presets_name_file_line_column_and_what_was_expected() {
+    for case in broken_presets() {
+        let path = Path::new("presets/broken.ron");
+        let error = Preset::parse(&case.text, path).expect_err(case.what);
+        assert_points_at(&case, &error, path);
+    }
+}
+
+#[test]
+fn an_invalid_value_is_located_at_its_own_field() {
+    // `thickness` also ends `collision_thickness`, which comes first here, and a comment
+    // mentions it: the error must still point at the material's thickness.
+    let text = "(\n    // thickness: the sheet's, in m\n    solver: (\n        collision_thickness: 0.01,\n    ),\n    material: (\n        thickness: -0.001,\n    ),\n)\n";
+    let error = Preset::parse(text, Path::new("order.ron")).unwrap_err();
+    let PresetError::Invalid { line, col, message, .. } = &error else {
+        panic!("{error:?}")
+    };
+    assert_eq!((*line, *col), (7, 9), "{error}");
+    assert!(message.contains("thickness") && message.contains("> 0"), "{error}");
+}
+
+#[test]
+fn loading_a_broken_file_leaves_the_running_scene_untouched() {
+    let mut current = load("default");
+    let mut cloth: Cloth = current.build().unwrap();
+    run(&mut cloth, &current.solver, &current.material, 30);
+    let before = snapshot(&cloth);
+    let kept = current.clone();
+    let dir = tempfile::tempdir().unwrap();
+    for case in broken_presets() {
+        let path = dir.path().join("broken.ron");
+        std::fs::write(&path, &case.text).unwrap();
+        // The app's load path: replace the scene only when the new preset loads and builds.
+        match Preset::load(&path) {
+            Ok(preset) => {
+                cloth = preset.build().unwrap();
+                current = preset;
+            }
+            Err(error) => assert_points_at(&case, &error, &path),
+        }
+        assert_eq!(current, kept, "{}", case.what);
+        assert_eq!(snapshot(&cloth), before, "{}", case.what);
+    }
+    // The kept scene carries on.
+    run(&mut cloth, &current.solver, &current.material, 10);
+    assert!(all_finite(&cloth));
+}
+
+#[test]
+fn a_missing_file_is_an_io_error_naming_the_path() {
+    let path = Path::new("presets/does-not-exist.ron");
+    let error = Preset::load(path).unwrap_err();
+    assert!(matches!(error, PresetError::Io { .. }), "{error:?}");
+    assert!(error.to_string().starts_with("presets/does-not-exist.ron: "), "{error}");
+}
+
+#[test]
+fn newer_versions_and_invalid_colliders_are_refused() {
+    let newer = "(\n    version: 99,\n)\n";
+    let error = Preset::parse(newer, Path::new("new.ron")).unwrap_err();
+    assert!(matches!(error, PresetError::Invalid { line: 2, .. }), "{error}");
+    let sphere = "(\n    colliders: [\n        Sphere(center: (0.0, 1.0, 0.0), radius: -0.5),\n    ],\n)\n";
+    let error = Preset::parse(sphere, Path::new("sphere.ron")).unwrap_err();
+    let PresetError::Invalid { message, .. } = &error else {
+        panic!("{error:?}")
+    };
+    assert!(message.contains("radius"), "{error}");
+}
