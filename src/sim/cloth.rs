@@ -123,7 +123,8 @@ impl Cloth {
         &self.stats
     }
 
-    /// The material the compliances currently reflect (ramping toward the last requested).
+    /// The material last requested; stiffness changes blend in over
+    /// [`super::ramp::RAMP_SECONDS`].
     pub fn applied_material(&self) -> &Material {
         &self.applied
     }
