@@ -29,8 +29,10 @@ pub mod error;
 pub mod grid;
 pub mod interaction;
 pub mod model;
+mod parallel;
 pub mod params;
 pub mod particles;
+mod solver;
 pub mod stats;
 
 pub use cloth::{Cloth, Grab};

@@ -1,0 +1,172 @@
+//! The substep loop of [`super::Cloth::step`], run by one or two threads.
+//!
+//! Work split (see [`super::constraints`]): region groups share no particle, so thread t
+//! predicts, solves and updates region t's particles on its own; the interface group (the few
+//! constraints crossing the cut) is solved by thread 0 between two barriers. One thread runs the
+//! same operations in the same per-particle order, so every thread count gives bit-identical
+//! results. Per substep:
+//! ```text
+//! predict own particles
+//! repeat iterations: own region's distances and hinges | barrier | interface (thread 0)
+//!                    | barrier | contacts of own particles
+//! update velocities of own particles
+//! ```
+
+use std::ops::Range;
+
+use glam::Vec3;
+
+use super::collision::{project_contact, Collider, ContactSettings};
+use super::constraints::distance::{self, DistanceBatch, Kernel, PosW, SubstepConstants};
+use super::constraints::hinge::{self, HingeBatch};
+use super::constraints::Group;
+use super::parallel::SpinBarrier;
+use super::particles::xyz;
+
+/// Everything the substep loop needs besides the state.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FrameSettings {
+    /// Substep length h in s.
+    pub h: f32,
+    pub substeps: u32,
+    pub iterations: u32,
+    /// Gravity in m/s².
+    pub gravity: Vec3,
+    /// Air damping factor exp(−k h) per substep.
+    pub air: f32,
+    /// Speed clamp in m/s (0 = none).
+    pub max_speed: f32,
+    pub constants: SubstepConstants,
+    pub contact: ContactSettings,
+    /// Held particle, where it was at the start of the frame and its target.
+    pub held: Option<(usize, Vec3, Vec3)>,
+}
+
+/// The state of one frame as raw pointers, so two threads can work on disjoint parts.
+pub(crate) struct Frame<'a> {
+    pub pos: *mut PosW,
+    pub prev: *mut PosW,
+    pub vel: *mut Vec3,
+    pub particles: usize,
+    /// Region groups, then the interface group (same layout for both constraint types).
+    pub distances: *mut Group<DistanceBatch>,
+    pub hinges: *mut Group<HingeBatch>,
+    /// Region bounds (`regions + 1` entries) from [`super::constraints::Coloured::bounds`].
+    pub bounds: &'a [u32],
+    pub colliders: &'a [Collider],
+    pub settings: FrameSettings,
+    pub kernel: Kernel,
+}
+
+// SAFETY: the threads of a frame touch disjoint particles and groups between barriers (see
+// the module docs); the pointers outlive the frame because `Cloth::step` waits for both.
+unsafe impl Sync for Frame<'_> {}
+
+impl Frame<'_> {
+    fn regions(&self) -> usize {
+        self.bounds.len() - 1
+    }
+
+    /// Particles owned by thread `t` of `threads`: its region, and for thread 0 also the
+    /// particles added after the split (they are only touched by the interface).
+    fn owned(&self, t: usize, threads: usize) -> [Range<usize>; 2] {
+        let end = *self.bounds.last().unwrap_or(&0) as usize;
+        if threads == 1 {
+            return [0..self.particles, 0..0];
+        }
+        let own = self.bounds[t] as usize..self.bounds[t + 1] as usize;
+        let extra = if t == 0 { end..self.particles } else { 0..0 };
+        [own, extra]
+    }
+
+    /// Runs the whole frame as thread `t` of `threads` (1, or 2 with two regions).
+    ///
+    /// # Safety
+    /// `threads` must be 1, or 2 with both threads running this concurrently on the same
+    /// frame and barrier; the pointers must be valid for the frame.
+    pub unsafe fn run(&self, t: usize, threads: usize, barrier: &SpinBarrier) {
+        let s = self.settings;
+        let parties = threads as u32;
+        let owned = self.owned(t, threads);
+        let regions = if threads == 1 { 0..self.regions() } else { t..t + 1 };
+        for substep in 0..s.substeps {
+            let held = s
+                .held
+                .map(|(i, from, to)| (i, from.lerp(to, (substep + 1) as f32 / s.substeps as f32)));
+            owned.iter().for_each(|r| self.predict(r.clone(), held));
+            for iteration in 0..s.iterations {
+                let first = iteration == 0;
+                regions.clone().for_each(|g| self.solve_group(g, first));
+                barrier.wait(parties);
+                if t == 0 {
+                    self.solve_group(self.regions(), first);
+                }
+                barrier.wait(parties);
+                owned.iter().for_each(|r| self.project_contacts(r.clone()));
+            }
+            owned.iter().for_each(|r| self.update_velocities(r.clone()));
+        }
+    }
+
+    /// One Gauss–Seidel sweep over group `g`: distance colours, then hinge colours.
+    unsafe fn solve_group(&self, g: usize, first: bool) {
+        let k = self.settings.constants;
+        let distances = &mut *self.distances.add(g);
+        for batch in &mut distances.batches {
+            distance::project_raw(self.kernel, self.pos, self.prev, batch, k, first);
+        }
+        // The tail's constraints may share particles: one at a time.
+        distance::project_raw(Kernel::Scalar, self.pos, self.prev, &mut distances.tail, k, first);
+        for batch in (*self.hinges.add(g)).iter_batches_mut() {
+            hinge::project_raw(self.pos, self.prev, batch, k, first);
+        }
+    }
+
+    /// Start of a substep: remember positions, apply gravity and air damping, move free
+    /// particles by h·v and the held particle to its interpolated target.
+    unsafe fn predict(&self, range: Range<usize>, held: Option<(usize, Vec3)>) {
+        let s = &self.settings;
+        for i in range.clone() {
+            let (pos, vel) = (&mut *self.pos.add(i), &mut *self.vel.add(i));
+            *self.prev.add(i) = *pos;
+            if pos[3] > 0.0 {
+                *vel = (*vel + s.gravity * s.h) * s.air;
+                pos[0] += s.h * vel.x;
+                pos[1] += s.h * vel.y;
+                pos[2] += s.h * vel.z;
+            }
+        }
+        if let Some((i, target)) = held.filter(|(i, _)| range.contains(i)) {
+            (&mut *self.pos.add(i))[..3].copy_from_slice(&target.to_array());
+        }
+    }
+
+    /// Contacts: the last constraint group of every sweep.
+    unsafe fn project_contacts(&self, range: Range<usize>) {
+        if self.colliders.is_empty() {
+            return;
+        }
+        for i in range {
+            let (pos, prev) = (&mut *self.pos.add(i), &mut *self.prev.add(i));
+            if pos[3] == 0.0 {
+                continue;
+            }
+            let (mut x, mut start) = (xyz(*pos), xyz(*prev));
+            for collider in self.colliders {
+                project_contact(collider, &mut x, &mut start, self.settings.contact);
+            }
+            pos[..3].copy_from_slice(&x.to_array());
+            prev[..3].copy_from_slice(&start.to_array());
+        }
+    }
+
+    /// v = (x − x_prev)/h, clamped to `max_speed` (0 = no clamp).
+    unsafe fn update_velocities(&self, range: Range<usize>) {
+        let inv_h = 1.0 / self.settings.h;
+        let max_speed = self.settings.max_speed;
+        for i in range {
+            let v = (xyz(*self.pos.add(i)) - xyz(*self.prev.add(i))) * inv_h;
+            *self.vel.add(i) = if max_speed > 0.0 { v.clamp_length_max(max_speed) } else { v };
+        }
+    }
+}
