@@ -443,6 +443,7 @@ pub(crate) fn distance_item(c: &DistanceConstraint, m: &Material) -> DistanceIte
         ends: [c.a, c.b],
         rest: c.rest,
         compliance: distance_compliance(c, m),
+        kind: c.kind,
     }
 }
 

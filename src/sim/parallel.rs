@@ -14,7 +14,7 @@ use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
 /// Spin iterations before a waiting thread starts yielding its time slice.
-const SPINS_BEFORE_YIELD: u32 = 1 << 14;
+const SPINS_BEFORE_YIELD: u32 = 1 << 11;
 /// How long an idle worker keeps polling for the next job before it parks.
 const WORKER_POLL: Duration = Duration::from_millis(5);
 

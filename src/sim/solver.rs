@@ -6,10 +6,10 @@
 //! same operations in the same per-particle order, so every thread count gives bit-identical
 //! results. Per substep:
 //! ```text
-//! predict own particles
+//! velocities of the previous substep + predict, own particles
 //! repeat iterations: own region's distances and hinges | barrier | interface (thread 0)
 //!                    | barrier | contacts of own particles
-//! update velocities of own particles
+//! (after the last substep) velocities of own particles
 //! ```
 
 use std::ops::Range;
@@ -90,10 +90,8 @@ impl Frame<'_> {
         let owned = self.owned(t, threads);
         let regions = if threads == 1 { 0..self.regions() } else { t..t + 1 };
         for substep in 0..s.substeps {
-            let held = s
-                .held
-                .map(|(i, from, to)| (i, from.lerp(to, (substep + 1) as f32 / s.substeps as f32)));
-            owned.iter().for_each(|r| self.predict(r.clone(), held));
+            let held = s.held.map(|(i, from, to)| (i, from.lerp(to, (substep + 1) as f32 / s.substeps as f32)));
+            owned.iter().for_each(|r| self.advance(r.clone(), held, substep > 0));
             for iteration in 0..s.iterations {
                 let first = iteration == 0;
                 regions.clone().for_each(|g| self.solve_group(g, first));
@@ -104,8 +102,8 @@ impl Frame<'_> {
                 barrier.wait(parties);
                 owned.iter().for_each(|r| self.project_contacts(r.clone()));
             }
-            owned.iter().for_each(|r| self.update_velocities(r.clone()));
         }
+        owned.iter().for_each(|r| self.update_velocities(r.clone()));
     }
 
     /// One Gauss–Seidel sweep over group `g`: distance colours, then hinge colours.
@@ -122,22 +120,38 @@ impl Frame<'_> {
         }
     }
 
-    /// Start of a substep: remember positions, apply gravity and air damping, move free
-    /// particles by h·v and the held particle to its interpolated target.
-    unsafe fn predict(&self, range: Range<usize>, held: Option<(usize, Vec3)>) {
+    /// Start of a substep: finish the previous substep's velocity (`finish`, fused here to
+    /// save a pass over the particles), remember positions, apply gravity and air damping,
+    /// move free particles by h·v and the held particle to its interpolated target.
+    unsafe fn advance(&self, range: Range<usize>, held: Option<(usize, Vec3)>, finish: bool) {
         let s = &self.settings;
         for i in range.clone() {
-            let (pos, vel) = (&mut *self.pos.add(i), &mut *self.vel.add(i));
-            *self.prev.add(i) = *pos;
-            if pos[3] > 0.0 {
-                *vel = (*vel + s.gravity * s.h) * s.air;
-                pos[0] += s.h * vel.x;
-                pos[1] += s.h * vel.y;
-                pos[2] += s.h * vel.z;
-            }
+            let (pos, prev, vel) = (&mut *self.pos.add(i), &mut *self.prev.add(i), &mut *self.vel.add(i));
+            let v = if finish { self.velocity(*pos, *prev) } else { *vel };
+            *prev = *pos;
+            // Selects rather than a branch, so the loop stays branch-free.
+            let free = pos[3] > 0.0;
+            let moved = (v + s.gravity * s.h) * s.air;
+            let v = if free { moved } else { v };
+            let step = if free { v * s.h } else { Vec3::ZERO };
+            pos[0] += step.x;
+            pos[1] += step.y;
+            pos[2] += step.z;
+            *vel = v;
         }
         if let Some((i, target)) = held.filter(|(i, _)| range.contains(i)) {
             (&mut *self.pos.add(i))[..3].copy_from_slice(&target.to_array());
+        }
+    }
+
+    /// v = (x − x_prev)/h, clamped to `max_speed` (0 = no clamp).
+    fn velocity(&self, pos: PosW, prev: PosW) -> Vec3 {
+        let v = (xyz(pos) - xyz(prev)) * (1.0 / self.settings.h);
+        let max_speed = self.settings.max_speed;
+        if max_speed > 0.0 {
+            v.clamp_length_max(max_speed)
+        } else {
+            v
         }
     }
 
@@ -160,13 +174,10 @@ impl Frame<'_> {
         }
     }
 
-    /// v = (x − x_prev)/h, clamped to `max_speed` (0 = no clamp).
+    /// End of the frame: the last substep's velocities.
     unsafe fn update_velocities(&self, range: Range<usize>) {
-        let inv_h = 1.0 / self.settings.h;
-        let max_speed = self.settings.max_speed;
         for i in range {
-            let v = (xyz(*self.pos.add(i)) - xyz(*self.prev.add(i))) * inv_h;
-            *self.vel.add(i) = if max_speed > 0.0 { v.clamp_length_max(max_speed) } else { v };
+            *self.vel.add(i) = self.velocity(*self.pos.add(i), *self.prev.add(i));
         }
     }
 }

@@ -7,6 +7,7 @@
 //! Tension (N) is −λ/h².
 
 use super::Batch;
+use crate::sim::model::EdgeKind;
 
 /// Below this length (m) an edge has no direction; it is skipped, never divided by.
 const MIN_LENGTH: f32 = 1e-9;
@@ -23,6 +24,8 @@ pub struct DistanceItem {
     pub rest: f32,
     /// Effective compliance α in m/N.
     pub compliance: f32,
+    /// What the edge models (statistics read the stretch edges).
+    pub kind: EdgeKind,
 }
 
 /// A colour batch in structure-of-arrays layout, so the projection loop streams contiguous
@@ -39,6 +42,8 @@ pub struct DistanceBatch {
     pub compliance: Vec<f32>,
     /// Lagrange multipliers of the current substep (N·s²).
     pub lambda: Vec<f32>,
+    /// Edge kinds.
+    pub kind: Vec<EdgeKind>,
     /// Model id of each slot.
     pub id: Vec<u32>,
 }
@@ -56,6 +61,7 @@ impl Batch for DistanceBatch {
         self.rest.push(item.rest);
         self.compliance.push(item.compliance);
         self.lambda.push(0.0);
+        self.kind.push(item.kind);
         self.id.push(id);
     }
 
@@ -65,6 +71,7 @@ impl Batch for DistanceBatch {
         self.rest.swap_remove(index);
         self.compliance.swap_remove(index);
         self.lambda.swap_remove(index);
+        self.kind.swap_remove(index);
         self.id.swap_remove(index);
         self.id.get(index).copied()
     }
@@ -74,11 +81,17 @@ impl Batch for DistanceBatch {
             ends: [self.a[index], self.b[index]],
             rest: self.rest[index],
             compliance: self.compliance[index],
+            kind: self.kind[index],
         }
     }
 
     fn id(&self, index: usize) -> u32 {
         self.id[index]
+    }
+
+    /// Kind first, so the statistics can skip the non-stretch runs with a predictable branch.
+    fn sort_key(item: &DistanceItem) -> u64 {
+        ((item.kind as u64) << 32) | item.ends[0].min(item.ends[1]) as u64
     }
 
     fn len(&self) -> usize {
@@ -273,6 +286,19 @@ mod avx2 {
         }
     }
 
+    /// One Newton step y ← y (3 − x y²)/2 on an estimate y of 1/√x.
+    #[inline(always)]
+    unsafe fn refine_rsqrt(x: __m256, y: __m256) -> __m256 {
+        let xy2 = _mm256_mul_ps(_mm256_mul_ps(x, y), y);
+        _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5), y), _mm256_sub_ps(_mm256_set1_ps(3.0), xy2))
+    }
+
+    /// One Newton step y ← y (2 − x y) on an estimate y of 1/x.
+    #[inline(always)]
+    unsafe fn refine_rcp(x: __m256, y: __m256) -> __m256 {
+        _mm256_mul_ps(y, _mm256_fnmadd_ps(x, y, _mm256_set1_ps(2.0)))
+    }
+
     /// # Safety
     /// As [`super::project_raw`]; the CPU must support AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
@@ -290,7 +316,10 @@ mod avx2 {
             let [xb, yb, zb, wb] = load8(pos, ib);
             let (dx, dy, dz) = (_mm256_sub_ps(xa, xb), _mm256_sub_ps(ya, yb), _mm256_sub_ps(za, zb));
             let len2 = _mm256_fmadd_ps(dx, dx, _mm256_fmadd_ps(dy, dy, _mm256_mul_ps(dz, dz)));
-            let len = _mm256_sqrt_ps(len2);
+            // 1/|d| and 1/denominator from the hardware estimates plus one Newton step each
+            // (about 2 ulp): sqrt and div would cost more than the rest of the projection.
+            let inv_len = refine_rsqrt(len2, _mm256_rsqrt_ps(len2));
+            let len = _mm256_mul_ps(len2, inv_len);
             let alpha_tilde = _mm256_mul_ps(_mm256_loadu_ps(compliance.add(j)), inv_h2v);
             let denom = _mm256_add_ps(_mm256_add_ps(wa, wb), alpha_tilde);
             let old = if first { zero } else { _mm256_loadu_ps(lambda.add(j)) };
@@ -299,8 +328,9 @@ mod avx2 {
                 _mm256_cmp_ps::<_CMP_GT_OQ>(len2, min_len2),
                 _mm256_cmp_ps::<_CMP_GT_OQ>(denom, zero),
             );
-            // Degenerate lanes divide by zero here; the mask turns their f into exactly 0.
-            let f = _mm256_and_ps(_mm256_div_ps(num, _mm256_mul_ps(denom, len)), valid);
+            // Degenerate lanes may compute inf or NaN here; the mask turns their f into 0.
+            let inv_denom = refine_rcp(denom, _mm256_rcp_ps(denom));
+            let f = _mm256_and_ps(_mm256_mul_ps(_mm256_mul_ps(num, inv_denom), inv_len), valid);
             _mm256_storeu_ps(lambda.add(j), _mm256_fmadd_ps(f, len, old));
             let (fa, fb) = (_mm256_mul_ps(wa, f), _mm256_mul_ps(wb, f));
             let moved_a = [

@@ -6,7 +6,8 @@
 //! no particle, so the constraints of one batch can be projected in any order, in SIMD lanes,
 //! with bit-identical results. The sweep is still Gauss–Seidel *across* batches. Colours are
 //! assigned greedily with a 64-bit mask of used colours per particle; the rare constraint that
-//! finds all 64 colours taken goes to a serial tail batch.
+//! finds all 64 colours taken goes to a serial tail batch. Inside a batch constraints are
+//! sorted by particle index, so a sweep walks memory forward.
 //!
 //! Two cores: a large cloth's particles are split by index into [`REGIONS`] contiguous
 //! regions (a horizontal cut for a row-major grid). A constraint whose particles all lie in one
@@ -49,6 +50,11 @@ pub(crate) trait Batch: Default {
     fn get(&self, index: usize) -> Self::Item;
     /// Model id of slot `index`.
     fn id(&self, index: usize) -> u32;
+    /// Order of constraints inside a batch: by first particle, so a sweep walks memory
+    /// forward (a type may group kinds first).
+    fn sort_key(item: &Self::Item) -> u64 {
+        Self::particles(item).iter().copied().min().unwrap_or(0) as u64
+    }
     /// Number of constraints.
     fn len(&self) -> usize;
 }
@@ -169,12 +175,12 @@ impl<B: Batch> Coloured<B> {
         });
     }
 
-    /// Reorders every batch by its constraints' first particle (same colours, new slots).
+    /// Reorders every batch by [`Batch::sort_key`] (same colours, new slots).
     fn sort_batches(&mut self) {
         for group in &mut self.groups {
             for batch in group.iter_batches_mut() {
                 let mut order: Vec<usize> = (0..batch.len()).collect();
-                order.sort_by_key(|&i| B::particles(&batch.get(i)).iter().copied().min());
+                order.sort_by_key(|&i| B::sort_key(&batch.get(i)));
                 let mut sorted = B::default();
                 for i in order {
                     sorted.push(batch.id(i), batch.get(i));
@@ -294,6 +300,7 @@ mod tests {
             ends: [a, b],
             rest: 1.0,
             compliance: 0.0,
+            kind: crate::sim::model::EdgeKind::Stretch,
         }
     }
 
