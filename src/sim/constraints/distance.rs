@@ -177,9 +177,9 @@ pub(crate) unsafe fn project_raw(
     }
 }
 
-/// One undamped projection, written so that it rounds exactly like one lane of the AVX2
-/// kernel when `FMA` is set: with f = (−C − α̃λ)/((w_a + w_b + α̃)·|d|), Δλ = f·|d| and
-/// Δx_a = w_a f d, Δx_b = −w_b f d (d = x_a − x_b, so f d = Δλ n).
+/// One undamped projection, in the same form as a lane of the AVX2 kernel (which rounds
+/// slightly differently through its reciprocal estimates): Δλ = (−C − α̃λ)/(w_a + w_b + α̃),
+/// f = Δλ/|d|, Δx_a = w_a f d, Δx_b = −w_b f d (d = x_a − x_b, so f d = Δλ n).
 ///
 /// # Safety
 /// As [`project_raw`], and `j` < `batch.len()`.
@@ -199,8 +199,9 @@ unsafe fn project_one<const FMA: bool>(pos: *mut PosW, batch: &mut DistanceBatch
         *lambda = old;
         return;
     }
-    let f = madd(-alpha_tilde, old, *batch.rest.get_unchecked(j) - len) / (denom * len);
-    *lambda = madd(f, len, old);
+    let dl = madd(-alpha_tilde, old, *batch.rest.get_unchecked(j) - len) / denom;
+    let f = dl / len;
+    *lambda = old + dl;
     let (fa, fb) = (pa[3] * f, pb[3] * f);
     let (qa, qb) = (&mut *pos.add(ia), &mut *pos.add(ib));
     for c in 0..3 {
@@ -328,10 +329,11 @@ mod avx2 {
                 _mm256_cmp_ps::<_CMP_GT_OQ>(len2, min_len2),
                 _mm256_cmp_ps::<_CMP_GT_OQ>(denom, zero),
             );
-            // Degenerate lanes may compute inf or NaN here; the mask turns their f into 0.
+            // Degenerate lanes may compute inf or NaN here; the mask turns their Δλ and f into exactly 0.
             let inv_denom = refine_rcp(denom, _mm256_rcp_ps(denom));
-            let f = _mm256_and_ps(_mm256_mul_ps(_mm256_mul_ps(num, inv_denom), inv_len), valid);
-            _mm256_storeu_ps(lambda.add(j), _mm256_fmadd_ps(f, len, old));
+            let dl = _mm256_and_ps(_mm256_mul_ps(num, inv_denom), valid);
+            let f = _mm256_mul_ps(dl, _mm256_and_ps(inv_len, valid));
+            _mm256_storeu_ps(lambda.add(j), _mm256_add_ps(old, dl));
             let (fa, fb) = (_mm256_mul_ps(wa, f), _mm256_mul_ps(wb, f));
             let moved_a = [
                 _mm256_fmadd_ps(fa, dx, xa),
@@ -350,6 +352,136 @@ mod avx2 {
         }
         for j in full..n {
             project_one::<true>(pos, batch, j, inv_h2, first);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (tests only need spread, not quality).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self) -> f32 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 40) as f32 / (1u64 << 24) as f32
+        }
+    }
+
+    const K: SubstepConstants = SubstepConstants {
+        inv_h2: 900.0 * 900.0,
+        damping_over_h: 0.0,
+    };
+
+    fn item(a: u32, b: u32, rest: f32, compliance: f32) -> DistanceItem {
+        DistanceItem {
+            ends: [a, b],
+            rest,
+            compliance,
+            kind: EdgeKind::Stretch,
+        }
+    }
+
+    /// 2·`pairs` random particles (some pinned) and one constraint per pair, so no particle is
+    /// shared; includes coincident ends, pinned–pinned pairs and zero rest lengths.
+    fn random_batch(rng: &mut Lcg, pairs: u32) -> (Vec<PosW>, DistanceBatch) {
+        let mut pos: Vec<PosW> = (0..2 * pairs)
+            .map(|_| {
+                let w = if rng.next() < 0.2 { 0.0 } else { 0.1 + 2.0 * rng.next() };
+                [rng.next() * 2.0 - 1.0, rng.next() * 3.0, rng.next() - 0.5, w]
+            })
+            .collect();
+        let mut batch = DistanceBatch::default();
+        for j in 0..pairs {
+            let (a, b) = (2 * j, 2 * j + 1);
+            match j % 7 {
+                0 => pos[b as usize] = [pos[a as usize][0], pos[a as usize][1], pos[a as usize][2], pos[b as usize][3]],
+                1 => (pos[a as usize][3], pos[b as usize][3]) = (0.0, 0.0),
+                _ => {}
+            }
+            let rest = if j % 5 == 0 { 0.0 } else { rng.next() };
+            let compliance = [0.0, 1e-4, 1.0][j as usize % 3];
+            batch.push(j, item(a, b, rest, compliance));
+        }
+        (pos, batch)
+    }
+
+    #[test]
+    fn simd_kernel_matches_scalar_kernel_on_random_batches() {
+        if Kernel::detect() == Kernel::Scalar {
+            return; // nothing to compare on this CPU
+        }
+        let mut rng = Lcg(7);
+        for pairs in [1, 7, 8, 9, 64, 203] {
+            let (pos, batch) = random_batch(&mut rng, pairs);
+            let [scalar, simd] = [Kernel::Scalar, Kernel::Avx2].map(|kernel| {
+                let (mut p, mut b) = (pos.clone(), batch.clone());
+                project_with(kernel, &mut p, &pos, &mut b, K, true);
+                project_with(kernel, &mut p, &pos, &mut b, K, false);
+                (p, b)
+            });
+            for (s, v) in scalar.0.iter().zip(&simd.0) {
+                for c in 0..4 {
+                    assert!(v[c].is_finite());
+                    assert!((s[c] - v[c]).abs() <= 2e-6 * (1.0 + s[c].abs()), "{s:?} vs {v:?}");
+                }
+            }
+            for (s, v) in scalar.1.lambda.iter().zip(&simd.1.lambda) {
+                assert!(v.is_finite() && (s - v).abs() <= 1e-5 * (1e-6 + s.abs()), "λ {s} vs {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_kernel_solves_a_rigid_constraint_exactly_and_skips_degenerate_ones() {
+        for kernel in [Kernel::Scalar, Kernel::detect()] {
+            // Eight copies so the SIMD lanes run, plus one in the scalar remainder.
+            let mut pos = Vec::new();
+            let mut batch = DistanceBatch::default();
+            for j in 0..9u32 {
+                pos.push([0.0, j as f32, 0.0, 1.0]);
+                pos.push([2.0, j as f32, 0.0, 3.0]);
+                batch.push(j, item(2 * j, 2 * j + 1, 1.0, 0.0));
+            }
+            // Degenerate: the last pair coincides.
+            pos[17] = pos[16];
+            let prev = pos.clone();
+            project_with(kernel, &mut pos, &prev, &mut batch, K, true);
+            for j in 0..8 {
+                let (a, b) = (pos[2 * j], pos[2 * j + 1]);
+                // C = 1 m shared 1 : 3 by inverse mass: a moves 0.25 m, b 0.75 m.
+                assert!((a[0] - 0.25).abs() < 1e-6 && (b[0] - 1.25).abs() < 1e-6, "{kernel:?} {a:?} {b:?}");
+                assert!((batch.lambda[j] + 0.25).abs() < 1e-6, "λ = −C/(w_a + w_b)");
+            }
+            assert_eq!(pos[16], prev[16]);
+            assert_eq!(pos[17], prev[17]);
+            assert_eq!(batch.lambda[8], 0.0);
+        }
+    }
+
+    #[test]
+    fn first_sweep_overwrites_stale_lambda_and_later_sweeps_keep_the_compliance_term() {
+        for kernel in [Kernel::Scalar, Kernel::detect()] {
+            let mut pos = vec![[0.0, 0.0, 0.0, 1.0], [2.0, 0.0, 0.0, 1.0]];
+            let prev = pos.clone();
+            let mut batch = DistanceBatch::default();
+            batch.push(0, item(0, 1, 1.0, 1e-6));
+            batch.lambda[0] = 123.0;
+            project_with(kernel, &mut pos, &prev, &mut batch, K, true);
+            let alpha_tilde = 1e-6 * K.inv_h2;
+            let first = -1.0 / (2.0 + alpha_tilde);
+            assert!((batch.lambda[0] - first).abs() < 1e-6 * first.abs());
+            // Second sweep: Δλ = (−C − α̃λ)/(w + α̃) with the remaining C.
+            let c = (pos[1][0] - pos[0][0]) - 1.0;
+            project_with(kernel, &mut pos, &prev, &mut batch, K, false);
+            let expected = first + (-c - alpha_tilde * first) / (2.0 + alpha_tilde);
+            assert!(
+                (batch.lambda[0] - expected).abs() < 1e-5 * expected.abs(),
+                "{} vs {expected}",
+                batch.lambda[0]
+            );
         }
     }
 }
