@@ -134,9 +134,10 @@ fn angle_and_gradients([p0, p1, p2, p3]: [Vec3; 4]) -> Option<(f32, [Vec3; 4])> 
         return None;
     }
     let e_len = le.sqrt();
-    let e_hat = e / e_len;
+    // One reciprocal per length instead of a division per component.
+    let e_hat = e * (1.0 / e_len);
     let theta = n1.cross(n2).dot(e_hat).atan2(n1.dot(n2));
-    let (m1, m2) = (n1 / l1, n2 / l2);
+    let (m1, m2) = (n1 * (1.0 / l1), n2 * (1.0 / l2));
     let g0 = -e_len * m1;
     let g1 = -e_len * m2;
     let g2 = -((p0 - p3).dot(e_hat) * m1 + (p1 - p3).dot(e_hat) * m2);
