@@ -117,9 +117,11 @@ impl Frame<'_> {
         }
         // The tail's constraints may share particles: one at a time.
         distance::project_raw(Kernel::Scalar, self.pos, self.prev, &mut distances.tail, k, first);
-        for batch in (*self.hinges.add(g)).iter_batches_mut() {
-            hinge::project_raw(self.pos, self.prev, batch, k, first);
+        let hinges = &mut *self.hinges.add(g);
+        for batch in &mut hinges.batches {
+            hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first);
         }
+        hinge::project_raw(Kernel::Scalar, self.pos, self.prev, &mut hinges.tail, k, first);
     }
 
     /// Start of a substep: finish the previous substep's velocity (`finish`, fused here to

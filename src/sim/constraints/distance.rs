@@ -248,14 +248,14 @@ unsafe fn project_damped(pos: *mut PosW, prev: *const PosW, batch: &mut Distance
 /// load per particle and a 4 × 4 transpose (cheaper than four gathers on Zen), and written back
 /// the same way; a batch shares no particle, so the eight lanes never conflict.
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
+pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
     use super::{project_one, DistanceBatch, PosW, MIN_LENGTH2};
 
     /// Loads eight particles as x, y, z, w vectors.
     #[inline(always)]
-    unsafe fn load8(pos: *const PosW, idx: &[u32]) -> [__m256; 4] {
+    pub(in crate::sim::constraints) unsafe fn load8(pos: *const PosW, idx: &[u32]) -> [__m256; 4] {
         let l = |k: usize| _mm_loadu_ps(pos.add(*idx.get_unchecked(k) as usize) as *const f32);
         let pair = |k: usize| _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(l(k)), l(k + 4));
         let (r0, r1, r2, r3) = (pair(0), pair(1), pair(2), pair(3));
@@ -271,7 +271,7 @@ mod avx2 {
 
     /// Stores x, y, z, w vectors back as eight particles.
     #[inline(always)]
-    unsafe fn store8(pos: *mut PosW, idx: &[u32], [x, y, z, w]: [__m256; 4]) {
+    pub(in crate::sim::constraints) unsafe fn store8(pos: *mut PosW, idx: &[u32], [x, y, z, w]: [__m256; 4]) {
         let (t0, t1) = (_mm256_unpacklo_ps(x, y), _mm256_unpackhi_ps(x, y));
         let (t2, t3) = (_mm256_unpacklo_ps(z, w), _mm256_unpackhi_ps(z, w));
         let rows = [

@@ -4,7 +4,9 @@
 use glam::Vec3;
 
 use super::bend::wrap_angle;
-use super::distance::{PosW, SubstepConstants};
+use std::ops::Range;
+
+use super::distance::{Kernel, PosW, SubstepConstants};
 use super::Batch;
 
 /// Below this squared length (m², m⁴ for the normals) a hinge is degenerate and skipped, as in
@@ -79,17 +81,39 @@ pub fn project(pos: &mut [PosW], prev: &[PosW], batch: &mut HingeBatch, k: Subst
         batch.items.iter().flat_map(|h| h.particles).all(|i| (i as usize) < n),
         "particle index out of range"
     );
-    // SAFETY: indices checked above; the slices are borrowed exclusively.
-    unsafe { project_raw(pos.as_mut_ptr(), prev.as_ptr(), batch, k, first) }
+    // SAFETY: indices checked above; the slices are borrowed exclusively; scalar kernel.
+    unsafe { project_raw(Kernel::Scalar, pos.as_mut_ptr(), prev.as_ptr(), batch, k, first) }
 }
 
-/// Projects every hinge of `batch` once on raw particle arrays.
+/// Projects every hinge of `batch` once on raw particle arrays with `kernel` (AVX2 for undamped
+/// colour batches; a batch shares no particle, so eight hinges run in lanes).
 ///
 /// # Safety
-/// Every particle index in `batch` must be in bounds of `pos` and `prev`, and no other thread
-/// may touch those particles during the call.
-pub(crate) unsafe fn project_raw(pos: *mut PosW, prev: *const PosW, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
-    for (item, lambda) in batch.items.iter().zip(batch.lambda.iter_mut()) {
+/// Every particle index in `batch` must be in bounds of `pos` and `prev`, no other thread may
+/// touch those particles during the call, `kernel` must be supported by this CPU, and unless
+/// it is [`Kernel::Scalar`] no two hinges of the batch may share a particle.
+pub(crate) unsafe fn project_raw(
+    kernel: Kernel,
+    pos: *mut PosW,
+    prev: *const PosW,
+    batch: &mut HingeBatch,
+    k: SubstepConstants,
+    first: bool,
+) {
+    let n = batch.items.len();
+    match kernel {
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx2 if k.damping_over_h == 0.0 => avx2::project(pos, batch, k.inv_h2, first),
+        _ => project_scalar(pos, prev, batch, 0..n, k, first),
+    }
+}
+
+/// The scalar projection of slots `range` (any kernel, with or without damping).
+///
+/// # Safety
+/// As [`project_raw`].
+unsafe fn project_scalar(pos: *mut PosW, prev: *const PosW, batch: &mut HingeBatch, range: Range<usize>, k: SubstepConstants, first: bool) {
+    for (item, lambda) in batch.items[range.clone()].iter().zip(batch.lambda[range].iter_mut()) {
         if first {
             *lambda = 0.0;
         }
@@ -161,6 +185,164 @@ fn wrap_difference(a: f32) -> f32 {
     }
 }
 
+/// The AVX2 hinge kernel: eight hinges per iteration, with the same formulas as
+/// [`angle_and_gradients`] and a vectorised atan2 (Cephes polynomial, about 1e-7 rad).
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+    use std::f32::consts::{FRAC_PI_2, FRAC_PI_4, PI, TAU};
+
+    use super::super::distance::avx2::{load8, store8};
+    use super::{project_scalar, HingeBatch, PosW, SubstepConstants, DEGENERATE};
+
+    type V3 = [__m256; 3];
+
+    #[inline(always)]
+    unsafe fn sub(a: V3, b: V3) -> V3 {
+        [_mm256_sub_ps(a[0], b[0]), _mm256_sub_ps(a[1], b[1]), _mm256_sub_ps(a[2], b[2])]
+    }
+
+    #[inline(always)]
+    unsafe fn scale(a: V3, s: __m256) -> V3 {
+        [_mm256_mul_ps(a[0], s), _mm256_mul_ps(a[1], s), _mm256_mul_ps(a[2], s)]
+    }
+
+    #[inline(always)]
+    unsafe fn dot(a: V3, b: V3) -> __m256 {
+        _mm256_fmadd_ps(a[2], b[2], _mm256_fmadd_ps(a[1], b[1], _mm256_mul_ps(a[0], b[0])))
+    }
+
+    #[inline(always)]
+    unsafe fn cross(a: V3, b: V3) -> V3 {
+        [
+            _mm256_fmsub_ps(a[1], b[2], _mm256_mul_ps(a[2], b[1])),
+            _mm256_fmsub_ps(a[2], b[0], _mm256_mul_ps(a[0], b[2])),
+            _mm256_fmsub_ps(a[0], b[1], _mm256_mul_ps(a[1], b[0])),
+        ]
+    }
+
+    /// −(s·a + t·b).
+    #[inline(always)]
+    unsafe fn neg_combine(s: __m256, a: V3, t: __m256, b: V3) -> V3 {
+        let c = |i: usize| _mm256_fnmsub_ps(s, a[i], _mm256_mul_ps(t, b[i]));
+        [c(0), c(1), c(2)]
+    }
+
+    /// atan2(y, x) for lanes where x and y are not both zero.
+    #[inline(always)]
+    unsafe fn atan2(y: __m256, x: __m256) -> __m256 {
+        let sign = _mm256_set1_ps(-0.0);
+        let (ax, ay) = (_mm256_andnot_ps(sign, x), _mm256_andnot_ps(sign, y));
+        let t = _mm256_div_ps(_mm256_min_ps(ax, ay), _mm256_max_ps(ax, ay));
+        // atan t on [0, 1]: above tan(π/8) use atan t = π/4 + atan((t − 1)/(t + 1)).
+        let big = _mm256_cmp_ps::<_CMP_GT_OQ>(t, _mm256_set1_ps(0.414_213_57));
+        let one = _mm256_set1_ps(1.0);
+        let u = _mm256_blendv_ps(t, _mm256_div_ps(_mm256_sub_ps(t, one), _mm256_add_ps(t, one)), big);
+        let base = _mm256_and_ps(big, _mm256_set1_ps(FRAC_PI_4));
+        let z = _mm256_mul_ps(u, u);
+        let mut poly = _mm256_set1_ps(8.053_744_5e-2);
+        for c in [-1.387_768_6e-1, 1.997_771_1e-1, -3.333_295e-1] {
+            poly = _mm256_fmadd_ps(poly, z, _mm256_set1_ps(c));
+        }
+        let r = _mm256_add_ps(base, _mm256_fmadd_ps(_mm256_mul_ps(poly, z), u, u));
+        let r = _mm256_blendv_ps(r, _mm256_sub_ps(_mm256_set1_ps(FRAC_PI_2), r), _mm256_cmp_ps::<_CMP_GT_OQ>(ay, ax));
+        let r = _mm256_blendv_ps(
+            r,
+            _mm256_sub_ps(_mm256_set1_ps(PI), r),
+            _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_setzero_ps()),
+        );
+        _mm256_or_ps(r, _mm256_and_ps(y, sign))
+    }
+
+    /// # Safety
+    /// As [`super::project_raw`]; the CPU must support AVX2 and FMA; no damping.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn project(pos: *mut PosW, batch: &mut HingeBatch, inv_h2: f32, first: bool) {
+        let n = batch.items.len();
+        let full = n - n % 8;
+        let k = SubstepConstants {
+            inv_h2,
+            damping_over_h: 0.0,
+        };
+        let mut idx = [[0u32; 8]; 4];
+        for j in (0..full).step_by(8) {
+            let items = &batch.items[j..j + 8];
+            for (lane, item) in items.iter().enumerate() {
+                for (q, &p) in item.particles.iter().enumerate() {
+                    idx[q][lane] = p;
+                }
+            }
+            let lanes = |f: &dyn Fn(usize) -> f32| _mm256_setr_ps(f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7));
+            let rest = lanes(&|l| items[l].rest_angle);
+            let compliance = lanes(&|l| items[l].compliance);
+            let q = [load8(pos, &idx[0]), load8(pos, &idx[1]), load8(pos, &idx[2]), load8(pos, &idx[3])];
+            let p: [V3; 4] = [0, 1, 2, 3].map(|i| [q[i][0], q[i][1], q[i][2]]);
+            let e = sub(p[3], p[2]);
+            let n1 = cross(sub(p[2], p[0]), sub(p[3], p[0]));
+            let n2 = cross(sub(p[3], p[1]), sub(p[2], p[1]));
+            let (l1, l2, le) = (dot(n1, n1), dot(n2, n2), dot(e, e));
+            let degenerate = _mm256_set1_ps(DEGENERATE);
+            let mut valid = _mm256_and_ps(
+                _mm256_and_ps(
+                    _mm256_cmp_ps::<_CMP_GE_OQ>(l1, degenerate),
+                    _mm256_cmp_ps::<_CMP_GE_OQ>(l2, degenerate),
+                ),
+                _mm256_cmp_ps::<_CMP_GE_OQ>(le, degenerate),
+            );
+            let one = _mm256_set1_ps(1.0);
+            let e_len = _mm256_sqrt_ps(le);
+            let e_hat = scale(e, _mm256_div_ps(one, e_len));
+            let theta = atan2(dot(cross(n1, n2), e_hat), dot(n1, n2));
+            let (m1, m2) = (scale(n1, _mm256_div_ps(one, l1)), scale(n2, _mm256_div_ps(one, l2)));
+            let neg_e = _mm256_sub_ps(_mm256_setzero_ps(), e_len);
+            let grads = [
+                scale(m1, neg_e),
+                scale(m2, neg_e),
+                neg_combine(dot(sub(p[0], p[3]), e_hat), m1, dot(sub(p[1], p[3]), e_hat), m2),
+                neg_combine(dot(sub(p[2], p[0]), e_hat), m1, dot(sub(p[2], p[1]), e_hat), m2),
+            ];
+            let weighted = (0..4).fold(_mm256_setzero_ps(), |acc, i| _mm256_fmadd_ps(q[i][3], dot(grads[i], grads[i]), acc));
+            let alpha_tilde = _mm256_mul_ps(compliance, _mm256_set1_ps(inv_h2));
+            let denom = _mm256_add_ps(weighted, alpha_tilde);
+            valid = _mm256_and_ps(valid, _mm256_cmp_ps::<_CMP_GT_OQ>(denom, _mm256_set1_ps(1e-30)));
+            valid = _mm256_and_ps(valid, _mm256_cmp_ps::<_CMP_LT_OQ>(denom, _mm256_set1_ps(f32::INFINITY)));
+            // C = θ − θ0 wrapped into (−π, π]; one turn suffices while |θ0| ≤ π, otherwise
+            // the scalar path (with the general wrap) takes this chunk.
+            let c = _mm256_sub_ps(theta, rest);
+            let pi = _mm256_set1_ps(PI);
+            if _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_andnot_ps(_mm256_set1_ps(-0.0), rest), pi)) != 0 {
+                project_scalar(pos, pos, batch, j..j + 8, k, first);
+                continue;
+            }
+            let c = _mm256_blendv_ps(c, _mm256_sub_ps(c, _mm256_set1_ps(TAU)), _mm256_cmp_ps::<_CMP_GT_OQ>(c, pi));
+            let c = _mm256_blendv_ps(
+                c,
+                _mm256_add_ps(c, _mm256_set1_ps(TAU)),
+                _mm256_cmp_ps::<_CMP_LE_OQ>(c, _mm256_sub_ps(_mm256_setzero_ps(), pi)),
+            );
+            let lambda = batch.lambda.as_mut_ptr().add(j);
+            let old = if first { _mm256_setzero_ps() } else { _mm256_loadu_ps(lambda) };
+            let num = _mm256_fnmadd_ps(alpha_tilde, old, _mm256_sub_ps(_mm256_setzero_ps(), c));
+            let dl = _mm256_and_ps(_mm256_div_ps(num, denom), valid);
+            _mm256_storeu_ps(lambda, _mm256_add_ps(old, dl));
+            for i in 0..4 {
+                // Masked lanes have dl = 0 but may carry NaN gradients: mask the step itself.
+                let s = _mm256_mul_ps(q[i][3], dl);
+                let step = |c: usize| _mm256_and_ps(_mm256_mul_ps(s, grads[i][c]), valid);
+                let moved = [
+                    _mm256_add_ps(q[i][0], step(0)),
+                    _mm256_add_ps(q[i][1], step(1)),
+                    _mm256_add_ps(q[i][2], step(2)),
+                    q[i][3],
+                ];
+                store8(pos, &idx[i], moved);
+            }
+        }
+        // Without damping the scalar path never reads `prev`.
+        project_scalar(pos, pos, batch, full..n, k, first);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +361,67 @@ mod tests {
         assert!((theta - ref_theta).abs() < 1e-6, "{theta} vs {ref_theta}");
         for (g, r) in grads.iter().zip(&ref_grads) {
             assert!((*g - *r).length() < 1e-5 * r.length().max(1.0), "{g} vs {r}");
+        }
+    }
+
+    #[test]
+    fn simd_hinges_match_scalar_hinges_on_random_batches() {
+        if Kernel::detect() == Kernel::Scalar {
+            return;
+        }
+        let mut seed = 11u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let k = SubstepConstants {
+            inv_h2: 900.0 * 900.0,
+            damping_over_h: 0.0,
+        };
+        for hinges in [3u32, 8, 21, 64] {
+            let mut pos = Vec::new();
+            let mut batch = HingeBatch::default();
+            for j in 0..hinges {
+                // Two triangles on the edge (−0.5, 0, 0)–(0.5, 0, 0), folded by a random angle.
+                let fold = (next() - 0.5) * 6.0;
+                let w = |pinned: bool, r: f32| if pinned { 0.0 } else { 0.5 + r };
+                let wing = Vec3::new(next() - 0.5, fold.cos(), fold.sin()) * (0.5 + next());
+                let mut quad = [
+                    [next() - 0.5, -0.8, 0.05 * next(), w(j % 5 == 0, next())],
+                    [wing.x, wing.y, wing.z, w(false, next())],
+                    [-0.5, 0.0, 0.0, w(j % 3 == 0, next())],
+                    [0.5, 0.0, 0.0, w(false, next())],
+                ];
+                if j % 7 == 6 {
+                    quad[1] = [quad[2][0], quad[2][1], quad[2][2], quad[1][3]]; // degenerate wing
+                }
+                pos.extend(quad);
+                batch.push(
+                    j,
+                    HingeItem {
+                        particles: [4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3],
+                        rest_angle: (next() - 0.5) * 6.2,
+                        compliance: [0.0, 1e-3, 1.0][j as usize % 3],
+                    },
+                );
+            }
+            let [scalar, simd] = [Kernel::Scalar, Kernel::Avx2].map(|kernel| {
+                let (mut p, mut b) = (pos.clone(), batch.clone());
+                // SAFETY: indices in range, single thread, kernel detected above, hinges disjoint.
+                unsafe {
+                    project_raw(kernel, p.as_mut_ptr(), pos.as_ptr(), &mut b, k, true);
+                    project_raw(kernel, p.as_mut_ptr(), pos.as_ptr(), &mut b, k, false);
+                }
+                (p, b.lambda)
+            });
+            for (s, v) in scalar.0.iter().zip(&simd.0) {
+                for c in 0..4 {
+                    assert!(v[c].is_finite() && (s[c] - v[c]).abs() <= 2e-5, "{s:?} vs {v:?}");
+                }
+            }
+            for (s, v) in scalar.1.iter().zip(&simd.1) {
+                assert!(v.is_finite() && (s - v).abs() <= 1e-3 * s.abs() + 1e-9, "λ {s} vs {v}");
+            }
         }
     }
 
