@@ -1,5 +1,5 @@
-//! Criterion benches of the solver: the distance kernels on one colour-batch-like sweep (scalar
-//! vs AVX2), the hinge kernel, and whole `Cloth::step` frames of the tmp15 workload on one and
+//! Criterion benches of the solver: the distance and hinge kernels on one colour-batch-like sweep
+//! (scalar vs AVX2), and whole `Cloth::step` frames of the tmp15 workload on one and
 //! two threads. Run with `cargo bench --bench solver`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -85,8 +85,12 @@ fn hinge_kernel(c: &mut Criterion) {
     }
     let mut group = c.benchmark_group("hinge_kernel");
     group.throughput(Throughput::Elements(batch.items.len() as u64));
-    let mut p = pos.clone();
-    group.bench_function("scalar", |bench| bench.iter(|| hinge::project(&mut p, &pos, &mut batch, K, true)));
+    for kernel in [Kernel::Scalar, Kernel::detect()] {
+        let mut p = pos.clone();
+        group.bench_function(format!("{kernel:?}"), |bench| {
+            bench.iter(|| hinge::project_with(kernel, &mut p, &pos, &mut batch, K, true))
+        });
+    }
     group.finish();
 }
 

@@ -73,16 +73,33 @@ fn xyz(p: PosW) -> Vec3 {
     Vec3::new(p[0], p[1], p[2])
 }
 
-/// Projects every hinge of `batch` once (safe wrapper of [`project_raw`]; panics on an
-/// out-of-range index). On the first sweep of a substep (`first`) λ starts from 0.
+/// Projects every hinge of `batch` once with the scalar kernel (safe wrapper of
+/// [`project_raw`]; panics on an out-of-range index). On the first sweep of a substep
+/// (`first`) λ starts from 0.
 pub fn project(pos: &mut [PosW], prev: &[PosW], batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
-    let n = pos.len().min(prev.len());
+    project_with(Kernel::Scalar, pos, prev, batch, k, first);
+}
+
+/// [`project`] with a chosen kernel (benches and tests compare them). Panics on an
+/// out-of-range index, an unsupported kernel, or (for a vector kernel) hinges sharing a
+/// particle.
+pub fn project_with(kernel: Kernel, pos: &mut [PosW], prev: &[PosW], batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
     assert!(
-        batch.items.iter().flat_map(|h| h.particles).all(|i| (i as usize) < n),
-        "particle index out of range"
+        kernel == Kernel::Scalar || Kernel::detect() == kernel,
+        "{kernel:?} is not supported here"
     );
-    // SAFETY: indices checked above; the slices are borrowed exclusively; scalar kernel.
-    unsafe { project_raw(Kernel::Scalar, pos.as_mut_ptr(), prev.as_ptr(), batch, k, first) }
+    let n = pos.len().min(prev.len());
+    let mut seen = vec![false; n];
+    for i in batch.items.iter().flat_map(|h| h.particles) {
+        let i = i as usize;
+        assert!(i < n, "particle index out of range");
+        assert!(
+            kernel == Kernel::Scalar || !std::mem::replace(&mut seen[i], true),
+            "hinges share a particle"
+        );
+    }
+    // SAFETY: indices and disjointness checked above; the slices are borrowed exclusively.
+    unsafe { project_raw(kernel, pos.as_mut_ptr(), prev.as_ptr(), batch, k, first) }
 }
 
 /// Projects every hinge of `batch` once on raw particle arrays with `kernel` (AVX2 for undamped
