@@ -1,1 +1,114 @@
-fn main() {}
+//! Criterion benches of the solver: the distance and hinge kernels on one colour-batch-like sweep
+//! (scalar vs AVX2), and whole `Cloth::step` frames of the tmp15 workload on one and
+//! two threads. Run with `cargo bench --bench solver`.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use drape::headless::{tmp15_cloth, tmp15_params};
+use drape::sim::constraints::distance::{project_with, DistanceBatch, Kernel, PosW, SubstepConstants};
+use drape::sim::constraints::hinge::{self, HingeBatch, HingeItem};
+use drape::sim::constraints::{bend, distance};
+use drape::sim::{EdgeKind, Material};
+
+const K: SubstepConstants = SubstepConstants {
+    inv_h2: 900.0 * 900.0,
+    damping_over_h: 0.0,
+};
+
+/// An n × n grid of particles 1 cm apart and the even horizontal edges (one colour).
+fn grid_batch(n: u32) -> (Vec<PosW>, DistanceBatch) {
+    let pos: Vec<PosW> = (0..n * n)
+        .map(|i| [(i % n) as f32 * 0.01, (i / n) as f32 * 0.01, 0.0, 1.0])
+        .collect();
+    let mut batch = DistanceBatch::default();
+    for r in 0..n {
+        for c in (0..n - 1).step_by(2) {
+            batch.a.push(r * n + c);
+            batch.b.push(r * n + c + 1);
+            batch.rest.push(0.0101);
+            batch.compliance.push(1e-4);
+            batch.lambda.push(0.0);
+            batch.kind.push(EdgeKind::Stretch);
+            batch.id.push(batch.id.len() as u32);
+        }
+    }
+    (pos, batch)
+}
+
+fn distance_kernels(c: &mut Criterion) {
+    let mut group = c.benchmark_group("distance_kernel");
+    for n in [64u32, 256] {
+        let (pos, batch) = grid_batch(n);
+        group.throughput(Throughput::Elements(batch.id.len() as u64));
+        for kernel in [Kernel::Scalar, Kernel::detect()] {
+            let (mut p, mut b) = (pos.clone(), batch.clone());
+            group.bench_with_input(BenchmarkId::new(format!("{kernel:?}"), n), &n, |bench, _| {
+                bench.iter(|| project_with(kernel, &mut p, &pos, &mut b, K, true))
+            });
+        }
+        let (mut p, mut b) = (pos.clone(), batch.clone());
+        group.bench_with_input(BenchmarkId::new("auto", n), &n, |bench, _| {
+            bench.iter(|| distance::project(&mut p, &pos, &mut b, K, true))
+        });
+    }
+    group.finish();
+}
+
+fn hinge_kernel(c: &mut Criterion) {
+    // Hinges across the vertical edges of a gently folded strip, one per quad: no shared
+    // particle within a row pair, as in a colour batch.
+    let n = 128u32;
+    let pos: Vec<PosW> = (0..3 * n)
+        .map(|i| {
+            let (x, y) = ((i % n) as f32 * 0.01, (i / n) as f32 * 0.01);
+            [x, y, 0.002 * (x * 40.0).sin(), 1.0]
+        })
+        .collect();
+    let mut batch = HingeBatch::default();
+    for col in (0..n - 1).step_by(2) {
+        let p = |c: u32, r: u32| r * n + c;
+        let item = HingeItem {
+            particles: [p(col, 0), p(col + 1, 2), p(col, 1), p(col + 1, 1)],
+            rest_angle: 0.0,
+            compliance: 1.0,
+        };
+        let xyz = |i: u32| glam::Vec3::from_slice(&pos[i as usize][..3]);
+        assert!(bend::dihedral_angle(
+            xyz(item.particles[0]),
+            xyz(item.particles[1]),
+            xyz(item.particles[2]),
+            xyz(item.particles[3])
+        )
+        .is_some());
+        batch.items.push(item);
+        batch.lambda.push(0.0);
+        batch.id.push(batch.id.len() as u32);
+    }
+    let mut group = c.benchmark_group("hinge_kernel");
+    group.throughput(Throughput::Elements(batch.items.len() as u64));
+    for kernel in [Kernel::Scalar, Kernel::detect()] {
+        let mut p = pos.clone();
+        group.bench_function(format!("{kernel:?}"), |bench| {
+            bench.iter(|| hinge::project_with(kernel, &mut p, &pos, &mut batch, K, true))
+        });
+    }
+    group.finish();
+}
+
+fn tmp15_frames(c: &mut Criterion) {
+    let mut group = c.benchmark_group("tmp15_step");
+    group.sample_size(10);
+    let material = Material::default();
+    for (grid, threads) in [(32u32, 1u32), (128, 1), (128, 2), (256, 1), (256, 2)] {
+        let mut cloth = tmp15_cloth(grid).unwrap();
+        let params = tmp15_params(15, 1, threads);
+        // Projections per frame, so criterion reports projections per second.
+        group.throughput(Throughput::Elements(cloth.constraint_count() as u64 * 15));
+        group.bench_with_input(BenchmarkId::new(format!("threads{threads}"), grid), &grid, |bench, _| {
+            bench.iter(|| cloth.step(&params, &material).map(|s| s.step_ms).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, distance_kernels, hinge_kernel, tmp15_frames);
+criterion_main!(benches);

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use glam::Vec3;
 use serde::Serialize;
 
-use crate::sim::{tmp15_model, Cloth, Material, SimError, SolverParams};
+use crate::sim::cloth::distance_compliance;
+use crate::sim::{tmp15_model, Cloth, Material, Model, SimError, SolverParams};
 
 /// Writes the cloth's current surface as OBJ: `v` positions, `vn` smooth normals and
 /// `f a//a b//b c//c` faces. Split (torn) vertices are written as separate vertices.
@@ -125,6 +126,8 @@ pub struct BenchReport {
     pub proj_per_s: f64,
     /// Lowest particle height at the end (m).
     pub ymin: f32,
+    /// Which solver ran: `colour` (the engine) or `reference` (the straightforward loop).
+    pub solver: String,
 }
 
 /// Solver parameters of the tmp15 workload: Δt = 1/60, gravity −10, no damping, no clamp.
@@ -156,30 +159,7 @@ pub fn bench(
     material: &Material,
     length: BenchLength,
 ) -> Result<BenchReport, SimError> {
-    let steps = match length {
-        BenchLength::Frames(frames) => {
-            let started = Instant::now();
-            for _ in 0..frames {
-                cloth.step(params, material)?;
-            }
-            (frames as u64, started.elapsed())
-        }
-        BenchLength::Seconds(seconds) => {
-            let warm_up = Instant::now();
-            while warm_up.elapsed() < Duration::from_secs_f64((seconds * 0.1).min(0.5)) {
-                cloth.step(params, material)?;
-            }
-            let started = Instant::now();
-            let mut frames = 0u64;
-            while started.elapsed().as_secs_f64() < seconds {
-                cloth.step(params, material)?;
-                frames += 1;
-            }
-            (frames, started.elapsed())
-        }
-    };
-    let (frames, elapsed) = steps;
-    let seconds = elapsed.as_secs_f64().max(1e-9);
+    let (frames, seconds) = time_frames(length, || cloth.step(params, material).map(|_| ()))?;
     let constraints = cloth.constraint_count();
     let projections = constraints as f64 * params.substeps as f64 * params.iterations as f64 * frames as f64;
     Ok(BenchReport {
@@ -195,5 +175,173 @@ pub fn bench(
         steps_per_s: frames as f64 / seconds,
         proj_per_s: projections / seconds,
         ymin: cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min),
+        solver: "colour".into(),
+    })
+}
+
+/// Runs `frame` for `length` (warm-up included for [`BenchLength::Seconds`]); returns the
+/// timed frames and seconds.
+fn time_frames(length: BenchLength, mut frame: impl FnMut() -> Result<(), SimError>) -> Result<(u64, f64), SimError> {
+    let (frames, elapsed) = match length {
+        BenchLength::Frames(frames) => {
+            let started = Instant::now();
+            for _ in 0..frames {
+                frame()?;
+            }
+            (frames as u64, started.elapsed())
+        }
+        BenchLength::Seconds(seconds) => {
+            let warm_up = Instant::now();
+            while warm_up.elapsed() < Duration::from_secs_f64((seconds * 0.1).min(0.5)) {
+                frame()?;
+            }
+            let started = Instant::now();
+            let mut frames = 0u64;
+            while started.elapsed().as_secs_f64() < seconds {
+                frame()?;
+                frames += 1;
+            }
+            (frames, started.elapsed())
+        }
+    };
+    Ok((frames, elapsed.as_secs_f64().max(1e-9)))
+}
+
+/// The straightforward solver the `bench` figures are compared against: particles as an array
+/// of structs, distance constraints projected one after another in model order (plain
+/// Gauss–Seidel, each projection waiting for the previous one's stores), no colouring, no
+/// SIMD, no threads. Same XPBD substep loop and physics as the engine on the tmp15 workload
+/// (distance constraints, gravity, no damping, no collisions).
+#[derive(Debug, Clone)]
+pub struct ReferenceSolver {
+    particles: Vec<RefParticle>,
+    constraints: Vec<RefConstraint>,
+    lambda: Vec<f32>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RefParticle {
+    x: Vec3,
+    prev: Vec3,
+    v: Vec3,
+    /// Inverse mass (1/kg), 0 when pinned.
+    w: f32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RefConstraint {
+    a: usize,
+    b: usize,
+    rest: f32,
+    /// Compliance α (m/N).
+    compliance: f32,
+}
+
+impl ReferenceSolver {
+    /// Builds the solver from `model` under `material` (masses and compliances as the engine
+    /// derives them).
+    pub fn new(model: &Model, material: &Material) -> Self {
+        let particles = (0..model.particle_count())
+            .map(|i| {
+                let mass = model.lumped_area[i] * material.areal_density + model.point_mass[i];
+                RefParticle {
+                    x: model.positions[i],
+                    prev: model.positions[i],
+                    v: Vec3::ZERO,
+                    w: if model.pinned[i] || mass <= 0.0 { 0.0 } else { 1.0 / mass },
+                }
+            })
+            .collect();
+        let mut order: Vec<_> = model.distances.iter().collect();
+        order.sort_by_key(|c| (c.kind as u8, c.b.abs_diff(c.a)));
+        let constraints: Vec<_> = order
+            .into_iter()
+            .map(|c| RefConstraint {
+                a: c.a as usize,
+                b: c.b as usize,
+                rest: c.rest,
+                compliance: distance_compliance(c, material),
+            })
+            .collect();
+        let lambda = vec![0.0; constraints.len()];
+        Self {
+            particles,
+            constraints,
+            lambda,
+        }
+    }
+
+    /// Number of distance constraints.
+    pub fn constraint_count(&self) -> usize {
+        self.constraints.len()
+    }
+
+    /// Lowest particle height (m).
+    pub fn ymin(&self) -> f32 {
+        self.particles.iter().map(|p| p.x.y).fold(f32::INFINITY, f32::min)
+    }
+
+    /// Advances one frame (gravity, substeps and iterations from `params`; damping, speed
+    /// clamp and collisions are not part of the workload).
+    pub fn step(&mut self, params: &SolverParams) {
+        let h = params.substep_dt();
+        let inv_h2 = 1.0 / (h * h);
+        for _ in 0..params.substeps {
+            for p in self.particles.iter_mut().filter(|p| p.w > 0.0) {
+                p.prev = p.x;
+                p.v += params.gravity * h;
+                p.x += p.v * h;
+            }
+            self.lambda.fill(0.0);
+            for _ in 0..params.iterations {
+                for (c, lambda) in self.constraints.iter().zip(self.lambda.iter_mut()) {
+                    let (pa, pb) = (self.particles[c.a], self.particles[c.b]);
+                    let d = pa.x - pb.x;
+                    let len = d.length();
+                    let alpha_tilde = c.compliance * inv_h2;
+                    let denom = pa.w + pb.w + alpha_tilde;
+                    if len < 1e-9 || denom <= 0.0 {
+                        continue;
+                    }
+                    let dl = (c.rest - len - alpha_tilde * *lambda) / denom;
+                    *lambda += dl;
+                    let n = d / len;
+                    self.particles[c.a].x += pa.w * dl * n;
+                    self.particles[c.b].x -= pb.w * dl * n;
+                }
+            }
+            for p in self.particles.iter_mut().filter(|p| p.w > 0.0) {
+                p.v = (p.x - p.prev) / h;
+            }
+        }
+    }
+}
+
+/// Benchmarks the [`ReferenceSolver`] on the tmp15 workload; the report has the same keys as
+/// [`bench`] with `solver: "reference"` and `threads: 1`.
+pub fn bench_reference(grid: u32, params: &SolverParams, length: BenchLength) -> Result<BenchReport, SimError> {
+    params.validate()?;
+    let model = tmp15_model(grid)?;
+    let mut solver = ReferenceSolver::new(&model, &Material::default());
+    let (frames, seconds) = time_frames(length, || {
+        solver.step(params);
+        Ok(())
+    })?;
+    let constraints = solver.constraint_count();
+    let projections = constraints as f64 * params.substeps as f64 * params.iterations as f64 * frames as f64;
+    Ok(BenchReport {
+        workload: "tmp15".into(),
+        grid,
+        particles: model.particle_count(),
+        constraints,
+        substeps: params.substeps,
+        iterations: params.iterations,
+        threads: 1,
+        steps: frames,
+        seconds,
+        steps_per_s: frames as f64 / seconds,
+        proj_per_s: projections / seconds,
+        ymin: solver.ymin(),
+        solver: "reference".into(),
     })
 }

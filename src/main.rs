@@ -106,6 +106,18 @@ struct BenchArgs {
     /// Enable tearing at this engineering strain (to measure the cost of the tear check).
     #[arg(long, value_name = "STRAIN")]
     tear_strain: Option<f32>,
+    /// Which solver runs tmp15: the engine, or the straightforward Gauss–Seidel loop the
+    /// figures are compared against.
+    #[arg(long, value_enum, default_value_t = SolverChoice::Colour)]
+    solver: SolverChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SolverChoice {
+    /// The engine: colour batches, SIMD, threads.
+    Colour,
+    /// Array of structs, one constraint after another, one thread.
+    Reference,
 }
 
 /// A failure with the exit code it maps to.
@@ -182,6 +194,11 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
                 ..drape::sim::Material::default()
             };
             material.validate().map_err(Failure::bad_input)?;
+            if args.solver == SolverChoice::Reference {
+                let report = headless::bench_reference(args.grid, &params, length).map_err(Failure::bad_input)?;
+                println!("{}", serde_json::to_string(&report).map_err(anyhow::Error::from)?);
+                return Ok(());
+            }
             let mut cloth = headless::tmp15_cloth(args.grid).map_err(Failure::bad_input)?;
             headless::bench("tmp15", args.grid, &mut cloth, &params, &material, length)
         }

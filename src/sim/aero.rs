@@ -4,7 +4,10 @@
 //! feels the pressure drag of a flat plate in the relative wind u = w − v:
 //! F = ½ ρ C_d A (u·n)|u·n| n, shared equally by its three corners (v_i += h F/3 · w_i).
 //! Only the normal component acts, so cloth sliding edge-on through air feels nothing, while a
-//! sheet facing the wind billows. The wind speed w may gust:
+//! sheet facing the wind billows. The force is applied once per frame as an explicit impulse,
+//! capped so no corner gains more normal speed than the relative wind had: drag can bring the
+//! cloth up to the wind's speed but never past it, which keeps the explicit update stable for
+//! any frame step. The wind speed w may gust:
 //! w(t) = w₀ (1 + g sin(1.3 t) sin(0.7 t + 1)), deterministic in simulated time.
 
 use glam::Vec3;
@@ -22,7 +25,7 @@ pub fn wind_at(params: &SolverParams, t: f64) -> Vec3 {
 }
 
 impl Cloth {
-    /// Adds one substep (`h` seconds) of aerodynamic drag to the free particles' velocities.
+    /// Adds `h` seconds of aerodynamic drag to the free particles' velocities.
     pub(crate) fn apply_aerodynamics(&mut self, h: f32, wind: Vec3, drag_coefficient: f32) {
         if drag_coefficient <= 0.0 {
             return;
@@ -43,7 +46,8 @@ impl Cloth {
             // ½ρ C_d A (u·n)|u·n| n · h / 3 with A = |cross| / 2.
             let impulse = n * (scale * 0.5 * twice_area * normal_speed * normal_speed.abs());
             for i in [a, b, c] {
-                p.vel[i] += impulse * p.pos[i][3];
+                let gain = (impulse * p.pos[i][3]).clamp_length_max(normal_speed.abs());
+                p.vel[i] += gain;
             }
         }
     }

@@ -4,15 +4,17 @@ use std::time::Instant;
 
 use glam::Vec3;
 
-use super::collision::{project_contact, Collider, ContactSettings};
-use super::constraints::distance::{self, DistanceBatch, DistanceItem, SubstepConstants};
-use super::constraints::hinge::{self, HingeBatch, HingeItem};
+use super::collision::{Collider, ContactSettings};
+use super::constraints::distance::{DistanceBatch, DistanceItem, Kernel, SubstepConstants};
+use super::constraints::hinge::{HingeBatch, HingeItem};
 use super::constraints::Coloured;
 use super::error::SimError;
 use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
+use super::parallel::{self, SpinBarrier};
 use super::params::{Material, SolverParams};
-use super::particles::{xyz, Particles};
+use super::particles::Particles;
 use super::ramp::ComplianceRamp;
+use super::solver::{Frame, FrameSettings};
 use super::stats::StepStats;
 use super::tearing::TearState;
 
@@ -157,32 +159,29 @@ impl Cloth {
         let started = Instant::now();
         self.ramp_material(material, params.dt);
         let h = params.substep_dt();
-        let constants = SubstepConstants {
-            inv_h2: 1.0 / (h * h),
-            damping_over_h: params.constraint_damping / h,
+        let settings = FrameSettings {
+            h,
+            substeps: params.substeps,
+            iterations: params.iterations,
+            gravity: params.gravity,
+            air: (-params.air_damping * h).exp(),
+            max_speed: params.max_speed,
+            constants: SubstepConstants {
+                inv_h2: 1.0 / (h * h),
+                damping_over_h: params.constraint_damping / h,
+            },
+            contact: ContactSettings {
+                thickness: params.collision_thickness,
+                mu_static: material.friction_static,
+                mu_kinetic: material.friction_kinetic,
+            },
+            held: self
+                .grab
+                .map(|g| (g.particle as usize, self.particles.position(g.particle as usize), g.target)),
         };
-        let contact = ContactSettings {
-            thickness: params.collision_thickness,
-            mu_static: material.friction_static,
-            mu_kinetic: material.friction_kinetic,
-        };
-        let air = (-params.air_damping * h).exp();
-        let grab_from = self.grab.map(|g| self.particles.position(g.particle as usize));
-        for substep in 0..params.substeps {
-            let held = self.grab.zip(grab_from).map(|(g, from)| {
-                let t = (substep + 1) as f32 / params.substeps as f32;
-                (g.particle as usize, from.lerp(g.target, t))
-            });
-            let wind = super::aero::wind_at(params, self.time + (substep as f64 * h as f64));
-            self.apply_aerodynamics(h, wind, params.aerodynamic_drag);
-            self.predict(h, params.gravity, air, held);
-            self.reset_lambdas();
-            for _ in 0..params.iterations {
-                self.project_constraints(constants);
-                self.project_contacts(contact);
-            }
-            self.update_velocities(h, params.max_speed);
-        }
+        let wind = super::aero::wind_at(params, self.time);
+        self.apply_aerodynamics(params.dt, wind, params.aerodynamic_drag);
+        self.run_substeps(settings, self.threads_used(params) as usize);
         self.time += params.dt as f64;
         self.tear_overstrained(params.max_splits_per_step);
         self.stats = StepStats::measure(self, material, h);
@@ -190,67 +189,32 @@ impl Cloth {
         Ok(&self.stats)
     }
 
-    /// Start of a substep: remember positions, apply gravity and air damping, move free
-    /// particles by h·v and the held particle to its interpolated target.
-    fn predict(&mut self, h: f32, gravity: Vec3, air: f32, held: Option<(usize, Vec3)>) {
+    /// The substep loop ([`super::solver`]) on `threads` threads (1 or 2).
+    fn run_substeps(&mut self, settings: FrameSettings, threads: usize) {
         let p = &mut self.particles;
-        for ((pos, prev), vel) in p.pos.iter_mut().zip(p.prev.iter_mut()).zip(p.vel.iter_mut()) {
-            *prev = *pos;
-            if pos[3] > 0.0 {
-                *vel = (*vel + gravity * h) * air;
-                pos[0] += h * vel.x;
-                pos[1] += h * vel.y;
-                pos[2] += h * vel.z;
-            }
-        }
-        if let Some((i, target)) = held {
-            p.set_position(i, target);
-        }
-    }
-
-    fn reset_lambdas(&mut self) {
-        self.distances.iter_batches_mut().for_each(DistanceBatch::reset_lambda);
-        self.hinges.iter_batches_mut().for_each(|b| b.lambda.fill(0.0));
-    }
-
-    /// One Gauss–Seidel sweep: distance colours, then hinge colours.
-    fn project_constraints(&mut self, k: SubstepConstants) {
-        let (pos, prev) = (&mut self.particles.pos, &self.particles.prev);
-        for batch in self.distances.iter_batches_mut() {
-            let n = batch.a.len();
-            distance::project(pos, prev, batch, 0..n, k);
-        }
-        for batch in self.hinges.iter_batches_mut() {
-            hinge::project(pos, prev, batch, k);
-        }
-    }
-
-    /// Contacts: the last constraint group of every sweep.
-    fn project_contacts(&mut self, settings: ContactSettings) {
-        if self.colliders.is_empty() {
-            return;
-        }
-        let p = &mut self.particles;
-        for (pos, prev) in p.pos.iter_mut().zip(p.prev.iter_mut()) {
-            if pos[3] == 0.0 {
-                continue;
-            }
-            let (mut x, mut start) = (xyz(*pos), xyz(*prev));
-            for collider in &self.colliders {
-                project_contact(collider, &mut x, &mut start, settings);
-            }
-            pos[..3].copy_from_slice(&x.to_array());
-            prev[..3].copy_from_slice(&start.to_array());
-        }
-    }
-
-    /// v = (x − x_prev)/h, clamped to `max_speed` (0 = no clamp).
-    fn update_velocities(&mut self, h: f32, max_speed: f32) {
-        let p = &mut self.particles;
-        let inv_h = 1.0 / h;
-        for ((pos, prev), vel) in p.pos.iter().zip(&p.prev).zip(p.vel.iter_mut()) {
-            let v = (xyz(*pos) - xyz(*prev)) * inv_h;
-            *vel = if max_speed > 0.0 { v.clamp_length_max(max_speed) } else { v };
+        // The solver reads particles by the constraints' indices without bounds checks.
+        assert!(self.distances.particle_count() <= p.len() && self.hinges.particle_count() <= p.len());
+        assert!(p.prev.len() == p.len() && p.vel.len() == p.len());
+        let bounds = self.distances.bounds().to_vec();
+        debug_assert_eq!(bounds, self.hinges.bounds());
+        let frame = Frame {
+            pos: p.pos.as_mut_ptr(),
+            prev: p.prev.as_mut_ptr(),
+            vel: p.vel.as_mut_ptr(),
+            particles: p.len(),
+            distances: self.distances.groups_mut().as_mut_ptr(),
+            hinges: self.hinges.groups_mut().as_mut_ptr(),
+            bounds: &bounds,
+            colliders: &self.colliders,
+            settings,
+            kernel: Kernel::detect(),
+        };
+        let barrier = SpinBarrier::default();
+        // SAFETY: `frame` borrows the state exclusively until both threads have returned; the
+        // two-thread run only happens with two regions (see `threads_used`).
+        let parallel = threads == 2 && bounds.len() == 3 && parallel::run(&|t| unsafe { frame.run(t, 2, &barrier) });
+        if !parallel {
+            unsafe { frame.run(0, 1, &barrier) };
         }
     }
 
@@ -447,6 +411,7 @@ pub(crate) fn distance_item(c: &DistanceConstraint, m: &Material) -> DistanceIte
         ends: [c.a, c.b],
         rest: c.rest,
         compliance: distance_compliance(c, m),
+        kind: c.kind,
     }
 }
 
@@ -459,8 +424,19 @@ pub(crate) fn hinge_item(h: &Hinge, m: &Material) -> HingeItem {
 }
 
 impl Cloth {
-    /// Worker threads a step with `params` uses.
+    /// Worker threads a step with `params` uses: 1, or 2 for a cloth large enough to be split
+    /// into two regions. `threads: 0` picks two when the machine has two cores and the cloth
+    /// has at least [`AUTO_TWO_THREADS`] constraints, where the second core starts to pay off.
     pub fn threads_used(&self, params: &SolverParams) -> u32 {
-        params.threads.max(1)
+        let regions = self.distances.bounds().len() as u32 - 1;
+        let wanted = match params.threads {
+            0 if self.constraint_count() >= AUTO_TWO_THREADS && parallel::available() >= 2 => 2,
+            0 => 1,
+            n => n,
+        };
+        wanted.min(regions)
     }
 }
+
+/// Constraint count from which `threads: 0` uses two threads.
+const AUTO_TWO_THREADS: usize = 40_000;

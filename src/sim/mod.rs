@@ -30,9 +30,11 @@ pub mod error;
 pub mod grid;
 pub mod interaction;
 pub mod model;
+mod parallel;
 pub mod params;
 pub mod particles;
 pub mod ramp;
+mod solver;
 pub mod stats;
 pub mod tearing;
 

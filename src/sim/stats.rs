@@ -34,17 +34,18 @@ impl StepStats {
             .map(|i| 0.5 * p.mass(i, material.areal_density) as f64 * p.velocity(i).length_squared() as f64)
             .sum();
         let (mut max_strain, mut sum, mut count, mut max_tension) = (0.0f32, 0.0f64, 0usize, 0.0f32);
+        let pos = &cloth.particles.pos;
+        let inv_h2 = 1.0 / (h * h);
         for batch in cloth.distances.iter_batches() {
-            for (slot, &id) in batch.id.iter().enumerate() {
-                let c = &cloth.model.distances[id as usize];
-                if c.kind != EdgeKind::Stretch {
-                    continue;
-                }
-                let strain = cloth.strain_of(c);
+            // Batches are sorted by kind first, so this branch is predictable.
+            for slot in (0..batch.id.len()).filter(|&slot| batch.kind[slot] == EdgeKind::Stretch) {
+                let (a, b, rest) = (pos[batch.a[slot] as usize], pos[batch.b[slot] as usize], batch.rest[slot]);
+                let len = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+                let strain = if rest > 0.0 { (len - rest) / rest } else { 0.0 };
                 max_strain = max_strain.max(strain);
                 sum += strain.abs() as f64;
                 count += 1;
-                max_tension = max_tension.max(-batch.lambda[slot] / (h * h));
+                max_tension = max_tension.max(-batch.lambda[slot] * inv_h2);
             }
         }
         Self {

@@ -3,9 +3,15 @@
 
 use glam::Vec3;
 
-use super::bend::{dihedral_gradients, wrap_angle};
-use super::distance::{PosW, SubstepConstants};
+use super::bend::wrap_angle;
+use std::ops::Range;
+
+use super::distance::{Kernel, PosW, SubstepConstants};
 use super::Batch;
+
+/// Below this squared length (m², m⁴ for the normals) a hinge is degenerate and skipped, as in
+/// [`super::bend`].
+const DEGENERATE: f32 = 1e-20;
 
 /// One hinge as the solver stores it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,6 +60,10 @@ impl Batch for HingeBatch {
         self.items[index]
     }
 
+    fn id(&self, index: usize) -> u32 {
+        self.id[index]
+    }
+
     fn len(&self) -> usize {
         self.id.len()
     }
@@ -63,15 +73,73 @@ fn xyz(p: PosW) -> Vec3 {
     Vec3::new(p[0], p[1], p[2])
 }
 
-/// Projects every hinge of `batch` once.
-pub fn project(pos: &mut [PosW], prev: &[PosW], batch: &mut HingeBatch, k: SubstepConstants) {
-    for (item, lambda) in batch.items.iter().zip(batch.lambda.iter_mut()) {
+/// Projects every hinge of `batch` once with the scalar kernel (safe wrapper of
+/// [`project_raw`]; panics on an out-of-range index). On the first sweep of a substep
+/// (`first`) λ starts from 0.
+pub fn project(pos: &mut [PosW], prev: &[PosW], batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
+    project_with(Kernel::Scalar, pos, prev, batch, k, first);
+}
+
+/// [`project`] with a chosen kernel (benches and tests compare them). Panics on an
+/// out-of-range index, an unsupported kernel, or (for a vector kernel) hinges sharing a
+/// particle.
+pub fn project_with(kernel: Kernel, pos: &mut [PosW], prev: &[PosW], batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
+    assert!(
+        kernel == Kernel::Scalar || Kernel::detect() == kernel,
+        "{kernel:?} is not supported here"
+    );
+    let n = pos.len().min(prev.len());
+    let mut seen = vec![false; n];
+    for i in batch.items.iter().flat_map(|h| h.particles) {
+        let i = i as usize;
+        assert!(i < n, "particle index out of range");
+        assert!(
+            kernel == Kernel::Scalar || !std::mem::replace(&mut seen[i], true),
+            "hinges share a particle"
+        );
+    }
+    // SAFETY: indices and disjointness checked above; the slices are borrowed exclusively.
+    unsafe { project_raw(kernel, pos.as_mut_ptr(), prev.as_ptr(), batch, k, first) }
+}
+
+/// Projects every hinge of `batch` once on raw particle arrays with `kernel` (AVX2 for undamped
+/// colour batches; a batch shares no particle, so eight hinges run in lanes).
+///
+/// # Safety
+/// Every particle index in `batch` must be in bounds of `pos` and `prev`, no other thread may
+/// touch those particles during the call, `kernel` must be supported by this CPU, and unless
+/// it is [`Kernel::Scalar`] no two hinges of the batch may share a particle.
+pub(crate) unsafe fn project_raw(
+    kernel: Kernel,
+    pos: *mut PosW,
+    prev: *const PosW,
+    batch: &mut HingeBatch,
+    k: SubstepConstants,
+    first: bool,
+) {
+    let n = batch.items.len();
+    match kernel {
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx2 if k.damping_over_h == 0.0 => avx2::project(pos, batch, k.inv_h2, first),
+        _ => project_scalar(pos, prev, batch, 0..n, k, first),
+    }
+}
+
+/// The scalar projection of slots `range` (any kernel, with or without damping).
+///
+/// # Safety
+/// As [`project_raw`].
+unsafe fn project_scalar(pos: *mut PosW, prev: *const PosW, batch: &mut HingeBatch, range: Range<usize>, k: SubstepConstants, first: bool) {
+    for (item, lambda) in batch.items[range.clone()].iter().zip(batch.lambda[range].iter_mut()) {
+        if first {
+            *lambda = 0.0;
+        }
         let idx = item.particles.map(|i| i as usize);
-        let p = idx.map(|i| xyz(pos[i]));
-        let Some((theta, grads)) = dihedral_gradients(p[0], p[1], p[2], p[3]) else {
+        let p = idx.map(|i| xyz(*pos.add(i)));
+        let Some((theta, grads)) = angle_and_gradients(p) else {
             continue;
         };
-        let w = idx.map(|i| pos[i][3]);
+        let w = idx.map(|i| (*pos.add(i))[3]);
         let weighted: f32 = (0..4).map(|i| w[i] * grads[i].length_squared()).sum();
         let alpha_tilde = item.compliance * k.inv_h2;
         let gamma = item.compliance * k.damping_over_h;
@@ -80,16 +148,305 @@ pub fn project(pos: &mut [PosW], prev: &[PosW], batch: &mut HingeBatch, k: Subst
             continue;
         }
         let damping = if gamma > 0.0 {
-            gamma * (0..4).map(|i| grads[i].dot(p[i] - xyz(prev[idx[i]]))).sum::<f32>()
+            gamma * (0..4).map(|i| grads[i].dot(p[i] - xyz(*prev.add(idx[i])))).sum::<f32>()
         } else {
             0.0
         };
-        let c = wrap_angle(theta - item.rest_angle);
+        let c = wrap_difference(theta - item.rest_angle);
         let dl = (-c - alpha_tilde * *lambda - damping) / denom;
         *lambda += dl;
         for i in 0..4 {
             let q = p[i] + w[i] * dl * grads[i];
-            pos[idx[i]][..3].copy_from_slice(&q.to_array());
+            (&mut *pos.add(idx[i]))[..3].copy_from_slice(&q.to_array());
+        }
+    }
+}
+
+/// The signed dihedral angle and its gradients as in [`super::bend::dihedral_gradients`], with
+/// the shared terms computed once: the common factor 1/(|n1||n2|) cancels inside atan2, so
+/// only |e| needs a square root.
+#[inline]
+fn angle_and_gradients([p0, p1, p2, p3]: [Vec3; 4]) -> Option<(f32, [Vec3; 4])> {
+    let e = p3 - p2;
+    let n1 = (p2 - p0).cross(p3 - p0);
+    let n2 = (p3 - p1).cross(p2 - p1);
+    let (l1, l2, le) = (n1.length_squared(), n2.length_squared(), e.length_squared());
+    if l1 < DEGENERATE || l2 < DEGENERATE || le < DEGENERATE {
+        return None;
+    }
+    let e_len = le.sqrt();
+    // One reciprocal per length instead of a division per component.
+    let e_hat = e * (1.0 / e_len);
+    let theta = n1.cross(n2).dot(e_hat).atan2(n1.dot(n2));
+    let (m1, m2) = (n1 * (1.0 / l1), n2 * (1.0 / l2));
+    let g0 = -e_len * m1;
+    let g1 = -e_len * m2;
+    let g2 = -((p0 - p3).dot(e_hat) * m1 + (p1 - p3).dot(e_hat) * m2);
+    let g3 = -((p2 - p0).dot(e_hat) * m1 + (p2 - p1).dot(e_hat) * m2);
+    Some((theta, [g0, g1, g2, g3]))
+}
+
+/// [`wrap_angle`] without the floating-point remainder for the usual case: θ and θ0 both lie
+/// in (−π, π], so their difference needs at most one turn added or removed.
+#[inline]
+fn wrap_difference(a: f32) -> f32 {
+    use std::f32::consts::{PI, TAU};
+    if a > PI && a < 3.0 * PI {
+        a - TAU
+    } else if a <= -PI && a > -3.0 * PI {
+        a + TAU
+    } else if a.abs() <= PI {
+        a
+    } else {
+        wrap_angle(a)
+    }
+}
+
+/// The AVX2 hinge kernel: eight hinges per iteration, with the same formulas as
+/// [`angle_and_gradients`] and a vectorised atan2 (Cephes polynomial, about 1e-7 rad).
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+    use std::f32::consts::{FRAC_PI_2, FRAC_PI_4, PI, TAU};
+
+    use super::super::distance::avx2::{load8, store8};
+    use super::{project_scalar, HingeBatch, PosW, SubstepConstants, DEGENERATE};
+
+    type V3 = [__m256; 3];
+
+    #[inline(always)]
+    unsafe fn sub(a: V3, b: V3) -> V3 {
+        [_mm256_sub_ps(a[0], b[0]), _mm256_sub_ps(a[1], b[1]), _mm256_sub_ps(a[2], b[2])]
+    }
+
+    #[inline(always)]
+    unsafe fn scale(a: V3, s: __m256) -> V3 {
+        [_mm256_mul_ps(a[0], s), _mm256_mul_ps(a[1], s), _mm256_mul_ps(a[2], s)]
+    }
+
+    #[inline(always)]
+    unsafe fn dot(a: V3, b: V3) -> __m256 {
+        _mm256_fmadd_ps(a[2], b[2], _mm256_fmadd_ps(a[1], b[1], _mm256_mul_ps(a[0], b[0])))
+    }
+
+    #[inline(always)]
+    unsafe fn cross(a: V3, b: V3) -> V3 {
+        [
+            _mm256_fmsub_ps(a[1], b[2], _mm256_mul_ps(a[2], b[1])),
+            _mm256_fmsub_ps(a[2], b[0], _mm256_mul_ps(a[0], b[2])),
+            _mm256_fmsub_ps(a[0], b[1], _mm256_mul_ps(a[1], b[0])),
+        ]
+    }
+
+    /// −(s·a + t·b).
+    #[inline(always)]
+    unsafe fn neg_combine(s: __m256, a: V3, t: __m256, b: V3) -> V3 {
+        let c = |i: usize| _mm256_fnmsub_ps(s, a[i], _mm256_mul_ps(t, b[i]));
+        [c(0), c(1), c(2)]
+    }
+
+    /// atan2(y, x) for lanes where x and y are not both zero.
+    #[inline(always)]
+    unsafe fn atan2(y: __m256, x: __m256) -> __m256 {
+        let sign = _mm256_set1_ps(-0.0);
+        let (ax, ay) = (_mm256_andnot_ps(sign, x), _mm256_andnot_ps(sign, y));
+        let t = _mm256_div_ps(_mm256_min_ps(ax, ay), _mm256_max_ps(ax, ay));
+        // atan t on [0, 1]: above tan(π/8) use atan t = π/4 + atan((t − 1)/(t + 1)).
+        let big = _mm256_cmp_ps::<_CMP_GT_OQ>(t, _mm256_set1_ps(0.414_213_57));
+        let one = _mm256_set1_ps(1.0);
+        let u = _mm256_blendv_ps(t, _mm256_div_ps(_mm256_sub_ps(t, one), _mm256_add_ps(t, one)), big);
+        let base = _mm256_and_ps(big, _mm256_set1_ps(FRAC_PI_4));
+        let z = _mm256_mul_ps(u, u);
+        let mut poly = _mm256_set1_ps(8.053_744_5e-2);
+        for c in [-1.387_768_6e-1, 1.997_771_1e-1, -3.333_295e-1] {
+            poly = _mm256_fmadd_ps(poly, z, _mm256_set1_ps(c));
+        }
+        let r = _mm256_add_ps(base, _mm256_fmadd_ps(_mm256_mul_ps(poly, z), u, u));
+        let r = _mm256_blendv_ps(r, _mm256_sub_ps(_mm256_set1_ps(FRAC_PI_2), r), _mm256_cmp_ps::<_CMP_GT_OQ>(ay, ax));
+        let r = _mm256_blendv_ps(
+            r,
+            _mm256_sub_ps(_mm256_set1_ps(PI), r),
+            _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_setzero_ps()),
+        );
+        _mm256_or_ps(r, _mm256_and_ps(y, sign))
+    }
+
+    /// # Safety
+    /// As [`super::project_raw`]; the CPU must support AVX2 and FMA; no damping.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn project(pos: *mut PosW, batch: &mut HingeBatch, inv_h2: f32, first: bool) {
+        let n = batch.items.len();
+        let full = n - n % 8;
+        let k = SubstepConstants {
+            inv_h2,
+            damping_over_h: 0.0,
+        };
+        let mut idx = [[0u32; 8]; 4];
+        for j in (0..full).step_by(8) {
+            let items = &batch.items[j..j + 8];
+            for (lane, item) in items.iter().enumerate() {
+                for (q, &p) in item.particles.iter().enumerate() {
+                    idx[q][lane] = p;
+                }
+            }
+            let lanes = |f: &dyn Fn(usize) -> f32| _mm256_setr_ps(f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7));
+            let rest = lanes(&|l| items[l].rest_angle);
+            let compliance = lanes(&|l| items[l].compliance);
+            let q = [load8(pos, &idx[0]), load8(pos, &idx[1]), load8(pos, &idx[2]), load8(pos, &idx[3])];
+            let p: [V3; 4] = [0, 1, 2, 3].map(|i| [q[i][0], q[i][1], q[i][2]]);
+            let e = sub(p[3], p[2]);
+            let n1 = cross(sub(p[2], p[0]), sub(p[3], p[0]));
+            let n2 = cross(sub(p[3], p[1]), sub(p[2], p[1]));
+            let (l1, l2, le) = (dot(n1, n1), dot(n2, n2), dot(e, e));
+            let degenerate = _mm256_set1_ps(DEGENERATE);
+            let mut valid = _mm256_and_ps(
+                _mm256_and_ps(
+                    _mm256_cmp_ps::<_CMP_GE_OQ>(l1, degenerate),
+                    _mm256_cmp_ps::<_CMP_GE_OQ>(l2, degenerate),
+                ),
+                _mm256_cmp_ps::<_CMP_GE_OQ>(le, degenerate),
+            );
+            let one = _mm256_set1_ps(1.0);
+            let e_len = _mm256_sqrt_ps(le);
+            let e_hat = scale(e, _mm256_div_ps(one, e_len));
+            let theta = atan2(dot(cross(n1, n2), e_hat), dot(n1, n2));
+            let (m1, m2) = (scale(n1, _mm256_div_ps(one, l1)), scale(n2, _mm256_div_ps(one, l2)));
+            let neg_e = _mm256_sub_ps(_mm256_setzero_ps(), e_len);
+            let grads = [
+                scale(m1, neg_e),
+                scale(m2, neg_e),
+                neg_combine(dot(sub(p[0], p[3]), e_hat), m1, dot(sub(p[1], p[3]), e_hat), m2),
+                neg_combine(dot(sub(p[2], p[0]), e_hat), m1, dot(sub(p[2], p[1]), e_hat), m2),
+            ];
+            let weighted = (0..4).fold(_mm256_setzero_ps(), |acc, i| _mm256_fmadd_ps(q[i][3], dot(grads[i], grads[i]), acc));
+            let alpha_tilde = _mm256_mul_ps(compliance, _mm256_set1_ps(inv_h2));
+            let denom = _mm256_add_ps(weighted, alpha_tilde);
+            valid = _mm256_and_ps(valid, _mm256_cmp_ps::<_CMP_GT_OQ>(denom, _mm256_set1_ps(1e-30)));
+            valid = _mm256_and_ps(valid, _mm256_cmp_ps::<_CMP_LT_OQ>(denom, _mm256_set1_ps(f32::INFINITY)));
+            // C = θ − θ0 wrapped into (−π, π]; one turn suffices while |θ0| ≤ π, otherwise
+            // the scalar path (with the general wrap) takes this chunk.
+            let c = _mm256_sub_ps(theta, rest);
+            let pi = _mm256_set1_ps(PI);
+            if _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_andnot_ps(_mm256_set1_ps(-0.0), rest), pi)) != 0 {
+                project_scalar(pos, pos, batch, j..j + 8, k, first);
+                continue;
+            }
+            let c = _mm256_blendv_ps(c, _mm256_sub_ps(c, _mm256_set1_ps(TAU)), _mm256_cmp_ps::<_CMP_GT_OQ>(c, pi));
+            let c = _mm256_blendv_ps(
+                c,
+                _mm256_add_ps(c, _mm256_set1_ps(TAU)),
+                _mm256_cmp_ps::<_CMP_LE_OQ>(c, _mm256_sub_ps(_mm256_setzero_ps(), pi)),
+            );
+            let lambda = batch.lambda.as_mut_ptr().add(j);
+            let old = if first { _mm256_setzero_ps() } else { _mm256_loadu_ps(lambda) };
+            let num = _mm256_fnmadd_ps(alpha_tilde, old, _mm256_sub_ps(_mm256_setzero_ps(), c));
+            let dl = _mm256_and_ps(_mm256_div_ps(num, denom), valid);
+            _mm256_storeu_ps(lambda, _mm256_add_ps(old, dl));
+            for i in 0..4 {
+                // Masked lanes have dl = 0 but may carry NaN gradients: mask the step itself.
+                let s = _mm256_mul_ps(q[i][3], dl);
+                let step = |c: usize| _mm256_and_ps(_mm256_mul_ps(s, grads[i][c]), valid);
+                let moved = [
+                    _mm256_add_ps(q[i][0], step(0)),
+                    _mm256_add_ps(q[i][1], step(1)),
+                    _mm256_add_ps(q[i][2], step(2)),
+                    q[i][3],
+                ];
+                store8(pos, &idx[i], moved);
+            }
+        }
+        // Without damping the scalar path never reads `prev`.
+        project_scalar(pos, pos, batch, full..n, k, first);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::constraints::bend::dihedral_gradients;
+
+    #[test]
+    fn fused_gradients_match_the_reference_formulas() {
+        let p = [
+            Vec3::new(0.1, -0.9, 0.3),
+            Vec3::new(-0.2, 1.1, 0.4),
+            Vec3::new(-1.0, 0.05, 0.0),
+            Vec3::new(1.0, -0.1, 0.1),
+        ];
+        let (theta, grads) = angle_and_gradients(p).unwrap();
+        let (ref_theta, ref_grads) = dihedral_gradients(p[0], p[1], p[2], p[3]).unwrap();
+        assert!((theta - ref_theta).abs() < 1e-6, "{theta} vs {ref_theta}");
+        for (g, r) in grads.iter().zip(&ref_grads) {
+            assert!((*g - *r).length() < 1e-5 * r.length().max(1.0), "{g} vs {r}");
+        }
+    }
+
+    #[test]
+    fn simd_hinges_match_scalar_hinges_on_random_batches() {
+        if Kernel::detect() == Kernel::Scalar {
+            return;
+        }
+        let mut seed = 11u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let k = SubstepConstants {
+            inv_h2: 900.0 * 900.0,
+            damping_over_h: 0.0,
+        };
+        for hinges in [3u32, 8, 21, 64] {
+            let mut pos = Vec::new();
+            let mut batch = HingeBatch::default();
+            for j in 0..hinges {
+                // Two triangles on the edge (−0.5, 0, 0)–(0.5, 0, 0), folded by a random angle.
+                let fold = (next() - 0.5) * 6.0;
+                let w = |pinned: bool, r: f32| if pinned { 0.0 } else { 0.5 + r };
+                let wing = Vec3::new(next() - 0.5, fold.cos(), fold.sin()) * (0.5 + next());
+                let mut quad = [
+                    [next() - 0.5, -0.8, 0.05 * next(), w(j % 5 == 0, next())],
+                    [wing.x, wing.y, wing.z, w(false, next())],
+                    [-0.5, 0.0, 0.0, w(j % 3 == 0, next())],
+                    [0.5, 0.0, 0.0, w(false, next())],
+                ];
+                if j % 7 == 6 {
+                    quad[1] = [quad[2][0], quad[2][1], quad[2][2], quad[1][3]]; // degenerate wing
+                }
+                pos.extend(quad);
+                batch.push(
+                    j,
+                    HingeItem {
+                        particles: [4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3],
+                        rest_angle: (next() - 0.5) * 6.2,
+                        compliance: [0.0, 1e-3, 1.0][j as usize % 3],
+                    },
+                );
+            }
+            let [scalar, simd] = [Kernel::Scalar, Kernel::Avx2].map(|kernel| {
+                let (mut p, mut b) = (pos.clone(), batch.clone());
+                // SAFETY: indices in range, single thread, kernel detected above, hinges disjoint.
+                unsafe {
+                    project_raw(kernel, p.as_mut_ptr(), pos.as_ptr(), &mut b, k, true);
+                    project_raw(kernel, p.as_mut_ptr(), pos.as_ptr(), &mut b, k, false);
+                }
+                (p, b.lambda)
+            });
+            for (s, v) in scalar.0.iter().zip(&simd.0) {
+                for c in 0..4 {
+                    assert!(v[c].is_finite() && (s[c] - v[c]).abs() <= 2e-5, "{s:?} vs {v:?}");
+                }
+            }
+            for (s, v) in scalar.1.iter().zip(&simd.1) {
+                assert!(v.is_finite() && (s - v).abs() <= 1e-3 * s.abs() + 1e-9, "λ {s} vs {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn wrap_difference_matches_wrap_angle() {
+        for i in -700..=700 {
+            let a = i as f32 * 0.0137;
+            assert!((wrap_difference(a) - wrap_angle(a)).abs() < 1e-5, "{a}");
         }
     }
 }

@@ -1,0 +1,215 @@
+//! A persistent two-thread pool for the solver, and the spin barrier its jobs synchronise with.
+//!
+//! A step's work is handed to the pool once per frame; inside it the two threads meet at a
+//! spin barrier a few times per substep (after their regions, after the interface). Waking a
+//! sleeping OS thread costs 0.1–1 ms on a small VM, far more than a substep, so the worker
+//! spins for a while after each job and only parks when the solver has gone quiet (the app
+//! between frames); the barrier spins, then yields so an oversubscribed machine still makes
+//! progress.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
+
+/// Spin iterations before a waiting thread starts yielding its time slice.
+const SPINS_BEFORE_YIELD: u32 = 1 << 11;
+/// How long an idle worker keeps polling for the next job before it parks.
+const WORKER_POLL: Duration = Duration::from_millis(5);
+
+/// A job run by both threads: called with the thread's index (0 = caller, 1 = worker).
+type Job<'a> = &'a (dyn Fn(usize) + Sync);
+
+/// Waits for `ready` with a spin, then yield, loop.
+fn wait_until(mut ready: impl FnMut() -> bool) {
+    let mut spins = 0u32;
+    while !ready() {
+        if spins < SPINS_BEFORE_YIELD {
+            spins += 1;
+            std::hint::spin_loop();
+        } else {
+            thread::yield_now();
+        }
+    }
+}
+
+/// A reusable barrier for the two threads of a job.
+#[derive(Debug, Default)]
+pub(crate) struct SpinBarrier {
+    arrived: AtomicU32,
+    generation: AtomicU32,
+}
+
+impl SpinBarrier {
+    /// Blocks until `parties` threads (1 or 2) have called `wait` for this generation.
+    pub fn wait(&self, parties: u32) {
+        if parties <= 1 {
+            return;
+        }
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == parties {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.store(generation.wrapping_add(1), Ordering::Release);
+        } else {
+            wait_until(|| self.generation.load(Ordering::Acquire) != generation);
+        }
+    }
+}
+
+/// State shared between the caller and the worker.
+struct Shared {
+    /// Incremented once per job.
+    epoch: AtomicU64,
+    /// The epoch of the last job the worker finished.
+    done: AtomicU64,
+    /// Set while the worker is (about to be) parked.
+    sleeping: AtomicBool,
+    /// Set if the worker's part of a job panicked.
+    panicked: AtomicBool,
+    /// The current job; written before `epoch` is published, read after.
+    job: UnsafeCell<Option<Job<'static>>>,
+}
+
+// SAFETY: `job` is written only by the caller while the worker is idle (before the epoch
+// increment that publishes it) and read only by the worker after seeing that increment.
+unsafe impl Sync for Shared {}
+
+/// One worker thread beside the caller.
+struct Pool {
+    shared: Arc<Shared>,
+    worker: Thread,
+}
+
+impl Pool {
+    fn start() -> Option<Self> {
+        let shared = Arc::new(Shared {
+            epoch: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            sleeping: AtomicBool::new(false),
+            panicked: AtomicBool::new(false),
+            job: UnsafeCell::new(None),
+        });
+        let for_worker = Arc::clone(&shared);
+        let handle = thread::Builder::new()
+            .name("drape-solver".into())
+            .spawn(move || worker_loop(&for_worker))
+            .ok()?;
+        Some(Self {
+            shared,
+            worker: handle.thread().clone(),
+        })
+    }
+
+    /// Runs `job(0)` here and `job(1)` on the worker, returning when both are done.
+    fn run(&self, job: Job<'_>) {
+        let s = &*self.shared;
+        // SAFETY: the worker is idle (the previous job's `done` was awaited), and the lifetime
+        // is sound because this function does not return before the worker finished the job.
+        unsafe { *s.job.get() = Some(std::mem::transmute::<Job<'_>, Job<'static>>(job)) };
+        let epoch = s.epoch.fetch_add(1, Ordering::SeqCst) + 1;
+        if s.sleeping.swap(false, Ordering::SeqCst) {
+            self.worker.unpark();
+        }
+        // Wait for the worker even if our half panics, so it never runs a dangling job.
+        struct Join<'a>(&'a Shared, u64);
+        impl Drop for Join<'_> {
+            fn drop(&mut self) {
+                wait_until(|| self.0.done.load(Ordering::Acquire) == self.1);
+            }
+        }
+        let join = Join(s, epoch);
+        job(0);
+        drop(join);
+        if s.panicked.swap(false, Ordering::AcqRel) {
+            panic!("solver worker thread panicked");
+        }
+    }
+}
+
+fn worker_loop(s: &Shared) {
+    let mut seen = 0u64;
+    loop {
+        let started = Instant::now();
+        let mut spins = 0u32;
+        loop {
+            let epoch = s.epoch.load(Ordering::Acquire);
+            if epoch != seen {
+                seen = epoch;
+                break;
+            }
+            if spins < SPINS_BEFORE_YIELD {
+                spins += 1;
+                std::hint::spin_loop();
+            } else if started.elapsed() < WORKER_POLL {
+                thread::yield_now();
+            } else {
+                s.sleeping.store(true, Ordering::SeqCst);
+                if s.epoch.load(Ordering::SeqCst) == seen {
+                    thread::park();
+                }
+                s.sleeping.store(false, Ordering::SeqCst);
+            }
+        }
+        // SAFETY: published by the epoch increment observed above; the caller keeps the job
+        // alive until `done` reaches this epoch.
+        let job = unsafe { *s.job.get() };
+        if let Some(job) = job {
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(1))).is_err() {
+                s.panicked.store(true, Ordering::Release);
+            }
+        }
+        s.done.store(seen, Ordering::Release);
+    }
+}
+
+/// The process-wide pool, started on first use; `None` if no thread could be spawned.
+fn pool() -> &'static Mutex<Option<Pool>> {
+    static POOL: OnceLock<Mutex<Option<Pool>>> = OnceLock::new();
+    POOL.get_or_init(|| Mutex::new(Pool::start()))
+}
+
+/// Number of threads [`run`] can use on this machine (1 or 2).
+pub(crate) fn available() -> usize {
+    thread::available_parallelism().map_or(1, |n| n.get().min(2))
+}
+
+/// Runs `job(0)` and `job(1)` concurrently on two threads and returns `true`, or returns
+/// `false` without running anything when the pool is busy (another cloth is stepping on
+/// another thread) or unavailable; the caller then runs the work serially.
+pub(crate) fn run(job: Job<'_>) -> bool {
+    let Ok(guard) = pool().try_lock() else { return false };
+    match guard.as_ref() {
+        Some(pool) => {
+            pool.run(job);
+            true
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_halves_run_and_the_barrier_orders_them() {
+        let log = Mutex::new(Vec::new());
+        let barrier = SpinBarrier::default();
+        for _ in 0..100 {
+            log.lock().unwrap().clear();
+            let ran = run(&|t| {
+                if t == 1 {
+                    log.lock().unwrap().push("worker before");
+                }
+                barrier.wait(2);
+                if t == 0 {
+                    log.lock().unwrap().push("caller after");
+                }
+            });
+            if ran {
+                assert_eq!(*log.lock().unwrap(), ["worker before", "caller after"]);
+            }
+        }
+    }
+}

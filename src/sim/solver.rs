@@ -1,0 +1,256 @@
+//! The substep loop of [`super::Cloth::step`], run by one or two threads.
+//!
+//! Work split (see [`super::constraints`]): region groups share no particle, so thread t
+//! predicts, solves and updates region t's particles on its own; the interface group (the few
+//! constraints crossing the cut) is solved by thread 0 between two barriers. One thread runs the
+//! same operations in the same per-particle order, so every thread count gives bit-identical
+//! results. Per substep:
+//! ```text
+//! velocities of the previous substep + predict, own particles
+//! repeat iterations: own region's distances and hinges | barrier | interface (thread 0)
+//!                    | barrier | contacts of own particles
+//! (after the last substep) velocities of own particles
+//! ```
+
+use std::ops::Range;
+
+use glam::Vec3;
+
+use super::collision::{project_contact, Collider, ContactSettings};
+use super::constraints::distance::{self, DistanceBatch, Kernel, PosW, SubstepConstants};
+use super::constraints::hinge::{self, HingeBatch};
+use super::constraints::Group;
+use super::parallel::SpinBarrier;
+use super::particles::xyz;
+
+/// Everything the substep loop needs besides the state.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FrameSettings {
+    /// Substep length h in s.
+    pub h: f32,
+    pub substeps: u32,
+    pub iterations: u32,
+    /// Gravity in m/s².
+    pub gravity: Vec3,
+    /// Air damping factor exp(−k h) per substep.
+    pub air: f32,
+    /// Speed clamp in m/s (0 = none).
+    pub max_speed: f32,
+    pub constants: SubstepConstants,
+    pub contact: ContactSettings,
+    /// Held particle, where it was at the start of the frame and its target.
+    pub held: Option<(usize, Vec3, Vec3)>,
+}
+
+/// The state of one frame as raw pointers, so two threads can work on disjoint parts.
+pub(crate) struct Frame<'a> {
+    pub pos: *mut PosW,
+    pub prev: *mut PosW,
+    pub vel: *mut Vec3,
+    pub particles: usize,
+    /// Region groups, then the interface group (same layout for both constraint types).
+    pub distances: *mut Group<DistanceBatch>,
+    pub hinges: *mut Group<HingeBatch>,
+    /// Region bounds (`regions + 1` entries) from [`super::constraints::Coloured::bounds`].
+    pub bounds: &'a [u32],
+    pub colliders: &'a [Collider],
+    pub settings: FrameSettings,
+    pub kernel: Kernel,
+}
+
+// SAFETY: the threads of a frame touch disjoint particles and groups between barriers (see
+// the module docs); the pointers outlive the frame because `Cloth::step` waits for both.
+unsafe impl Sync for Frame<'_> {}
+
+impl Frame<'_> {
+    fn regions(&self) -> usize {
+        self.bounds.len() - 1
+    }
+
+    /// Particles owned by thread `t` of `threads`: its region, and for thread 0 also the
+    /// particles added after the split (they are only touched by the interface).
+    fn owned(&self, t: usize, threads: usize) -> [Range<usize>; 2] {
+        let end = *self.bounds.last().unwrap_or(&0) as usize;
+        if threads == 1 {
+            return [0..self.particles, 0..0];
+        }
+        let own = self.bounds[t] as usize..self.bounds[t + 1] as usize;
+        let extra = if t == 0 { end..self.particles } else { 0..0 };
+        [own, extra]
+    }
+
+    /// Runs the whole frame as thread `t` of `threads` (1, or 2 with two regions).
+    ///
+    /// # Safety
+    /// `threads` must be 1, or 2 with both threads running this concurrently on the same
+    /// frame and barrier; the pointers must be valid for the frame.
+    pub unsafe fn run(&self, t: usize, threads: usize, barrier: &SpinBarrier) {
+        let s = self.settings;
+        let parties = threads as u32;
+        let owned = self.owned(t, threads);
+        let regions = if threads == 1 { 0..self.regions() } else { t..t + 1 };
+        for substep in 0..s.substeps {
+            let held = s
+                .held
+                .map(|(i, from, to)| (i, from.lerp(to, (substep + 1) as f32 / s.substeps as f32)));
+            owned.iter().for_each(|r| self.advance(r.clone(), held, substep > 0));
+            for iteration in 0..s.iterations {
+                let first = iteration == 0;
+                regions.clone().for_each(|g| self.solve_group(g, first));
+                barrier.wait(parties);
+                if t == 0 {
+                    self.solve_group(self.regions(), first);
+                }
+                barrier.wait(parties);
+                owned.iter().for_each(|r| self.project_contacts(r.clone()));
+            }
+        }
+        owned.iter().for_each(|r| self.update_velocities(r.clone()));
+    }
+
+    /// One Gauss–Seidel sweep over group `g`: distance colours, then hinge colours.
+    unsafe fn solve_group(&self, g: usize, first: bool) {
+        let k = self.settings.constants;
+        let distances = &mut *self.distances.add(g);
+        for batch in &mut distances.batches {
+            distance::project_raw(self.kernel, self.pos, self.prev, batch, k, first);
+        }
+        // The tail's constraints may share particles: one at a time.
+        distance::project_raw(Kernel::Scalar, self.pos, self.prev, &mut distances.tail, k, first);
+        let hinges = &mut *self.hinges.add(g);
+        for batch in &mut hinges.batches {
+            hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first);
+        }
+        hinge::project_raw(Kernel::Scalar, self.pos, self.prev, &mut hinges.tail, k, first);
+    }
+
+    /// Start of a substep: finish the previous substep's velocity (`finish`, fused here to
+    /// save a pass over the particles), remember positions, apply gravity and air damping,
+    /// move free particles by h·v and the held particle to its interpolated target.
+    unsafe fn advance(&self, range: Range<usize>, held: Option<(usize, Vec3)>, finish: bool) {
+        let s = &self.settings;
+        for i in range.clone() {
+            let (pos, prev, vel) = (&mut *self.pos.add(i), &mut *self.prev.add(i), &mut *self.vel.add(i));
+            let v = if finish { self.velocity(*pos, *prev) } else { *vel };
+            *prev = *pos;
+            // Selects rather than a branch, so the loop stays branch-free.
+            let free = pos[3] > 0.0;
+            // Air damping acts on the velocity carried in, not on this substep's gravity, so the
+            // resting sag does not depend on the air damping.
+            let moved = v * s.air + s.gravity * s.h;
+            let v = if free { moved } else { v };
+            let step = if free { v * s.h } else { Vec3::ZERO };
+            pos[0] += step.x;
+            pos[1] += step.y;
+            pos[2] += step.z;
+            *vel = v;
+        }
+        if let Some((i, target)) = held.filter(|(i, _)| range.contains(i)) {
+            (&mut *self.pos.add(i))[..3].copy_from_slice(&target.to_array());
+        }
+    }
+
+    /// v = (x − x_prev)/h, clamped to `max_speed` (0 = no clamp).
+    fn velocity(&self, pos: PosW, prev: PosW) -> Vec3 {
+        let v = (xyz(pos) - xyz(prev)) * (1.0 / self.settings.h);
+        let max_speed = self.settings.max_speed;
+        if max_speed > 0.0 {
+            v.clamp_length_max(max_speed)
+        } else {
+            v
+        }
+    }
+
+    /// Contacts: the last constraint group of every sweep.
+    unsafe fn project_contacts(&self, range: Range<usize>) {
+        if self.colliders.is_empty() {
+            return;
+        }
+        for i in range {
+            let (pos, prev) = (&mut *self.pos.add(i), &mut *self.prev.add(i));
+            if pos[3] == 0.0 {
+                continue;
+            }
+            let (mut x, mut start) = (xyz(*pos), xyz(*prev));
+            for collider in self.colliders {
+                project_contact(collider, &mut x, &mut start, self.settings.contact);
+            }
+            pos[..3].copy_from_slice(&x.to_array());
+            prev[..3].copy_from_slice(&start.to_array());
+        }
+    }
+
+    /// End of the frame: the last substep's velocities.
+    unsafe fn update_velocities(&self, range: Range<usize>) {
+        for i in range {
+            *self.vel.add(i) = self.velocity(*self.pos.add(i), *self.prev.add(i));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec3;
+
+    use crate::sim::{Cloth, Collider, GridSpec, Material, SolverParams};
+
+    /// A curtain large enough to be split into two regions, with hinges, shear, a ground and a
+    /// sphere, so every part of the substep loop runs on both threads.
+    fn curtain() -> Cloth {
+        let spec = GridSpec {
+            columns: 80,
+            rows: 60,
+            origin: Vec3::new(0.0, 1.2, 0.0),
+            ..GridSpec::default()
+        };
+        let colliders = vec![
+            Collider::Ground { height: 0.0 },
+            Collider::Sphere {
+                center: Vec3::new(0.2, 0.4, 0.1),
+                radius: 0.3,
+            },
+        ];
+        Cloth::new(spec.build().unwrap(), &Material::default(), colliders).unwrap()
+    }
+
+    #[test]
+    fn one_and_two_threads_give_bit_identical_frames() {
+        let base = curtain();
+        assert_eq!(
+            base.threads_used(&SolverParams {
+                threads: 2,
+                ..SolverParams::default()
+            }),
+            2
+        );
+        let run = |threads: u32| {
+            let mut cloth = base.clone();
+            let params = SolverParams {
+                threads,
+                iterations: 2,
+                ..SolverParams::default()
+            };
+            cloth.grab(4000).unwrap();
+            for frame in 0..30 {
+                cloth.drag_to(Vec3::new(0.3, 0.5 + frame as f32 * 0.01, 0.2));
+                cloth.step(&params, &Material::default()).unwrap();
+            }
+            cloth.particles().positions().collect::<Vec<_>>()
+        };
+        let (one, two) = (run(1), run(2));
+        assert!(one.iter().all(|p| p.is_finite()));
+        assert!(one == two, "threads 1 and 2 differ");
+    }
+
+    #[test]
+    fn small_cloths_stay_on_one_thread() {
+        let cloth = crate::headless::tmp15_cloth(32).unwrap();
+        assert_eq!(
+            cloth.threads_used(&SolverParams {
+                threads: 2,
+                ..SolverParams::default()
+            }),
+            1
+        );
+    }
+}
