@@ -300,7 +300,8 @@ impl App {
             (RunMode::Running, true) => 1,
             (RunMode::Running, false) => {
                 let dt = self.state.preset.solver.dt as f64;
-                self.accumulator.advance(real_dt, self.state.time_scale as f64, dt)
+                let cap = clock::step_cap(self.state.cloth.stats().step_ms);
+                self.accumulator.advance(real_dt, self.state.time_scale as f64, dt, cap)
             }
         };
         if self.state.run_mode == RunMode::Paused {

@@ -319,7 +319,7 @@ impl Renderer {
             }
         }
         if view.pins {
-            let size = camera.distance * 0.008;
+            let size = camera.distance * 0.012;
             let p = cloth.particles();
             for i in (0..p.len()).filter(|&i| p.is_pinned(i)) {
                 draw_cube(p.position(i), Vec3::splat(size), None, PIN);

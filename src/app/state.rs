@@ -471,6 +471,26 @@ mod tests {
         assert_eq!(state.source, None);
     }
 
+    /// The Material slider writes `preset.material`; the next steps must use it without a reset.
+    #[test]
+    fn lowering_youngs_modulus_live_lengthens_the_cloth() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut stiff, mut soft) = (state_in(dir.path()), state_in(dir.path()));
+        for _ in 0..60 {
+            stiff.step();
+            soft.step();
+        }
+        soft.preset.material.youngs_modulus /= 1000.0;
+        for _ in 0..240 {
+            stiff.step();
+            soft.step();
+        }
+        let lowest = |s: &AppState| s.cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min);
+        assert_eq!(soft.scene_version, 0, "no rebuild");
+        assert!(lowest(&soft) < lowest(&stiff) - 0.05, "{} vs {}", lowest(&soft), lowest(&stiff));
+        assert!(soft.cloth.stats().max_strain > 3.0 * stiff.cloth.stats().max_strain);
+    }
+
     #[test]
     fn step_with_invalid_params_pauses_and_reports() {
         let dir = tempfile::tempdir().unwrap();
