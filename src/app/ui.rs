@@ -20,7 +20,7 @@ pub const CONTROLS: &[(&str, &str)] = &[
     ("Mouse wheel", "zoom"),
     ("F", "reset the view (frame the scene)"),
     ("Space", "run / pause"),
-    ("N  or  →", "advance one frame (pauses)"),
+    ("N  or  Right arrow", "advance one frame (pauses)"),
     ("R", "reset the scene"),
     ("+ / −", "time scale ×2 / ÷2 (slow motion)"),
     ("W / P / M", "wireframe / particles / heat map (off, strain, force)"),
@@ -104,16 +104,21 @@ impl Panels {
         }
         let mut actions = Vec::new();
         egui::TopBottomPanel::top("run").show(ctx, |ui| self.run_bar(ui, state, requests, &mut actions));
-        egui::TopBottomPanel::bottom("status").show(ctx, |ui| status_bar(ui, state));
+        let status = egui::TopBottomPanel::bottom("status").show(ctx, |ui| status_bar(ui, state));
         egui::SidePanel::right("panels").default_width(330.0).show(ctx, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| {
                 section(ui, "Solver", true, |ui| solver_panel(ui, state));
                 section(ui, "Material", true, |ui| material_panel(ui, state));
                 section(ui, "Scene", true, |ui| self.scene_panel(ui, state, &mut actions));
-                section(ui, "View", false, |ui| view_panel(ui, &mut self.view));
-                section(ui, "Stats", true, |ui| self.stats_panel(ui, state, times));
+                section(ui, "View", true, |ui| view_panel(ui, &mut self.view));
             });
         });
+        // Stats float over the bottom-left of the 3D view so the plots are always in sight.
+        egui::Window::new("Stats")
+            .anchor(egui::Align2::LEFT_BOTTOM, [8.0, -8.0 - status.response.rect.height()])
+            .resizable(false)
+            .default_width(250.0)
+            .show(ctx, |ui| self.stats_panel(ui, state, times));
         egui::Window::new("Controls")
             .open(&mut self.show_help)
             .collapsible(false)
@@ -313,7 +318,8 @@ impl Panels {
         let points: Vec<[f64; 2]> = self.history.iter().map(|s| [s[0] - latest, s[column] * scale]).collect();
         ui.label(name);
         Plot::new(id)
-            .height(70.0)
+            .height(60.0)
+            .width(240.0)
             .allow_drag(false)
             .allow_zoom(false)
             .allow_scroll(false)
@@ -329,7 +335,7 @@ fn section(ui: &mut Ui, title: &str, open: bool, body: impl FnOnce(&mut Ui)) {
 
 fn status_bar(ui: &mut Ui, state: &AppState) {
     ui.horizontal_wrapped(|ui| {
-        ui.label(RichText::new(HINT).small());
+        ui.label(HINT);
     });
     if !state.status.text.is_empty() {
         let color = if state.status.error {
