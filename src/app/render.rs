@@ -513,7 +513,8 @@ fn round_mesh(center: Vec3, rotation: Quat, radius: f32, half_length: f32) -> Me
     for ring in 0..=RINGS {
         for s in 0..SEGMENTS {
             let (a, b) = (ring * row + s, (ring + 1) * row + s);
-            indices.extend_from_slice(&[a, b, a + 1, a + 1, b, b + 1]);
+            // Counter-clockwise seen from outside, so gl_FrontFacing marks the outer side.
+            indices.extend_from_slice(&[a, a + 1, b, a + 1, b + 1, b]);
         }
     }
     Mesh {
@@ -592,6 +593,40 @@ mod tests {
         assert_eq!(cold, heat_color(0.0));
         assert_eq!(hot, heat_color(1.0));
         assert!(cold.b > cold.r && hot.r > hot.b);
+    }
+
+    /// Every triangle of a collider mesh must wind counter-clockwise seen from outside (its
+    /// geometric normal agrees with the vertex normals), or the shader lights the inside.
+    #[test]
+    fn collider_meshes_wind_outward() {
+        let colliders = [
+            Collider::Sphere {
+                center: Vec3::new(0.2, 1.0, -0.3),
+                radius: 0.5,
+            },
+            Collider::Capsule {
+                a: Vec3::new(-0.5, 0.2, 0.0),
+                b: Vec3::new(0.4, 0.9, 0.3),
+                radius: 0.2,
+            },
+            Collider::Box {
+                center: Vec3::ZERO,
+                half_extents: Vec3::new(0.3, 0.5, 0.2),
+                rotation_degrees: Vec3::new(10.0, 30.0, -20.0),
+            },
+        ];
+        for collider in &colliders {
+            let mesh = collider_mesh(collider).unwrap();
+            for t in mesh.indices.chunks(3) {
+                let [a, b, c] = [0, 1, 2].map(|k| mesh.vertices[t[k] as usize]);
+                let face = (b.position - a.position).cross(c.position - a.position);
+                if face.length() < 1e-6 {
+                    continue; // the poles' degenerate slivers
+                }
+                let normal = a.normal.truncate() + b.normal.truncate() + c.normal.truncate();
+                assert!(face.dot(normal) > 0.0, "{collider:?}: triangle {t:?} winds inward");
+            }
+        }
     }
 
     #[test]
