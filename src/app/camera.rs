@@ -124,8 +124,7 @@ impl OrbitCamera {
         }
     }
 
-    /// Pixel position of world point `p` (None when behind the camera). Only tests need it.
-    #[cfg(test)]
+    /// Pixel position of world point `p` (None when behind the camera).
     pub fn project(&self, p: Vec3, screen: Vec2) -> Option<Vec2> {
         let clip = self.view_projection(screen.x / screen.y) * p.extend(1.0);
         (clip.w > 0.0).then(|| {

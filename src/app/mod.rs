@@ -337,11 +337,11 @@ impl App {
         let upload_ms = self
             .renderer
             .draw(cloth, self.state.scene_version, &self.camera, &self.panels.view, substep);
+        set_default_camera();
         if let Some(held) = self.mouse.held() {
             let from = cloth.particles().position(held.particle as usize);
-            self.renderer.draw_grab(from, held.target, &self.camera);
+            self.renderer.draw_grab(from, held.target, &self.camera, self.viewport);
         }
-        set_default_camera();
         egui_macroquad::draw();
         upload_ms
     }

@@ -16,11 +16,13 @@ use glam::{EulerRot, Quat, Vec3, Vec4};
 use macroquad::color::Color;
 use macroquad::material::{gl_use_default_material, gl_use_material, load_material, Material, MaterialParams};
 use macroquad::miniquad::{Comparison, PipelineParams, ShaderSource, UniformDesc, UniformType};
-use macroquad::models::{draw_cube, draw_line_3d, draw_mesh, draw_sphere, Mesh, Vertex};
+use macroquad::models::{draw_cube, draw_line_3d, draw_mesh, Mesh, Vertex};
+use macroquad::shapes::{draw_circle, draw_circle_lines, draw_line};
 
 use drape::sim::{Cloth, Collider};
 
 use super::camera::{Bounds, OrbitCamera};
+use super::input::Viewport;
 
 /// Draw-call capacities requested from macroquad (vertices fit u16 indices).
 pub const DRAW_CALL_VERTICES: usize = 65_536;
@@ -328,10 +330,14 @@ impl Renderer {
         build_ms
     }
 
-    /// The held particle's line to the cursor target.
-    pub fn draw_grab(&self, from: Vec3, target: Vec3, camera: &OrbitCamera) {
-        draw_line_3d(from, target, GRAB);
-        draw_sphere(target, camera.distance * 0.006, None, GRAB);
+    /// The held particle and its line to the cursor target, drawn in 2D over the scene so the
+    /// cloth never hides them. Call with the default (screen) camera.
+    pub fn draw_grab(&self, from: Vec3, target: Vec3, camera: &OrbitCamera, viewport: Viewport) {
+        let pixel = |p: Vec3| camera.project(p, viewport.size).map(|px| px + viewport.origin);
+        let (Some(a), Some(b)) = (pixel(from), pixel(target)) else { return };
+        draw_line(a.x, a.y, b.x, b.y, 2.0, GRAB);
+        draw_circle(a.x, a.y, 5.0, GRAB);
+        draw_circle_lines(b.x, b.y, 8.0, 2.0, GRAB);
     }
 
     fn fill_cloth(&mut self, cloth: &Cloth, view: &ViewOptions, substep: f32) {
