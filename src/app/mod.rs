@@ -52,6 +52,10 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
         state.threads_override = Some(threads);
         state.step_params().validate().context("--threads")?;
     }
+    // miniquad panics without a display; say what to do instead.
+    if cfg!(target_os = "linux") && std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+        anyhow::bail!("no display (DISPLAY is not set): run under X11/Wayland or xvfb-run, or use `drape simulate` / `drape bench`");
+    }
     let outcome: Rc<RefCell<Option<anyhow::Result<()>>>> = Rc::default();
     let slot = Rc::clone(&outcome);
     macroquad::Window::from_config(window_conf(), async move {
