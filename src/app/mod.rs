@@ -117,6 +117,12 @@ struct RunReport {
     upload_ms: f64,
     threads: u32,
     chunks: usize,
+    /// Luminance standard deviation of the saved screenshot (with `--screenshot`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    screenshot_luma_std: Option<f64>,
+    /// Distinct colours sampled from the saved screenshot (with `--screenshot`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    screenshot_colours: Option<usize>,
 }
 
 struct App {
@@ -181,7 +187,7 @@ impl App {
             if screenshot {
                 let path = PathBuf::from(format!("drape-{}.png", unix_seconds()));
                 self.state.status = match save_screenshot(&path) {
-                    Ok(()) => state::Status {
+                    Ok(_) => state::Status {
                         text: format!("screenshot saved to {}", path.display()),
                         error: false,
                     },
@@ -368,9 +374,7 @@ impl App {
 
     /// Ends an automated run: screenshot, then the stats line.
     fn finish(&self, totals: &Totals) -> anyhow::Result<()> {
-        if let Some(path) = &self.args.screenshot {
-            save_screenshot(path)?;
-        }
+        let shot = self.args.screenshot.as_deref().map(save_screenshot).transpose()?;
         let cloth = &self.state.cloth;
         let stats = cloth.stats();
         let frames = totals.frames.max(1) as f64;
@@ -388,6 +392,8 @@ impl App {
             upload_ms: totals.upload_ms / frames,
             threads: cloth.threads_used(&self.state.step_params()),
             chunks: self.renderer.chunk_count(),
+            screenshot_luma_std: shot.map(|s| s.luma_std),
+            screenshot_colours: shot.map(|s| s.colours),
         };
         println!("{}", serde_json::to_string(&report)?);
         Ok(())
@@ -408,8 +414,9 @@ fn unix_seconds() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// Saves what has been drawn this frame (scene and panels) as an opaque PNG.
-fn save_screenshot(path: &Path) -> anyhow::Result<()> {
+/// Saves what has been drawn this frame (scene and panels) as an opaque PNG and returns its
+/// content statistics.
+fn save_screenshot(path: &Path) -> anyhow::Result<ImageStats> {
     let image = macroquad::texture::get_screen_data();
     let (w, h) = (image.width as usize, image.height as usize);
     // GL rows run bottom-up; the framebuffer's alpha is meaningless for a screenshot.
@@ -419,5 +426,70 @@ fn save_screenshot(path: &Path) -> anyhow::Result<()> {
             rgba.extend_from_slice(&[px[0], px[1], px[2], 255]);
         }
     }
-    image::save_buffer(path, &rgba, w as u32, h as u32, image::ColorType::Rgba8).with_context(|| format!("writing {}", path.display()))
+    image::save_buffer(path, &rgba, w as u32, h as u32, image::ColorType::Rgba8).with_context(|| format!("writing {}", path.display()))?;
+    Ok(ImageStats::of(&rgba, w))
+}
+
+/// How much is in a picture: a blank frame has zero luminance spread and one colour.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct ImageStats {
+    /// Standard deviation of the luminance (0–255) over the sampled pixels.
+    luma_std: f64,
+    /// Distinct RGB colours among the sampled pixels.
+    colours: usize,
+}
+
+impl ImageStats {
+    /// Statistics of every 7th pixel of every 7th row of an RGBA image `width` pixels wide.
+    fn of(rgba: &[u8], width: usize) -> Self {
+        const STRIDE: usize = 7;
+        let samples: Vec<[u8; 3]> = rgba
+            .chunks_exact(width * 4)
+            .step_by(STRIDE)
+            .flat_map(|row| row.chunks_exact(4).step_by(STRIDE).map(|p| [p[0], p[1], p[2]]))
+            .collect();
+        let luma: Vec<f64> = samples
+            .iter()
+            .map(|p| 0.3 * p[0] as f64 + 0.59 * p[1] as f64 + 0.11 * p[2] as f64)
+            .collect();
+        let n = luma.len().max(1) as f64;
+        let mean = luma.iter().sum::<f64>() / n;
+        let variance = luma.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / n;
+        let colours = samples.iter().collect::<std::collections::HashSet<_>>().len();
+        Self {
+            luma_std: variance.sqrt(),
+            colours,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ImageStats;
+
+    #[test]
+    fn a_blank_image_has_no_spread_and_one_colour() {
+        let blank = [200u8, 210, 220, 255].repeat(70 * 70);
+        let stats = ImageStats::of(&blank, 70);
+        assert_eq!(stats.colours, 1);
+        assert!(stats.luma_std < 1e-9, "{}", stats.luma_std);
+    }
+
+    #[test]
+    fn half_black_half_white_has_half_range_spread() {
+        let width = 70;
+        let image: Vec<u8> = (0..width * width)
+            .flat_map(|i| {
+                if i % width < width / 2 {
+                    [0, 0, 0, 255]
+                } else {
+                    [255, 255, 255, 255]
+                }
+            })
+            .collect();
+        let stats = ImageStats::of(&image, width);
+        assert_eq!(stats.colours, 2);
+        // Sampled columns 0, 7, …, 63: five of ten are black, so the spread is 255 / 2.
+        assert!((stats.luma_std - 127.5).abs() < 1e-9, "{}", stats.luma_std);
+    }
 }
