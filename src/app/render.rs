@@ -231,7 +231,9 @@ pub struct Renderer {
     meshes: Vec<Mesh>,
     edges: Vec<[u32; 2]>,
     solids: Vec<Mesh>,
+    /// Ground height and the bounds its square is sized from.
     ground: Option<(f32, Bounds)>,
+    ground_mesh: Option<Mesh>,
     normals: Vec<Vec3>,
     heat: Vec<f32>,
 }
@@ -252,6 +254,7 @@ impl Renderer {
             edges: Vec::new(),
             solids: Vec::new(),
             ground: None,
+            ground_mesh: None,
             normals: Vec::new(),
             heat: Vec::new(),
         }
@@ -288,6 +291,7 @@ impl Renderer {
             _ => None,
         });
         self.ground = ground.zip(scene_bounds(cloth));
+        self.ground_mesh = self.ground.map(|(height, bounds)| ground_mesh(height, bounds));
     }
 
     /// Draws the 3D scene; returns the milliseconds spent building the cloth meshes.
@@ -368,10 +372,7 @@ impl Renderer {
     }
 
     fn draw_colliders(&self) {
-        self.solids.iter().for_each(draw_mesh);
-        if let Some((height, bounds)) = self.ground {
-            draw_mesh(&ground_mesh(height, bounds));
-        }
+        self.solids.iter().chain(&self.ground_mesh).for_each(draw_mesh);
     }
 
     fn draw_ground_grid(&self) {
