@@ -77,6 +77,17 @@ pub struct PresetEntry {
     pub path: PathBuf,
     /// File stem, shown in the list.
     pub stem: String,
+    /// The preset's name and description, or why it cannot be loaded (shown as a tooltip).
+    pub summary: String,
+}
+
+/// "name: description" of a preset file, or its load error.
+fn summarise(path: &Path) -> String {
+    match Preset::load(path) {
+        Ok(p) if p.description.is_empty() => p.name,
+        Ok(p) => format!("{}: {}", p.name, p.description),
+        Err(e) => format!("cannot be loaded: {e}"),
+    }
 }
 
 /// Everything the sandbox knows apart from the window: the scene and its description, the run
@@ -298,7 +309,11 @@ pub fn list_presets(dir: &Path) -> Vec<PresetEntry> {
         .filter(|p| p.extension().is_some_and(|x| x == "ron"))
         .filter_map(|path| {
             let stem = path.file_stem()?.to_string_lossy().into_owned();
-            (!stem.starts_with('.')).then_some(PresetEntry { path, stem })
+            (!stem.starts_with('.')).then(|| PresetEntry {
+                summary: summarise(&path),
+                path,
+                stem,
+            })
         })
         .collect();
     list.sort_by(|a, b| a.stem.cmp(&b.stem));
@@ -507,7 +522,13 @@ mod tests {
         for name in ["b.ron", "a.ron", "notes.txt", ".a.ron.tmp-1"] {
             std::fs::write(dir.path().join(name), "()").unwrap();
         }
-        let stems: Vec<_> = list_presets(dir.path()).into_iter().map(|p| p.stem).collect();
-        assert_eq!(stems, ["a", "b"]);
+        std::fs::write(dir.path().join("b.ron"), "(name: \"Bee\", description: \"buzz\")").unwrap();
+        std::fs::write(dir.path().join("c.ron"), "(nonsense: 1)").unwrap();
+        let list = list_presets(dir.path());
+        let stems: Vec<_> = list.iter().map(|p| p.stem.as_str()).collect();
+        assert_eq!(stems, ["a", "b", "c"]);
+        assert_eq!(list[0].summary, "Untitled");
+        assert_eq!(list[1].summary, "Bee: buzz");
+        assert!(list[2].summary.starts_with("cannot be loaded:"), "{}", list[2].summary);
     }
 }

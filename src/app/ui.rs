@@ -190,7 +190,7 @@ impl Panels {
                 .show_ui(ui, |ui| {
                     for entry in &state.presets {
                         let selected = state.source.as_ref() == Some(&entry.path);
-                        if ui.selectable_label(selected, &entry.stem).clicked() {
+                        if ui.selectable_label(selected, &entry.stem).on_hover_text(&entry.summary).clicked() {
                             actions.push(Action::Load(entry.path.clone()));
                         }
                     }
