@@ -38,7 +38,7 @@ pub struct AppArgs {
     #[arg(long, value_name = "N")]
     pub frames: Option<u32>,
     /// Save the last frame as PNG before exiting (with --frames).
-    #[arg(long, value_name = "FILE.png")]
+    #[arg(long, value_name = "FILE.png", requires = "frames")]
     pub screenshot: Option<PathBuf>,
     /// Solver worker threads (0 = automatic).
     #[arg(long, value_name = "N")]
@@ -146,9 +146,13 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Simulate(args)) => simulate(args),
         Some(Command::Bench(args)) => bench(args),
-        None => app::run(cli.app).map_err(|error| match error.downcast::<drape::preset::PresetError>() {
-            Ok(preset_error) => Failure::bad_input(preset_error),
-            Err(error) => Failure::from(error),
+        None => app::run(cli.app).map_err(|error| {
+            let bad_input = error.is::<drape::preset::PresetError>() || error.is::<drape::sim::SimError>();
+            if bad_input {
+                Failure::bad_input(error)
+            } else {
+                Failure::from(error)
+            }
         }),
     };
     match result {

@@ -1,8 +1,495 @@
-//! The desktop sandbox (macroquad window + egui panels). Placeholder until the app lands.
+//! The desktop sandbox: a macroquad window with egui panels around the headless engine.
+//!
+//! One frame: read input → egui logic pass (sliders edit the live parameters, buttons return
+//! [`Action`]s, and egui says whether it owns the pointer) → keyboard shortcuts → apply the
+//! actions → mouse gestures on the cloth or camera (only when egui does not own the pointer)
+//! → fixed-Δt stepping through an [`clock::Accumulator`] → draw the scene → paint egui →
+//! next frame. Running the UI before the mouse is what keeps a slider drag off the cloth.
+//!
+//! With `--frames N` (automation) the run is deterministic: exactly one solver frame per
+//! rendered frame, then one JSON line of stats and, with `--screenshot`, a PNG of the last frame.
+
+mod camera;
+mod clock;
+mod input;
+mod interaction;
+mod render;
+mod state;
+mod ui;
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use macroquad::camera::{set_camera, set_default_camera, Camera3D};
+use macroquad::color::Color;
+use macroquad::conf::Conf;
+use macroquad::input::{is_key_pressed, KeyCode};
+use macroquad::window::{clear_background, next_frame};
+use serde::Serialize;
+
+use drape::preset::Preset;
 
 use crate::AppArgs;
+use camera::OrbitCamera;
+use clock::Accumulator;
+use input::Viewport;
+use render::{HeatMode, Renderer};
+use state::{apply, Action, AppState, RunMode};
+use ui::{FrameTimes, Panels, WindowRequests};
 
-/// Opens the sandbox window.
-pub fn run(_args: AppArgs) -> anyhow::Result<()> {
-    anyhow::bail!("the desktop window is not built yet; use `drape simulate` or `drape bench`")
+/// The preset opened when none is given.
+const DEFAULT_PRESET: &str = "presets/default.ron";
+/// Smoothing factor of the displayed timings (exponential moving average per frame).
+const SMOOTHING: f64 = 0.05;
+
+/// Opens the sandbox window and runs it until it is closed (or for `--frames` frames).
+pub fn run(args: AppArgs) -> anyhow::Result<()> {
+    let mut state = initial_state(&args)?;
+    if let Some(threads) = args.threads {
+        state.threads_override = Some(threads);
+        state.step_params().validate().context("--threads")?;
+    }
+    // miniquad panics without a display; say what to do instead.
+    if cfg!(target_os = "linux") && std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+        anyhow::bail!("no display (DISPLAY is not set): run under X11/Wayland or xvfb-run, or use `drape simulate` / `drape bench`");
+    }
+    let outcome: Rc<RefCell<Option<anyhow::Result<()>>>> = Rc::default();
+    let slot = Rc::clone(&outcome);
+    macroquad::Window::from_config(window_conf(), async move {
+        let result = App::new(state, args).run().await;
+        *slot.borrow_mut() = Some(result);
+    });
+    let result = outcome.borrow_mut().take();
+    result.unwrap_or(Ok(()))
+}
+
+fn window_conf() -> Conf {
+    Conf {
+        miniquad_conf: macroquad::miniquad::conf::Conf {
+            window_title: "Drape — XPBD cloth sandbox".into(),
+            window_width: 1280,
+            window_height: 800,
+            window_resizable: true,
+            sample_count: 1,
+            ..Default::default()
+        },
+        // One draw call must hold a whole cloth chunk (see render.rs).
+        draw_call_vertex_capacity: render::DRAW_CALL_VERTICES,
+        draw_call_index_capacity: render::DRAW_CALL_INDICES,
+        ..Default::default()
+    }
+}
+
+/// The preset from the command line, else `presets/default.ron`, else the built-in default
+/// (so the binary also opens from another working directory).
+fn initial_state(args: &AppArgs) -> anyhow::Result<AppState> {
+    let (preset, source) = match &args.preset {
+        Some(path) => (Preset::load(path)?, Some(path.clone())),
+        None if Path::new(DEFAULT_PRESET).exists() => (Preset::load(Path::new(DEFAULT_PRESET))?, Some(PathBuf::from(DEFAULT_PRESET))),
+        None => (Preset::default(), None),
+    };
+    let presets_dir = source
+        .as_ref()
+        .and_then(|p| p.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("presets"), Path::to_path_buf);
+    AppState::new(preset, source, presets_dir)
+}
+
+/// The final stats line of an automated run. The keys are a contract: extend, don't rename.
+#[derive(Debug, Serialize)]
+struct RunReport {
+    frames: u32,
+    particles: usize,
+    triangles: usize,
+    pinned: usize,
+    max_strain: f32,
+    mean_strain: f32,
+    kinetic_energy: f64,
+    /// Mean rendered frames per second over the run (first frame excluded).
+    fps: f64,
+    /// Mean solver milliseconds per frame.
+    step_ms: f64,
+    /// Mean milliseconds per frame building and submitting the cloth meshes.
+    upload_ms: f64,
+    threads: u32,
+    chunks: usize,
+    /// Luminance standard deviation of the saved screenshot (with `--screenshot`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    screenshot_luma_std: Option<f64>,
+    /// Distinct colours sampled from the saved screenshot (with `--screenshot`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    screenshot_colours: Option<usize>,
+}
+
+struct App {
+    state: AppState,
+    args: AppArgs,
+    camera: OrbitCamera,
+    mouse: interaction::Mouse,
+    panels: Panels,
+    renderer: Renderer,
+    accumulator: Accumulator,
+    times: FrameTimes,
+    framed_scene: Option<u64>,
+    viewport: Viewport,
+    started: Instant,
+}
+
+/// Sums for the automated run's report.
+#[derive(Default)]
+struct Totals {
+    frames: u32,
+    step_ms: f64,
+    upload_ms: f64,
+    timed_since: Option<Instant>,
+}
+
+impl App {
+    fn new(state: AppState, args: AppArgs) -> Self {
+        let panels = Panels::new(&state);
+        let renderer = Renderer::new();
+        let mut app = Self {
+            state,
+            args,
+            camera: OrbitCamera::default(),
+            mouse: interaction::Mouse::default(),
+            panels,
+            renderer,
+            accumulator: Accumulator::default(),
+            times: FrameTimes::default(),
+            framed_scene: None,
+            viewport: window_viewport(),
+            started: Instant::now(),
+        };
+        if let Some(error) = app.renderer.material_error.clone() {
+            app.state.status = state::Status { text: error, error: true };
+        }
+        app
+    }
+
+    async fn run(mut self) -> anyhow::Result<()> {
+        let mut totals = Totals::default();
+        let mut last = Instant::now();
+        loop {
+            let now = Instant::now();
+            let real_dt = now.duration_since(last).as_secs_f64();
+            last = now;
+            let screenshot = self.frame(real_dt, &mut totals);
+            if let Some(limit) = self.args.frames {
+                if totals.frames >= limit {
+                    return self.finish(&totals);
+                }
+            }
+            if screenshot {
+                let path = PathBuf::from(format!("drape-{}.png", unix_seconds()));
+                self.state.status = match save_screenshot(&path) {
+                    Ok(_) => state::Status {
+                        text: format!("screenshot saved to {}", path.display()),
+                        error: false,
+                    },
+                    Err(e) => state::Status {
+                        text: format!("screenshot failed: {e:#}"),
+                        error: true,
+                    },
+                };
+            }
+            next_frame().await;
+        }
+    }
+
+    /// One frame; returns whether a screenshot was requested.
+    fn frame(&mut self, real_dt: f64, totals: &mut Totals) -> bool {
+        let mut requests = WindowRequests::default();
+        let mut actions = Vec::new();
+        let (mut pointer_on_ui, mut keyboard_on_ui) = (false, false);
+        egui_macroquad::ui(|ctx| {
+            actions = self.panels.show(ctx, &mut self.state, &self.times, &mut requests);
+            pointer_on_ui = ctx.wants_pointer_input() || ctx.is_pointer_over_area();
+            keyboard_on_ui = ctx.wants_keyboard_input();
+            // What the panels leave free is the 3D viewport.
+            let free = ctx.available_rect();
+            let scale = ctx.pixels_per_point();
+            self.viewport = Viewport {
+                origin: glam::Vec2::new(free.min.x, free.min.y) * scale,
+                size: (glam::Vec2::new(free.width(), free.height()) * scale).max(glam::Vec2::ONE),
+            };
+        });
+        if self.framed_scene != Some(self.state.scene_version) {
+            self.reset_view();
+        }
+        if !keyboard_on_ui {
+            self.shortcuts(&mut actions, &mut requests);
+        }
+        for action in actions {
+            if matches!(action, Action::Reset | Action::Load(_) | Action::ApplyGrid(_)) {
+                self.accumulator.clear();
+            }
+            apply(&mut self.state, action);
+        }
+        if requests.reset_view {
+            self.reset_view();
+        }
+        let input = input::read(self.started.elapsed().as_secs_f64(), self.viewport, pointer_on_ui);
+        self.mouse.update(&input, &mut self.camera, &mut self.state);
+
+        let step_ms = self.advance(real_dt);
+        let upload_ms = self.draw();
+        self.record(real_dt, step_ms, upload_ms, totals);
+        requests.screenshot
+    }
+
+    fn shortcuts(&mut self, actions: &mut Vec<Action>, requests: &mut WindowRequests) {
+        let view = &mut self.panels.view;
+        if is_key_pressed(KeyCode::Space) {
+            let mode = if self.state.run_mode == RunMode::Running {
+                RunMode::Paused
+            } else {
+                RunMode::Running
+            };
+            actions.push(Action::SetRunMode(mode));
+        }
+        if is_key_pressed(KeyCode::N) || is_key_pressed(KeyCode::Right) {
+            actions.push(Action::SetRunMode(RunMode::Step));
+        }
+        if is_key_pressed(KeyCode::R) {
+            actions.push(Action::Reset);
+        }
+        if is_key_pressed(KeyCode::F) {
+            requests.reset_view = true;
+        }
+        if is_key_pressed(KeyCode::H) || is_key_pressed(KeyCode::F1) {
+            self.panels.show_help = !self.panels.show_help;
+        }
+        if is_key_pressed(KeyCode::Escape) {
+            self.panels.show_help = false;
+        }
+        if is_key_pressed(KeyCode::F12) {
+            requests.screenshot = true;
+        }
+        if is_key_pressed(KeyCode::Equal) || is_key_pressed(KeyCode::KpAdd) {
+            self.state.time_scale = (self.state.time_scale * 2.0).min(2.0);
+        }
+        if is_key_pressed(KeyCode::Minus) || is_key_pressed(KeyCode::KpSubtract) {
+            self.state.time_scale = (self.state.time_scale * 0.5).max(0.05);
+        }
+        if is_key_pressed(KeyCode::W) {
+            view.wireframe = !view.wireframe;
+        }
+        if is_key_pressed(KeyCode::P) {
+            view.particles = !view.particles;
+        }
+        if is_key_pressed(KeyCode::M) {
+            view.heat = match view.heat {
+                HeatMode::Off => HeatMode::Strain,
+                HeatMode::Strain => HeatMode::Force,
+                HeatMode::Force => HeatMode::Off,
+            };
+        }
+    }
+
+    fn reset_view(&mut self) {
+        self.framed_scene = Some(self.state.scene_version);
+        if let Some(bounds) = render::scene_bounds(&self.state.cloth) {
+            self.camera = OrbitCamera::framing(bounds, self.viewport.size.x / self.viewport.size.y);
+        }
+    }
+
+    /// Runs the solver frames due now; returns their wall time in ms.
+    fn advance(&mut self, real_dt: f64) -> f64 {
+        let steps = match (self.state.run_mode, self.args.frames.is_some()) {
+            (RunMode::Paused, _) => 0,
+            (RunMode::Step, _) => {
+                self.state.run_mode = RunMode::Paused;
+                1
+            }
+            // Automation: exactly one solver frame per rendered frame, so runs repeat.
+            (RunMode::Running, true) => 1,
+            (RunMode::Running, false) => {
+                let dt = self.state.preset.solver.dt as f64;
+                let cap = clock::step_cap(self.state.cloth.stats().step_ms);
+                self.accumulator.advance(real_dt, self.state.time_scale as f64, dt, cap)
+            }
+        };
+        if self.state.run_mode == RunMode::Paused {
+            self.accumulator.clear();
+        }
+        let started = Instant::now();
+        for _ in 0..steps {
+            self.state.step();
+        }
+        started.elapsed().as_secs_f64() * 1e3
+    }
+
+    /// Draws the 3D scene; returns the cloth mesh time in ms.
+    fn draw(&mut self) -> f64 {
+        clear_background(Color::new(0.93, 0.94, 0.96, 1.0));
+        let Viewport { origin, size } = self.viewport;
+        // GL viewports count from the bottom-left corner.
+        let bottom = macroquad::window::screen_height() - origin.y - size.y;
+        let (z_near, z_far) = self.camera.clip_range();
+        set_camera(&Camera3D {
+            position: self.camera.eye(),
+            target: self.camera.target,
+            up: glam::Vec3::Y,
+            fovy: self.camera.fov_y(),
+            aspect: Some(size.x / size.y),
+            viewport: Some((origin.x as i32, bottom as i32, size.x as i32, size.y as i32)),
+            z_near,
+            z_far,
+            ..Default::default()
+        });
+        let substep = self.state.step_params().substep_dt();
+        let cloth = &self.state.cloth;
+        let upload_ms = self
+            .renderer
+            .draw(cloth, self.state.scene_version, &self.camera, &self.panels.view, substep);
+        set_default_camera();
+        if let Some(held) = self.mouse.held() {
+            let from = cloth.particles().position(held.particle as usize);
+            self.renderer.draw_grab(from, held.target, &self.camera, self.viewport);
+        }
+        egui_macroquad::draw();
+        upload_ms
+    }
+
+    fn record(&mut self, real_dt: f64, step_ms: f64, upload_ms: f64, totals: &mut Totals) {
+        let smooth = |old: f64, new: f64| if old == 0.0 { new } else { old + SMOOTHING * (new - old) };
+        self.times.frame_s = smooth(self.times.frame_s, real_dt);
+        self.times.step_ms = smooth(self.times.step_ms, step_ms);
+        self.times.upload_ms = smooth(self.times.upload_ms, upload_ms);
+        self.times.chunks = self.renderer.chunk_count();
+        let stats = self.state.cloth.stats();
+        self.panels
+            .record(self.started.elapsed().as_secs_f64(), stats.kinetic_energy, stats.max_strain);
+        totals.frames += 1;
+        totals.step_ms += step_ms;
+        totals.upload_ms += upload_ms;
+        // The first frame includes window and shader start-up; time from its end.
+        totals.timed_since.get_or_insert_with(Instant::now);
+    }
+
+    /// Ends an automated run: screenshot, then the stats line.
+    fn finish(&self, totals: &Totals) -> anyhow::Result<()> {
+        let shot = self.args.screenshot.as_deref().map(save_screenshot).transpose()?;
+        let cloth = &self.state.cloth;
+        let stats = cloth.stats();
+        let frames = totals.frames.max(1) as f64;
+        let timed = totals.timed_since.map_or(0.0, |t| t.elapsed().as_secs_f64());
+        let report = RunReport {
+            frames: totals.frames,
+            particles: cloth.particles().len(),
+            triangles: cloth.triangles().len(),
+            pinned: cloth.pinned_count(),
+            max_strain: stats.max_strain,
+            mean_strain: stats.mean_strain,
+            kinetic_energy: stats.kinetic_energy,
+            fps: if timed > 0.0 { (totals.frames - 1) as f64 / timed } else { 0.0 },
+            step_ms: totals.step_ms / frames,
+            upload_ms: totals.upload_ms / frames,
+            threads: cloth.threads_used(&self.state.step_params()),
+            chunks: self.renderer.chunk_count(),
+            screenshot_luma_std: shot.map(|s| s.luma_std),
+            screenshot_colours: shot.map(|s| s.colours),
+        };
+        println!("{}", serde_json::to_string(&report)?);
+        Ok(())
+    }
+}
+
+/// The whole window (before egui has laid out its panels).
+fn window_viewport() -> Viewport {
+    Viewport {
+        origin: glam::Vec2::ZERO,
+        size: glam::Vec2::new(macroquad::window::screen_width(), macroquad::window::screen_height()),
+    }
+}
+
+fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Saves what has been drawn this frame (scene and panels) as an opaque PNG and returns its
+/// content statistics.
+fn save_screenshot(path: &Path) -> anyhow::Result<ImageStats> {
+    let image = macroquad::texture::get_screen_data();
+    let (w, h) = (image.width as usize, image.height as usize);
+    // GL rows run bottom-up; the framebuffer's alpha is meaningless for a screenshot.
+    let mut rgba = Vec::with_capacity(w * h * 4);
+    for row in image.bytes.chunks_exact(w * 4).rev() {
+        for px in row.chunks_exact(4) {
+            rgba.extend_from_slice(&[px[0], px[1], px[2], 255]);
+        }
+    }
+    image::save_buffer(path, &rgba, w as u32, h as u32, image::ColorType::Rgba8).with_context(|| format!("writing {}", path.display()))?;
+    Ok(ImageStats::of(&rgba, w))
+}
+
+/// How much is in a picture: a blank frame has zero luminance spread and one colour.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct ImageStats {
+    /// Standard deviation of the luminance (0–255) over the sampled pixels.
+    luma_std: f64,
+    /// Distinct RGB colours among the sampled pixels.
+    colours: usize,
+}
+
+impl ImageStats {
+    /// Statistics of every 7th pixel of every 7th row of an RGBA image `width` pixels wide.
+    fn of(rgba: &[u8], width: usize) -> Self {
+        const STRIDE: usize = 7;
+        let samples: Vec<[u8; 3]> = rgba
+            .chunks_exact(width * 4)
+            .step_by(STRIDE)
+            .flat_map(|row| row.chunks_exact(4).step_by(STRIDE).map(|p| [p[0], p[1], p[2]]))
+            .collect();
+        let luma: Vec<f64> = samples
+            .iter()
+            .map(|p| 0.3 * p[0] as f64 + 0.59 * p[1] as f64 + 0.11 * p[2] as f64)
+            .collect();
+        let n = luma.len().max(1) as f64;
+        let mean = luma.iter().sum::<f64>() / n;
+        let variance = luma.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / n;
+        let colours = samples.iter().collect::<std::collections::HashSet<_>>().len();
+        Self {
+            luma_std: variance.sqrt(),
+            colours,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ImageStats;
+
+    #[test]
+    fn a_blank_image_has_no_spread_and_one_colour() {
+        let blank = [200u8, 210, 220, 255].repeat(70 * 70);
+        let stats = ImageStats::of(&blank, 70);
+        assert_eq!(stats.colours, 1);
+        assert!(stats.luma_std < 1e-9, "{}", stats.luma_std);
+    }
+
+    #[test]
+    fn half_black_half_white_has_half_range_spread() {
+        let width = 70;
+        let image: Vec<u8> = (0..width * width)
+            .flat_map(|i| {
+                if i % width < width / 2 {
+                    [0, 0, 0, 255]
+                } else {
+                    [255, 255, 255, 255]
+                }
+            })
+            .collect();
+        let stats = ImageStats::of(&image, width);
+        assert_eq!(stats.colours, 2);
+        // Sampled columns 0, 7, …, 63: five of ten are black, so the spread is 255 / 2.
+        assert!((stats.luma_std - 127.5).abs() < 1e-9, "{}", stats.luma_std);
+    }
 }

@@ -1,0 +1,366 @@
+//! Mouse gestures: grab / drag / throw / pin on the cloth, and orbit / pan / zoom of the
+//! camera. A gesture starts on a button press outside the egui panels and lasts until that
+//! button is released, so a slider drag never reaches the cloth and a cloth drag that wanders
+//! over a panel keeps going.
+//!
+//! While a particle is held it follows the cursor on the camera-facing plane through the point
+//! where it was grabbed: the target is where the cursor ray meets that plane. On release it is
+//! thrown with the cursor's velocity over the last [`THROW_WINDOW`] seconds.
+
+use std::collections::VecDeque;
+
+use glam::Vec3;
+
+use drape::sim::Ray;
+
+use super::camera::OrbitCamera;
+use super::input::InputFrame;
+use super::state::{apply, Action, AppState};
+
+/// Seconds of cursor motion averaged into the throw velocity.
+pub const THROW_WINDOW: f64 = 0.1;
+/// Pick tolerance as a fraction of the camera distance (ray-to-particle, for ropes and edges).
+const PICK_RADIUS_PER_DISTANCE: f32 = 0.015;
+
+/// Which mouse button started a gesture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Button {
+    Left,
+    Middle,
+}
+
+/// A particle being dragged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    /// The particle.
+    pub particle: u32,
+    /// Where the cursor wants it, in m.
+    pub target: Vec3,
+    plane_normal: Vec3,
+    plane_point: Vec3,
+    scene_version: u64,
+    samples: VecDeque<(f64, Vec3)>,
+}
+
+impl Held {
+    /// Cursor velocity in m/s over the last [`THROW_WINDOW`] seconds (zero if it rested).
+    fn velocity(&self) -> Vec3 {
+        let (Some(&(t1, p1)), Some(&(t0, p0))) = (self.samples.back(), self.samples.front()) else {
+            return Vec3::ZERO;
+        };
+        if t1 - t0 < 1e-3 {
+            return Vec3::ZERO;
+        }
+        (p1 - p0) / (t1 - t0) as f32
+    }
+
+    fn record(&mut self, time: f64) {
+        self.samples.push_back((time, self.target));
+        while self.samples.front().is_some_and(|&(t, _)| time - t > THROW_WINDOW) {
+            self.samples.pop_front();
+        }
+    }
+}
+
+/// The gesture in progress.
+#[derive(Debug, Clone, PartialEq)]
+enum Gesture {
+    Idle,
+    Grab(Held),
+    Orbit(Button),
+    Pan(Button),
+}
+
+/// The mouse controller: turns [`InputFrame`]s into camera moves and cloth interaction.
+#[derive(Debug, Clone)]
+pub struct Mouse {
+    gesture: Gesture,
+    last_cursor: glam::Vec2,
+}
+
+impl Default for Mouse {
+    fn default() -> Self {
+        Self {
+            gesture: Gesture::Idle,
+            last_cursor: glam::Vec2::ZERO,
+        }
+    }
+}
+
+/// Where `ray` meets the plane through `point` with normal `normal` (None if parallel or
+/// behind the ray's origin).
+pub fn ray_plane(ray: &Ray, point: Vec3, normal: Vec3) -> Option<Vec3> {
+    let denom = ray.direction.dot(normal);
+    if denom.abs() < 1e-9 {
+        return None;
+    }
+    let t = (point - ray.origin).dot(normal) / denom;
+    (t >= 0.0).then(|| ray.at(t))
+}
+
+impl Mouse {
+    /// The held particle and its target, for the grab line.
+    pub fn held(&self) -> Option<&Held> {
+        match &self.gesture {
+            Gesture::Grab(held) => Some(held),
+            _ => None,
+        }
+    }
+
+    /// Handles one frame of input.
+    pub fn update(&mut self, input: &InputFrame, camera: &mut OrbitCamera, state: &mut AppState) {
+        let delta = input.cursor - self.last_cursor;
+        self.last_cursor = input.cursor;
+        if input.wheel != 0.0 && !input.pointer_on_ui {
+            camera.zoom(input.wheel);
+        }
+        self.gesture = match std::mem::replace(&mut self.gesture, Gesture::Idle) {
+            Gesture::Idle => self.start(input, camera, state),
+            Gesture::Orbit(button) => {
+                camera.orbit(delta);
+                keep_while_down(Gesture::Orbit(button), button, input)
+            }
+            Gesture::Pan(button) => {
+                camera.pan(delta, input.screen.y);
+                keep_while_down(Gesture::Pan(button), button, input)
+            }
+            Gesture::Grab(held) => drag(held, input, camera, state),
+        };
+    }
+
+    fn start(&mut self, input: &InputFrame, camera: &OrbitCamera, state: &mut AppState) -> Gesture {
+        if input.pointer_on_ui {
+            return Gesture::Idle;
+        }
+        let camera_move = |button| {
+            if input.shift {
+                Gesture::Pan(button)
+            } else {
+                Gesture::Orbit(button)
+            }
+        };
+        // The right button is left free for the cutting stroke (tearing issue).
+        if input.pressed.middle {
+            camera_move(Button::Middle)
+        } else if input.pressed.left && input.alt {
+            camera_move(Button::Left)
+        } else if input.pressed.left {
+            let ray = camera.ray(input.cursor, input.screen);
+            let Some(pick) = state.cloth.pick(&ray, PICK_RADIUS_PER_DISTANCE * camera.distance) else {
+                return Gesture::Idle;
+            };
+            if input.ctrl {
+                apply(state, Action::TogglePin(pick.particle));
+                return Gesture::Idle;
+            }
+            grab(pick.particle, camera, state, input.time)
+        } else {
+            Gesture::Idle
+        }
+    }
+}
+
+fn keep_while_down(gesture: Gesture, button: Button, input: &InputFrame) -> Gesture {
+    let down = match button {
+        Button::Left => input.down.left,
+        Button::Middle => input.down.middle,
+    };
+    if down {
+        gesture
+    } else {
+        Gesture::Idle
+    }
+}
+
+fn grab(particle: u32, camera: &OrbitCamera, state: &mut AppState, time: f64) -> Gesture {
+    if state.cloth.grab(particle).is_err() {
+        return Gesture::Idle;
+    }
+    let at = state.cloth.particles().position(particle as usize);
+    let mut held = Held {
+        particle,
+        target: at,
+        plane_normal: camera.forward(),
+        plane_point: at,
+        scene_version: state.scene_version,
+        samples: VecDeque::new(),
+    };
+    held.record(time);
+    Gesture::Grab(held)
+}
+
+fn drag(mut held: Held, input: &InputFrame, camera: &OrbitCamera, state: &mut AppState) -> Gesture {
+    if held.scene_version != state.scene_version {
+        return Gesture::Idle; // the cloth was replaced under the cursor
+    }
+    let ray = camera.ray(input.cursor, input.screen);
+    if let Some(target) = ray_plane(&ray, held.plane_point, held.plane_normal) {
+        held.target = target;
+    }
+    held.record(input.time);
+    state.cloth.drag_to(held.target);
+    if input.down.left {
+        return Gesture::Grab(held);
+    }
+    if input.shift {
+        state.cloth.release_pinned();
+    } else {
+        state.cloth.release(Some(held.velocity()));
+    }
+    Gesture::Idle
+}
+
+#[cfg(test)]
+mod tests {
+    use glam::Vec2;
+
+    use super::super::camera::Bounds;
+    use super::super::input::Buttons;
+    use super::*;
+    use drape::preset::Preset;
+
+    const SCREEN: Vec2 = Vec2::new(1280.0, 800.0);
+    const LEFT: Buttons = Buttons {
+        left: true,
+        middle: false,
+        right: false,
+    };
+    const NONE: Buttons = Buttons {
+        left: false,
+        middle: false,
+        right: false,
+    };
+
+    fn scene() -> (AppState, OrbitCamera) {
+        let mut preset = Preset::default();
+        preset.cloth.columns = 11;
+        preset.cloth.rows = 11;
+        let state = AppState::new(preset, None, std::env::temp_dir().join("drape-no-presets")).unwrap();
+        let bounds = Bounds::of(state.cloth.particles().positions()).unwrap();
+        (state, OrbitCamera::framing(bounds, SCREEN.x / SCREEN.y))
+    }
+
+    fn frame(cursor: Vec2, time: f64, pressed: Buttons, down: Buttons) -> InputFrame {
+        InputFrame {
+            cursor,
+            screen: SCREEN,
+            time,
+            pressed,
+            down,
+            released: NONE,
+            ..InputFrame::default()
+        }
+    }
+
+    fn pixel_of(state: &AppState, camera: &OrbitCamera, i: u32) -> Vec2 {
+        camera.project(state.cloth.particles().position(i as usize), SCREEN).unwrap()
+    }
+
+    #[test]
+    fn picking_through_the_camera_finds_the_particle_under_the_cursor() {
+        let (state, camera) = scene();
+        for i in [0, 5, 60, 64, 120] {
+            let ray = camera.ray(pixel_of(&state, &camera, i), SCREEN);
+            let pick = state.cloth.pick(&ray, 0.01).expect("hit");
+            assert_eq!(pick.particle, i);
+        }
+        let sky = camera.ray(Vec2::new(5.0, 5.0), SCREEN);
+        assert_eq!(state.cloth.pick(&sky, 0.01), None);
+    }
+
+    #[test]
+    fn left_drag_moves_the_particle_to_the_cursor_plane() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        let start = pixel_of(&state, &camera, 60);
+        mouse.update(&frame(start, 0.0, LEFT, LEFT), &mut camera, &mut state);
+        assert_eq!(state.cloth.grab_state().map(|g| g.particle), Some(60));
+        let to = start + Vec2::new(120.0, -40.0);
+        mouse.update(&frame(to, 0.05, NONE, LEFT), &mut camera, &mut state);
+        let target = mouse.held().unwrap().target;
+        // The target lies under the cursor and at the grabbed particle's depth plane.
+        assert!((camera.project(target, SCREEN).unwrap() - to).length() < 0.5);
+        let grabbed_at = state.cloth.particles().position(60); // not stepped yet: where it was grabbed
+        assert!((target - grabbed_at).dot(camera.forward()).abs() < 1e-4);
+        state.step();
+        assert!(state.cloth.particles().position(60).distance(target) < 1e-5);
+    }
+
+    #[test]
+    fn release_throws_with_cursor_velocity_and_shift_release_pins() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        let start = pixel_of(&state, &camera, 60);
+        mouse.update(&frame(start, 0.0, LEFT, LEFT), &mut camera, &mut state);
+        mouse.update(&frame(start + Vec2::new(50.0, 0.0), 0.05, NONE, LEFT), &mut camera, &mut state);
+        let moved = mouse.held().unwrap().target - state.cloth.particles().position(60);
+        let mut up = frame(start + Vec2::new(50.0, 0.0), 0.05, NONE, NONE);
+        up.released = LEFT;
+        mouse.update(&up, &mut camera, &mut state);
+        assert_eq!(state.cloth.grab_state(), None);
+        let v = state.cloth.particles().velocity(60);
+        assert!((v - moved / 0.05).length() < 1e-3 * v.length().max(1.0), "{v} vs {}", moved / 0.05);
+
+        let pinned = state.cloth.pinned_count();
+        mouse.update(&frame(start, 1.0, LEFT, LEFT), &mut camera, &mut state);
+        up.shift = true;
+        mouse.update(&up, &mut camera, &mut state);
+        assert_eq!(state.cloth.pinned_count(), pinned + 1);
+    }
+
+    #[test]
+    fn ctrl_click_toggles_a_pin_without_grabbing() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        let mut click = frame(pixel_of(&state, &camera, 0), 0.0, LEFT, LEFT);
+        click.ctrl = true;
+        assert!(state.cloth.particles().is_pinned(0));
+        mouse.update(&click, &mut camera, &mut state);
+        assert!(!state.cloth.particles().is_pinned(0));
+        assert_eq!(mouse.held(), None);
+        assert_eq!(state.cloth.grab_state(), None);
+    }
+
+    #[test]
+    fn presses_over_panels_never_reach_the_cloth() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        let before = camera;
+        let mut press = frame(pixel_of(&state, &camera, 60), 0.0, LEFT, LEFT);
+        press.pointer_on_ui = true;
+        press.wheel = 1.0;
+        mouse.update(&press, &mut camera, &mut state);
+        assert_eq!(state.cloth.grab_state(), None);
+        assert_eq!(camera, before);
+    }
+
+    #[test]
+    fn alt_left_drag_orbits_and_shift_pans() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        let before = camera;
+        let mut press = frame(Vec2::new(100.0, 100.0), 0.0, LEFT, LEFT);
+        press.alt = true;
+        mouse.update(&press, &mut camera, &mut state);
+        mouse.update(&frame(Vec2::new(150.0, 100.0), 0.1, NONE, LEFT), &mut camera, &mut state);
+        assert_ne!(camera.yaw, before.yaw);
+        assert_eq!(camera.target, before.target);
+        assert_eq!(state.cloth.grab_state(), None);
+        mouse.update(&frame(Vec2::new(150.0, 100.0), 0.2, NONE, NONE), &mut camera, &mut state);
+
+        let mut pan = frame(
+            Vec2::new(150.0, 100.0),
+            0.3,
+            Buttons { middle: true, ..NONE },
+            Buttons { middle: true, ..NONE },
+        );
+        pan.shift = true;
+        mouse.update(&pan, &mut camera, &mut state);
+        mouse.update(
+            &frame(Vec2::new(190.0, 120.0), 0.4, NONE, Buttons { middle: true, ..NONE }),
+            &mut camera,
+            &mut state,
+        );
+        assert_ne!(camera.target, before.target);
+    }
+}

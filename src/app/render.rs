@@ -1,0 +1,643 @@
+//! Drawing the scene: the cloth as a lit double-sided mesh split into u16-indexed chunks,
+//! wireframe, particles, pins, the strain / force heat map, colliders, the ground and the grab
+//! line.
+//!
+//! Lighting runs in a small fragment shader: the smooth vertex normal travels in the vertex's
+//! `normal.xyz`, and `gl_FrontFacing` picks the side — back faces flip the normal and, when
+//! `normal.w` = 1 (plain cloth), take the back colour instead of the vertex colour. Heat-mapped
+//! cloth and colliders set `normal.w` = 0 so both sides show the vertex colour.
+//!
+//! macroquad's `Mesh` has u16 indices and one draw call holds at most the configured vertex /
+//! index capacity, so the triangles are grouped into [`Chunk`]s that each reference at most
+//! [`CHUNK_VERTICES`] distinct particles; the grouping is recomputed only when the topology
+//! changes, and each frame only the vertex data is refreshed.
+
+use glam::{EulerRot, Quat, Vec3, Vec4};
+use macroquad::color::Color;
+use macroquad::material::{gl_use_default_material, gl_use_material, load_material, Material, MaterialParams};
+use macroquad::miniquad::{Comparison, PipelineParams, ShaderSource, UniformDesc, UniformType};
+use macroquad::models::{draw_cube, draw_line_3d, draw_mesh, Mesh, Vertex};
+use macroquad::shapes::{draw_circle, draw_circle_lines, draw_line};
+
+use drape::sim::{Cloth, Collider};
+
+use super::camera::{Bounds, OrbitCamera};
+use super::input::Viewport;
+
+/// Draw-call capacities requested from macroquad (vertices fit u16 indices).
+pub const DRAW_CALL_VERTICES: usize = 65_536;
+/// Index capacity per draw call: three indices per vertex is ample for a cloth.
+pub const DRAW_CALL_INDICES: usize = 3 * DRAW_CALL_VERTICES;
+/// Distinct vertices per chunk (strictly below the draw-call capacity, which macroquad clamps).
+pub const CHUNK_VERTICES: usize = 65_000;
+/// Indices per chunk.
+pub const CHUNK_INDICES: usize = 195_000;
+
+const FRONT: Color = Color::new(0.86, 0.42, 0.26, 1.0);
+const BACK: Color = Color::new(0.30, 0.48, 0.78, 1.0);
+const GROUND: Color = Color::new(0.78, 0.79, 0.76, 1.0);
+const SOLID: Color = Color::new(0.62, 0.66, 0.70, 1.0);
+const WIRE: Color = Color::new(0.08, 0.08, 0.10, 0.8);
+const PARTICLE: Color = Color::new(0.10, 0.10, 0.12, 1.0);
+const PIN: Color = Color::new(0.85, 0.05, 0.15, 1.0);
+const GRAB: Color = Color::new(1.0, 0.85, 0.0, 1.0);
+
+/// What to colour the cloth by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeatMode {
+    /// Front and back colours.
+    Off,
+    /// Largest |strain| of the vertex's stretch edges, scaled by the heat range.
+    Strain,
+    /// Largest stretch-edge tension, scaled by the largest in the cloth.
+    Force,
+}
+
+/// The View panel's switches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ViewOptions {
+    /// Diffuse lighting (off = flat colours).
+    pub shading: bool,
+    /// Triangle edges.
+    pub wireframe: bool,
+    /// A dot per particle.
+    pub particles: bool,
+    /// Markers on pinned particles.
+    pub pins: bool,
+    /// Heat map mode.
+    pub heat: HeatMode,
+    /// Strain that shows as full red (0.05 = 5 %).
+    pub heat_range: f32,
+    /// Colliders and the ground.
+    pub colliders: bool,
+}
+
+impl Default for ViewOptions {
+    fn default() -> Self {
+        Self {
+            shading: true,
+            wireframe: false,
+            particles: false,
+            pins: true,
+            heat: HeatMode::Off,
+            heat_range: 0.05,
+            colliders: true,
+        }
+    }
+}
+
+/// A group of triangles whose vertices fit one u16-indexed draw call.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Chunk {
+    /// Particle index of each local vertex.
+    pub globals: Vec<u32>,
+    /// Local vertex indices, three per triangle.
+    pub indices: Vec<u16>,
+}
+
+/// Splits `triangles` over `vertex_count` particles into chunks of at most `max_vertices`
+/// distinct vertices and `max_indices` indices, in triangle order.
+pub fn chunk_triangles(triangles: &[[u32; 3]], vertex_count: usize, max_vertices: usize, max_indices: usize) -> Vec<Chunk> {
+    let mut chunks = vec![Chunk::default()];
+    // owner[g] = chunk that has a local copy of particle g, slot[g] = its local index.
+    let mut owner = vec![usize::MAX; vertex_count];
+    let mut slot = vec![0u16; vertex_count];
+    for tri in triangles {
+        let current = chunks.len() - 1;
+        let new = tri.iter().filter(|&&g| owner[g as usize] != current).count();
+        let chunk = &chunks[current];
+        if chunk.globals.len() + new > max_vertices || chunk.indices.len() + 3 > max_indices {
+            chunks.push(Chunk::default());
+        }
+        let current = chunks.len() - 1;
+        let chunk = &mut chunks[current];
+        for &g in tri {
+            let g = g as usize;
+            if owner[g] != current {
+                owner[g] = current;
+                slot[g] = chunk.globals.len() as u16;
+                chunk.globals.push(g as u32);
+            }
+            chunk.indices.push(slot[g]);
+        }
+    }
+    chunks.retain(|c| !c.indices.is_empty());
+    chunks
+}
+
+/// Blue → green → yellow → red for `t` in [0, 1] (clamped).
+pub fn heat_color(t: f32) -> Color {
+    let stops = [
+        Vec3::new(0.15, 0.25, 0.85),
+        Vec3::new(0.10, 0.75, 0.35),
+        Vec3::new(0.95, 0.85, 0.10),
+        Vec3::new(0.90, 0.12, 0.08),
+    ];
+    let x = t.clamp(0.0, 1.0) * (stops.len() - 1) as f32;
+    let i = (x.floor() as usize).min(stops.len() - 2);
+    let c = stops[i].lerp(stops[i + 1], x - i as f32);
+    Color::new(c.x, c.y, c.z, 1.0)
+}
+
+fn vertex(position: Vec3, normal: Vec3, color: Color, two_tone: bool) -> Vertex {
+    Vertex {
+        position,
+        uv: glam::Vec2::ZERO,
+        color: color.into(),
+        normal: normal.extend(if two_tone { 1.0 } else { 0.0 }),
+    }
+}
+
+const VERTEX_SHADER: &str = r#"#version 100
+attribute vec3 position;
+attribute vec2 texcoord;
+attribute vec4 color0;
+attribute vec4 normal;
+
+varying lowp vec4 color;
+varying mediump vec3 v_normal;
+varying mediump vec3 v_position;
+varying mediump float v_two_tone;
+
+uniform mat4 Model;
+uniform mat4 Projection;
+
+void main() {
+    gl_Position = Projection * Model * vec4(position, 1);
+    color = color0 / 255.0;
+    v_normal = normal.xyz;
+    v_two_tone = normal.w;
+    v_position = position;
+}"#;
+
+const FRAGMENT_SHADER: &str = r#"#version 100
+precision mediump float;
+
+varying lowp vec4 color;
+varying mediump vec3 v_normal;
+varying mediump vec3 v_position;
+varying mediump float v_two_tone;
+
+uniform vec4 BackColor;
+uniform vec4 Eye;
+uniform float Shade;
+
+void main() {
+    vec3 n = v_normal;
+    float len = length(n);
+    n = len > 0.0 ? n / len : vec3(0.0, 1.0, 0.0);
+    vec3 base = color.rgb;
+    if (!gl_FrontFacing) {
+        n = -n;
+        base = mix(base, BackColor.rgb, v_two_tone);
+    }
+    vec3 to_eye = normalize(Eye.xyz - v_position);
+    vec3 key = normalize(vec3(0.45, 0.85, 0.35));
+    // Key light from above plus a head light, so folds facing the viewer never go black.
+    float diffuse = 0.6 * max(dot(n, key), 0.0) + 0.4 * max(dot(n, to_eye), 0.0);
+    float lit = 0.28 + 0.8 * diffuse;
+    gl_FragColor = vec4(mix(base, base * lit, Shade), color.a);
+}"#;
+
+fn lit_material() -> Result<Material, macroquad::Error> {
+    load_material(
+        ShaderSource::Glsl {
+            vertex: VERTEX_SHADER,
+            fragment: FRAGMENT_SHADER,
+        },
+        MaterialParams {
+            pipeline_params: PipelineParams {
+                depth_write: true,
+                depth_test: Comparison::LessOrEqual,
+                ..Default::default()
+            },
+            uniforms: vec![
+                UniformDesc::new("BackColor", UniformType::Float4),
+                UniformDesc::new("Eye", UniformType::Float4),
+                UniformDesc::new("Shade", UniformType::Float1),
+            ],
+            textures: vec![],
+        },
+    )
+}
+
+/// Cached geometry and per-frame scratch buffers.
+pub struct Renderer {
+    material: Option<Material>,
+    /// Why the lit material could not be made (the scene is then drawn unlit).
+    pub material_error: Option<String>,
+    key: Option<(u64, u64)>,
+    chunks: Vec<Chunk>,
+    meshes: Vec<Mesh>,
+    edges: Vec<[u32; 2]>,
+    solids: Vec<Mesh>,
+    /// Ground height and the bounds its square is sized from.
+    ground: Option<(f32, Bounds)>,
+    ground_mesh: Option<Mesh>,
+    normals: Vec<Vec3>,
+    heat: Vec<f32>,
+}
+
+impl Renderer {
+    /// Compiles the lit shader (must run inside the window).
+    pub fn new() -> Self {
+        let (material, material_error) = match lit_material() {
+            Ok(m) => (Some(m), None),
+            Err(e) => (None, Some(format!("lighting shader unavailable ({e:?}); drawing unlit"))),
+        };
+        Self {
+            material,
+            material_error,
+            key: None,
+            chunks: Vec::new(),
+            meshes: Vec::new(),
+            edges: Vec::new(),
+            solids: Vec::new(),
+            ground: None,
+            ground_mesh: None,
+            normals: Vec::new(),
+            heat: Vec::new(),
+        }
+    }
+
+    /// Number of cloth draw chunks (for the stats panel).
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// Rebuilds the chunking, the edge list and the collider meshes when the scene or its
+    /// topology changed.
+    fn refresh_topology(&mut self, cloth: &Cloth, scene_version: u64) {
+        let key = (scene_version, cloth.topology_version());
+        if self.key == Some(key) {
+            return;
+        }
+        self.key = Some(key);
+        let n = cloth.particles().len();
+        self.chunks = chunk_triangles(cloth.triangles(), n, CHUNK_VERTICES, CHUNK_INDICES);
+        self.meshes = self
+            .chunks
+            .iter()
+            .map(|c| Mesh {
+                vertices: Vec::with_capacity(c.globals.len()),
+                indices: c.indices.clone(),
+                texture: None,
+            })
+            .collect();
+        self.edges = unique_edges(cloth.triangles());
+        self.solids = cloth.colliders().iter().filter_map(collider_mesh).collect();
+        let ground = cloth.colliders().iter().find_map(|c| match c {
+            Collider::Ground { height } => Some(*height),
+            _ => None,
+        });
+        self.ground = ground.zip(scene_bounds(cloth));
+        self.ground_mesh = self.ground.map(|(height, bounds)| ground_mesh(height, bounds));
+    }
+
+    /// Draws the 3D scene; returns the milliseconds spent building the cloth meshes.
+    pub fn draw(&mut self, cloth: &Cloth, scene_version: u64, camera: &OrbitCamera, view: &ViewOptions, substep: f32) -> f64 {
+        self.refresh_topology(cloth, scene_version);
+        let started = std::time::Instant::now();
+        self.fill_cloth(cloth, view, substep);
+        if let Some(material) = &self.material {
+            let eye = camera.eye();
+            material.set_uniform("BackColor", Vec4::new(BACK.r, BACK.g, BACK.b, 1.0));
+            material.set_uniform("Eye", eye.extend(1.0));
+            material.set_uniform("Shade", if view.shading { 1.0f32 } else { 0.0 });
+            gl_use_material(material);
+        }
+        self.meshes.iter().for_each(draw_mesh);
+        let build_ms = started.elapsed().as_secs_f64() * 1e3;
+        if view.colliders {
+            self.draw_colliders();
+        }
+        gl_use_default_material();
+        if view.colliders {
+            self.draw_ground_grid();
+        }
+        if view.wireframe {
+            self.draw_wireframe(cloth);
+        }
+        if view.particles {
+            let size = camera.distance * 0.003;
+            for p in cloth.particles().positions() {
+                draw_cube(p, Vec3::splat(size), None, PARTICLE);
+            }
+        }
+        if view.pins {
+            let size = camera.distance * 0.012;
+            let p = cloth.particles();
+            for i in (0..p.len()).filter(|&i| p.is_pinned(i)) {
+                draw_cube(p.position(i), Vec3::splat(size), None, PIN);
+            }
+        }
+        build_ms
+    }
+
+    /// The held particle and its line to the cursor target, drawn in 2D over the scene so the
+    /// cloth never hides them. Call with the default (screen) camera.
+    pub fn draw_grab(&self, from: Vec3, target: Vec3, camera: &OrbitCamera, viewport: Viewport) {
+        let pixel = |p: Vec3| camera.project(p, viewport.size).map(|px| px + viewport.origin);
+        let (Some(a), Some(b)) = (pixel(from), pixel(target)) else { return };
+        draw_line(a.x, a.y, b.x, b.y, 2.0, GRAB);
+        draw_circle(a.x, a.y, 5.0, GRAB);
+        draw_circle_lines(b.x, b.y, 8.0, 2.0, GRAB);
+    }
+
+    fn fill_cloth(&mut self, cloth: &Cloth, view: &ViewOptions, substep: f32) {
+        cloth.vertex_normals(&mut self.normals);
+        let scale = match view.heat {
+            HeatMode::Off => 1.0,
+            HeatMode::Strain => {
+                cloth.vertex_heat(false, substep, &mut self.heat);
+                view.heat_range.max(1e-6)
+            }
+            HeatMode::Force => {
+                cloth.vertex_heat(true, substep, &mut self.heat);
+                self.heat.iter().copied().fold(1e-6, f32::max)
+            }
+        };
+        let particles = cloth.particles();
+        for (chunk, mesh) in self.chunks.iter().zip(&mut self.meshes) {
+            mesh.vertices.clear();
+            mesh.vertices.extend(chunk.globals.iter().map(|&g| {
+                let g = g as usize;
+                let (color, two_tone) = match view.heat {
+                    HeatMode::Off => (FRONT, true),
+                    _ => (heat_color(self.heat[g] / scale), false),
+                };
+                vertex(particles.position(g), self.normals[g], color, two_tone)
+            }));
+        }
+    }
+
+    fn draw_colliders(&self) {
+        self.solids.iter().chain(&self.ground_mesh).for_each(draw_mesh);
+    }
+
+    fn draw_ground_grid(&self) {
+        let Some((height, bounds)) = self.ground else { return };
+        let (center, half) = ground_extent(bounds);
+        let color = Color::new(0.55, 0.56, 0.54, 1.0);
+        let y = height + 0.002; // just above the plane so the lines win the depth test
+        let lines = (half / 0.5).round() as i32;
+        for k in -lines..=lines {
+            let o = k as f32 * 0.5;
+            draw_line_3d(
+                Vec3::new(center.x + o, y, center.z - half),
+                Vec3::new(center.x + o, y, center.z + half),
+                color,
+            );
+            draw_line_3d(
+                Vec3::new(center.x - half, y, center.z + o),
+                Vec3::new(center.x + half, y, center.z + o),
+                color,
+            );
+        }
+    }
+
+    fn draw_wireframe(&self, cloth: &Cloth) {
+        let p = cloth.particles();
+        for &[a, b] in &self.edges {
+            draw_line_3d(p.position(a as usize), p.position(b as usize), WIRE);
+        }
+    }
+}
+
+/// Bounds of the cloth and every finite collider (the ground is unbounded and left out).
+pub fn scene_bounds(cloth: &Cloth) -> Option<Bounds> {
+    let cloth_bounds = Bounds::of(cloth.particles().positions());
+    cloth
+        .colliders()
+        .iter()
+        .filter_map(collider_bounds)
+        .fold(cloth_bounds, |acc, b| match acc {
+            Some(a) => Some(a.union(b)),
+            None => Some(b),
+        })
+}
+
+fn collider_bounds(c: &Collider) -> Option<Bounds> {
+    match *c {
+        Collider::Ground { .. } => None,
+        Collider::Sphere { center, radius } => Some(Bounds {
+            min: center - Vec3::splat(radius),
+            max: center + Vec3::splat(radius),
+        }),
+        Collider::Capsule { a, b, radius } => Some(Bounds {
+            min: a.min(b) - Vec3::splat(radius),
+            max: a.max(b) + Vec3::splat(radius),
+        }),
+        Collider::Box { center, half_extents, .. } => {
+            let r = Vec3::splat(half_extents.length());
+            Some(Bounds {
+                min: center - r,
+                max: center + r,
+            })
+        }
+    }
+}
+
+/// Each triangle edge once, as (low, high) index pairs.
+fn unique_edges(triangles: &[[u32; 3]]) -> Vec<[u32; 2]> {
+    let mut edges: Vec<[u32; 2]> = triangles
+        .iter()
+        .flat_map(|&[a, b, c]| [[a, b], [b, c], [c, a]])
+        .map(|[a, b]| [a.min(b), a.max(b)])
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    edges
+}
+
+/// Centre and half size of the drawn ground square: generous around the scene, in 0.5 m steps.
+fn ground_extent(bounds: Bounds) -> (Vec3, f32) {
+    let center = (bounds.min + bounds.max) * 0.5;
+    let half = ((bounds.max - bounds.min).length() * 1.5).max(2.0);
+    let half = (half / 0.5).ceil() * 0.5;
+    (Vec3::new((center.x / 0.5).round() * 0.5, 0.0, (center.z / 0.5).round() * 0.5), half)
+}
+
+fn ground_mesh(height: f32, bounds: Bounds) -> Mesh {
+    let (center, half) = ground_extent(bounds);
+    let corner = |dx: f32, dz: f32| {
+        vertex(
+            Vec3::new(center.x + dx * half, height, center.z + dz * half),
+            Vec3::Y,
+            GROUND,
+            false,
+        )
+    };
+    Mesh {
+        vertices: vec![corner(-1.0, -1.0), corner(-1.0, 1.0), corner(1.0, 1.0), corner(1.0, -1.0)],
+        indices: vec![0, 1, 2, 0, 2, 3],
+        texture: None,
+    }
+}
+
+/// A lit mesh for a finite collider (None for the ground, which is drawn separately).
+fn collider_mesh(c: &Collider) -> Option<Mesh> {
+    match *c {
+        Collider::Ground { .. } => None,
+        Collider::Sphere { center, radius } => Some(round_mesh(center, Quat::IDENTITY, radius, 0.0)),
+        Collider::Capsule { a, b, radius } => {
+            let axis = b - a;
+            let rotation = Quat::from_rotation_arc(Vec3::Y, axis.try_normalize().unwrap_or(Vec3::Y));
+            Some(round_mesh((a + b) * 0.5, rotation, radius, axis.length() * 0.5))
+        }
+        Collider::Box {
+            center,
+            half_extents,
+            rotation_degrees,
+        } => Some(box_mesh(center, half_extents, rotation_degrees)),
+    }
+}
+
+/// A UV sphere of `radius` whose upper half is shifted by +`half_length` and lower half by
+/// −`half_length` along the local y axis (a capsule; a sphere for 0), placed by `rotation` and
+/// `center`.
+fn round_mesh(center: Vec3, rotation: Quat, radius: f32, half_length: f32) -> Mesh {
+    const RINGS: u16 = 16; // even, so the equator is duplicated into both halves
+    const SEGMENTS: u16 = 28;
+    let mut vertices = Vec::new();
+    for ring in 0..=RINGS + 1 {
+        // Rings 0..=RINGS/2 are the upper cap, the rest the lower one (equator twice).
+        let (k, shift) = if ring <= RINGS / 2 {
+            (ring, half_length)
+        } else {
+            (ring - 1, -half_length)
+        };
+        let theta = std::f32::consts::PI * k as f32 / RINGS as f32;
+        for s in 0..=SEGMENTS {
+            let phi = std::f32::consts::TAU * s as f32 / SEGMENTS as f32;
+            let n = Vec3::new(theta.sin() * phi.cos(), theta.cos(), theta.sin() * phi.sin());
+            let p = center + rotation * (n * radius + Vec3::Y * shift);
+            vertices.push(vertex(p, rotation * n, SOLID, false));
+        }
+    }
+    let row = SEGMENTS + 1;
+    let mut indices = Vec::new();
+    for ring in 0..=RINGS {
+        for s in 0..SEGMENTS {
+            let (a, b) = (ring * row + s, (ring + 1) * row + s);
+            // Counter-clockwise seen from outside, so gl_FrontFacing marks the outer side.
+            indices.extend_from_slice(&[a, a + 1, b, a + 1, b + 1, b]);
+        }
+    }
+    Mesh {
+        vertices,
+        indices,
+        texture: None,
+    }
+}
+
+fn box_mesh(center: Vec3, half: Vec3, rotation_degrees: Vec3) -> Mesh {
+    // Same rotation convention as the engine's collider (Euler XYZ in degrees).
+    let r = rotation_degrees;
+    let rotation = Quat::from_euler(EulerRot::XYZ, r.x.to_radians(), r.y.to_radians(), r.z.to_radians());
+    let mut vertices = Vec::new();
+    let mut indices = Vec::new();
+    for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
+        for sign in [1.0f32, -1.0] {
+            let n = axis * sign;
+            let (u, v) = (n.any_orthonormal_vector(), n.cross(n.any_orthonormal_vector()));
+            let base = vertices.len() as u16;
+            for (du, dv) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+                let local = (n + u * du + v * dv) * half;
+                vertices.push(vertex(center + rotation * local, rotation * n, SOLID, false));
+            }
+            indices.extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
+        }
+    }
+    Mesh {
+        vertices,
+        indices,
+        texture: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drape::sim::GridSpec;
+
+    fn grid(n: u32) -> Vec<[u32; 3]> {
+        let spec = GridSpec {
+            columns: n,
+            rows: n,
+            bending: false,
+            shear: false,
+            ..GridSpec::default()
+        };
+        spec.build().unwrap().triangles
+    }
+
+    #[test]
+    fn a_256_grid_is_split_into_chunks_that_fit_a_draw_call() {
+        let triangles = grid(256);
+        let chunks = chunk_triangles(&triangles, 256 * 256, CHUNK_VERTICES, CHUNK_INDICES);
+        assert!(chunks.len() >= 2);
+        let mut rebuilt = Vec::new();
+        for c in &chunks {
+            assert!(c.globals.len() <= CHUNK_VERTICES && c.globals.len() < DRAW_CALL_VERTICES);
+            assert!(c.indices.len() <= CHUNK_INDICES && c.indices.len() < DRAW_CALL_INDICES);
+            rebuilt.extend(c.indices.chunks(3).map(|t| [0, 1, 2].map(|k| c.globals[t[k] as usize])));
+        }
+        assert_eq!(rebuilt, triangles, "every triangle drawn once, in order, with its own corners");
+    }
+
+    #[test]
+    fn small_limits_force_many_chunks_without_losing_triangles() {
+        let triangles = grid(20);
+        let chunks = chunk_triangles(&triangles, 400, 50, 90);
+        assert!(chunks.iter().all(|c| c.globals.len() <= 50 && c.indices.len() <= 90));
+        assert_eq!(chunks.iter().map(|c| c.indices.len()).sum::<usize>(), triangles.len() * 3);
+    }
+
+    #[test]
+    fn heat_ramp_runs_blue_to_red_and_clamps() {
+        let (cold, hot) = (heat_color(-1.0), heat_color(2.0));
+        assert_eq!(cold, heat_color(0.0));
+        assert_eq!(hot, heat_color(1.0));
+        assert!(cold.b > cold.r && hot.r > hot.b);
+    }
+
+    /// Every triangle of a collider mesh must wind counter-clockwise seen from outside (its
+    /// geometric normal agrees with the vertex normals), or the shader lights the inside.
+    #[test]
+    fn collider_meshes_wind_outward() {
+        let colliders = [
+            Collider::Sphere {
+                center: Vec3::new(0.2, 1.0, -0.3),
+                radius: 0.5,
+            },
+            Collider::Capsule {
+                a: Vec3::new(-0.5, 0.2, 0.0),
+                b: Vec3::new(0.4, 0.9, 0.3),
+                radius: 0.2,
+            },
+            Collider::Box {
+                center: Vec3::ZERO,
+                half_extents: Vec3::new(0.3, 0.5, 0.2),
+                rotation_degrees: Vec3::new(10.0, 30.0, -20.0),
+            },
+        ];
+        for collider in &colliders {
+            let mesh = collider_mesh(collider).unwrap();
+            for t in mesh.indices.chunks(3) {
+                let [a, b, c] = [0, 1, 2].map(|k| mesh.vertices[t[k] as usize]);
+                let face = (b.position - a.position).cross(c.position - a.position);
+                if face.length() < 1e-6 {
+                    continue; // the poles' degenerate slivers
+                }
+                let normal = a.normal.truncate() + b.normal.truncate() + c.normal.truncate();
+                assert!(face.dot(normal) > 0.0, "{collider:?}: triangle {t:?} winds inward");
+            }
+        }
+    }
+
+    #[test]
+    fn unique_edges_of_a_quad_are_five() {
+        assert_eq!(unique_edges(&[[0, 1, 2], [2, 1, 3]]), vec![[0, 1], [0, 2], [1, 2], [1, 3], [2, 3]]);
+    }
+}

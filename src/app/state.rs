@@ -1,0 +1,534 @@
+//! The sandbox's state and everything that changes it structurally, free of window code so it
+//! is unit-tested headless.
+//!
+//! Sliders edit [`AppState::preset`]'s solver and material fields in place (the engine reads
+//! them every step, so those edits are live). Anything that replaces or rebuilds the scene, or
+//! touches files, goes through an [`Action`] and [`apply`]: the UI and the keyboard return
+//! actions, the loop applies them, and a failure only writes the status line — the running
+//! scene is replaced only once its successor has been built.
+
+use std::path::{Path, PathBuf};
+
+use drape::preset::Preset;
+use drape::sim::{Cloth, PinMode, SolverParams};
+
+/// Whether the simulation advances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunMode {
+    /// Advance in real time (scaled by the time scale).
+    Running,
+    /// Hold still; the mouse can still move the cloth when stepping resumes.
+    Paused,
+    /// Advance exactly one frame, then pause.
+    Step,
+}
+
+/// Resolution and size of the rectangular cloth, as edited in the Scene panel before Apply.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GridSize {
+    /// Particles along the width.
+    pub columns: u32,
+    /// Particles along the height.
+    pub rows: u32,
+    /// Width in m.
+    pub width: f32,
+    /// Height in m.
+    pub height: f32,
+}
+
+/// A structural change requested by the UI, the keyboard or the mouse.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Run, pause, or advance one frame.
+    SetRunMode(RunMode),
+    /// Rebuild the cloth from the current scene description (keeps the edited material).
+    Reset,
+    /// Open a preset file; a broken one leaves the running scene alone.
+    Load(PathBuf),
+    /// Save the scene as `<presets dir>/<name>.ron`; an existing file is only replaced with
+    /// `overwrite` (the UI asks first).
+    SaveAs {
+        /// File stem, also written as the preset's display name.
+        name: String,
+        /// Replace an existing file.
+        overwrite: bool,
+    },
+    /// Rebuild the cloth with a new resolution and size.
+    ApplyGrid(GridSize),
+    /// Pin or unpin a particle.
+    TogglePin(u32),
+    /// Re-read the presets directory.
+    RefreshPresets,
+}
+
+/// One line of feedback shown at the bottom of the window.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Status {
+    /// The message.
+    pub text: String,
+    /// Shown in red when true.
+    pub error: bool,
+}
+
+/// A preset file the picker lists.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PresetEntry {
+    /// The file.
+    pub path: PathBuf,
+    /// File stem, shown in the list.
+    pub stem: String,
+    /// The preset's name and description, or why it cannot be loaded (shown as a tooltip).
+    pub summary: String,
+}
+
+/// "name: description" of a preset file, or its load error.
+fn summarise(path: &Path) -> String {
+    match Preset::load(path) {
+        Ok(p) if p.description.is_empty() => p.name,
+        Ok(p) => format!("{}: {}", p.name, p.description),
+        Err(e) => format!("cannot be loaded: {e}"),
+    }
+}
+
+/// Everything the sandbox knows apart from the window: the scene and its description, the run
+/// mode, and the feedback for the user.
+pub struct AppState {
+    /// The scene description; its solver and material are edited live by the sliders.
+    pub preset: Preset,
+    /// The simulated cloth built from `preset`.
+    pub cloth: Cloth,
+    /// The file the scene came from (None for the built-in default).
+    pub source: Option<PathBuf>,
+    /// Where presets are listed from and saved to.
+    pub presets_dir: PathBuf,
+    /// The presets found in `presets_dir`.
+    pub presets: Vec<PresetEntry>,
+    /// Run / pause / step.
+    pub run_mode: RunMode,
+    /// Simulated seconds per real second (slow motion below 1).
+    pub time_scale: f32,
+    /// Worker threads from the command line, overriding the preset's.
+    pub threads_override: Option<u32>,
+    /// Increases whenever `cloth` is replaced (the renderer and camera re-frame on it).
+    pub scene_version: u64,
+    /// The feedback line.
+    pub status: Status,
+    /// A save that waits for the user to confirm overwriting this file.
+    pub pending_overwrite: Option<String>,
+}
+
+impl AppState {
+    /// Builds the state around `preset` (loaded from `source`, if any).
+    pub fn new(preset: Preset, source: Option<PathBuf>, presets_dir: PathBuf) -> anyhow::Result<Self> {
+        let cloth = preset.build()?;
+        let mut state = Self {
+            preset,
+            cloth,
+            source,
+            presets_dir,
+            presets: Vec::new(),
+            run_mode: RunMode::Running,
+            time_scale: 1.0,
+            threads_override: None,
+            scene_version: 0,
+            status: Status::default(),
+            pending_overwrite: None,
+        };
+        state.presets = list_presets(&state.presets_dir);
+        Ok(state)
+    }
+
+    /// The solver parameters a step uses: the preset's, with the command line's thread count.
+    pub fn step_params(&self) -> SolverParams {
+        let mut params = self.preset.solver.clone();
+        if let Some(threads) = self.threads_override {
+            params.threads = threads;
+        }
+        params
+    }
+
+    /// Advances the cloth one frame; a refused parameter pauses and reports instead.
+    pub fn step(&mut self) {
+        let params = self.step_params();
+        if let Err(e) = self.cloth.step(&params, &self.preset.material) {
+            self.run_mode = RunMode::Paused;
+            self.report_error(format!("step refused: {e}"));
+        }
+    }
+
+    /// The current grid resolution and size.
+    pub fn grid_size(&self) -> GridSize {
+        let c = &self.preset.cloth;
+        GridSize {
+            columns: c.columns,
+            rows: c.rows,
+            width: c.width,
+            height: c.height,
+        }
+    }
+
+    /// The scene as it would be saved: the description with its live-edited solver and
+    /// material, and the pins as they are now (as an explicit list once they were edited).
+    pub fn scene_preset(&self, name: &str) -> Preset {
+        let mut preset = self.preset.clone();
+        preset.name = name.to_string();
+        let spec = &preset.cloth;
+        let particles = self.cloth.particles();
+        let grid_count = (spec.columns * spec.rows) as usize;
+        if particles.len() == grid_count {
+            let pinned_now: Vec<(u32, u32)> = (0..grid_count as u32)
+                .filter(|&i| particles.is_pinned(i as usize))
+                .map(|i| (i % spec.columns, i / spec.columns))
+                .collect();
+            let pinned_before = (0..spec.rows)
+                .flat_map(|r| (0..spec.columns).map(move |c| (c, r)))
+                .filter(|&(c, r)| spec.is_pinned(c, r));
+            if !pinned_before.eq(pinned_now.iter().map(|&(c, r)| (c, r))) {
+                preset.cloth.pins = PinMode::List(pinned_now);
+            }
+        }
+        preset
+    }
+
+    fn report(&mut self, text: impl Into<String>) {
+        self.status = Status {
+            text: text.into(),
+            error: false,
+        };
+    }
+
+    fn report_error(&mut self, text: impl Into<String>) {
+        self.status = Status {
+            text: text.into(),
+            error: true,
+        };
+    }
+
+    /// Replaces the scene with `preset` if it builds; otherwise reports and keeps the old one.
+    fn replace_scene(&mut self, preset: Preset, source: Option<PathBuf>) -> bool {
+        match preset.build() {
+            Ok(cloth) => {
+                self.preset = preset;
+                self.cloth = cloth;
+                self.source = source;
+                self.scene_version += 1;
+                self.pending_overwrite = None;
+                true
+            }
+            Err(e) => {
+                self.report_error(format!("cannot build the scene: {e}"));
+                false
+            }
+        }
+    }
+}
+
+/// Applies one action to the state. Failures are reported in [`AppState::status`] and leave
+/// the running scene untouched.
+pub fn apply(state: &mut AppState, action: Action) {
+    match action {
+        Action::SetRunMode(mode) => state.run_mode = mode,
+        Action::Reset => {
+            let preset = state.preset.clone();
+            let source = state.source.clone();
+            if state.replace_scene(preset, source) {
+                state.report("reset");
+            }
+        }
+        Action::Load(path) => match Preset::load(&path) {
+            Ok(preset) => {
+                if state.replace_scene(preset, Some(path.clone())) {
+                    state.report(format!("loaded {}", path.display()));
+                }
+            }
+            Err(e) => state.report_error(e.to_string()),
+        },
+        Action::SaveAs { name, overwrite } => save_as(state, &name, overwrite),
+        Action::ApplyGrid(size) => {
+            let mut preset = state.preset.clone();
+            preset.cloth.columns = size.columns;
+            preset.cloth.rows = size.rows;
+            preset.cloth.width = size.width;
+            preset.cloth.height = size.height;
+            let source = state.source.clone();
+            if state.replace_scene(preset, source) {
+                state.report(format!("rebuilt a {} × {} cloth", size.columns, size.rows));
+            }
+        }
+        Action::TogglePin(i) => {
+            let pinned = state.cloth.toggle_pin(i);
+            state.report(format!("particle {i} {}", if pinned { "pinned" } else { "unpinned" }));
+        }
+        Action::RefreshPresets => state.presets = list_presets(&state.presets_dir),
+    }
+}
+
+fn save_as(state: &mut AppState, name: &str, overwrite: bool) {
+    let name = name.trim();
+    if let Err(why) = check_preset_name(name) {
+        state.report_error(why);
+        return;
+    }
+    let path = state.presets_dir.join(format!("{name}.ron"));
+    if path.exists() && !overwrite {
+        state.pending_overwrite = Some(name.to_string());
+        state.report_error(format!("{} exists: confirm to overwrite it", path.display()));
+        return;
+    }
+    state.pending_overwrite = None;
+    match state.scene_preset(name).save(&path) {
+        Ok(()) => {
+            state.source = Some(path.clone());
+            state.presets = list_presets(&state.presets_dir);
+            state.report(format!("saved {}", path.display()));
+        }
+        Err(e) => state.report_error(format!("save failed: {e}")),
+    }
+}
+
+/// A preset name must be a plain file stem: no separators, no leading dot.
+fn check_preset_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("enter a name to save under".into());
+    }
+    let allowed = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | ' ' | '.');
+    if name.starts_with('.') || !name.chars().all(allowed) {
+        return Err(format!("'{name}' is not a valid preset name (letters, digits, - _ . and spaces)"));
+    }
+    Ok(())
+}
+
+/// The `*.ron` files in `dir`, sorted by name (empty when the directory cannot be read).
+pub fn list_presets(dir: &Path) -> Vec<PresetEntry> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut list: Vec<PresetEntry> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+        .filter_map(|path| {
+            let stem = path.file_stem()?.to_string_lossy().into_owned();
+            (!stem.starts_with('.')).then(|| PresetEntry {
+                summary: summarise(&path),
+                path,
+                stem,
+            })
+        })
+        .collect();
+    list.sort_by(|a, b| a.stem.cmp(&b.stem));
+    list
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small_preset() -> Preset {
+        let mut preset = Preset::default();
+        preset.cloth.columns = 6;
+        preset.cloth.rows = 5;
+        preset
+    }
+
+    fn state_in(dir: &Path) -> AppState {
+        AppState::new(small_preset(), None, dir.to_path_buf()).expect("default preset builds")
+    }
+
+    #[test]
+    fn run_mode_actions_switch_modes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        apply(&mut state, Action::SetRunMode(RunMode::Paused));
+        assert_eq!(state.run_mode, RunMode::Paused);
+        apply(&mut state, Action::SetRunMode(RunMode::Step));
+        assert_eq!(state.run_mode, RunMode::Step);
+    }
+
+    #[test]
+    fn toggle_pin_pins_and_unpins() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        let before = state.cloth.pinned_count();
+        apply(&mut state, Action::TogglePin(7));
+        assert_eq!(state.cloth.pinned_count(), before + 1);
+        assert!(state.cloth.particles().is_pinned(7));
+        apply(&mut state, Action::TogglePin(7));
+        assert_eq!(state.cloth.pinned_count(), before);
+        assert!(!state.status.error);
+    }
+
+    #[test]
+    fn reset_restores_rest_positions_and_keeps_edited_material() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        let rest = state.cloth.particles().position(20);
+        for _ in 0..10 {
+            state.step();
+        }
+        assert_ne!(state.cloth.particles().position(20), rest);
+        state.preset.material.youngs_modulus = 1.0e5;
+        apply(&mut state, Action::Reset);
+        assert_eq!(state.cloth.particles().position(20), rest);
+        assert_eq!(state.cloth.applied_material().youngs_modulus, 1.0e5);
+        assert_eq!(state.scene_version, 1);
+    }
+
+    #[test]
+    fn apply_grid_rebuilds_with_new_resolution() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        let size = GridSize {
+            columns: 9,
+            rows: 4,
+            width: 2.0,
+            height: 0.5,
+        };
+        apply(&mut state, Action::ApplyGrid(size));
+        assert_eq!(state.cloth.particles().len(), 36);
+        assert_eq!(state.grid_size(), size);
+    }
+
+    #[test]
+    fn invalid_grid_is_refused_and_scene_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        let size = GridSize {
+            columns: 1,
+            ..state.grid_size()
+        };
+        apply(&mut state, Action::ApplyGrid(size));
+        assert!(state.status.error);
+        assert_eq!(state.cloth.particles().len(), 30);
+        assert_eq!(state.scene_version, 0);
+    }
+
+    #[test]
+    fn save_then_load_gives_the_same_scene() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        state.preset.material.youngs_modulus = 2.5e6;
+        state.preset.solver.substeps = 7;
+        apply(&mut state, Action::TogglePin(12));
+        apply(
+            &mut state,
+            Action::SaveAs {
+                name: "mine".into(),
+                overwrite: false,
+            },
+        );
+        assert!(!state.status.error, "{}", state.status.text);
+        let path = dir.path().join("mine.ron");
+        assert!(state.presets.iter().any(|p| p.path == path));
+
+        let mut other = state_in(dir.path());
+        apply(&mut other, Action::Load(path));
+        assert!(!other.status.error, "{}", other.status.text);
+        assert_eq!(other.preset.material.youngs_modulus, 2.5e6);
+        assert_eq!(other.preset.solver.substeps, 7);
+        assert_eq!(other.preset.name, "mine");
+        let pinned = |s: &AppState| (0..30).map(|i| s.cloth.particles().is_pinned(i)).collect::<Vec<_>>();
+        assert_eq!(pinned(&other), pinned(&state));
+    }
+
+    #[test]
+    fn save_refuses_to_overwrite_until_confirmed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("taken.ron");
+        std::fs::write(&path, "precious").unwrap();
+        let mut state = state_in(dir.path());
+        let save = |overwrite| Action::SaveAs {
+            name: "taken".into(),
+            overwrite,
+        };
+        apply(&mut state, save(false));
+        assert!(state.status.error);
+        assert_eq!(state.pending_overwrite.as_deref(), Some("taken"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "precious");
+        apply(&mut state, save(true));
+        assert!(!state.status.error, "{}", state.status.text);
+        assert_eq!(state.pending_overwrite, None);
+        assert!(Preset::load(&path).is_ok());
+    }
+
+    #[test]
+    fn save_rejects_names_that_are_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        for name in ["", "../escape", "a/b", ".hidden"] {
+            apply(
+                &mut state,
+                Action::SaveAs {
+                    name: name.into(),
+                    overwrite: true,
+                },
+            );
+            assert!(state.status.error, "{name:?} accepted");
+        }
+        assert!(list_presets(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn broken_preset_reports_position_and_keeps_scene() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broken.ron");
+        std::fs::write(&path, "(\n    cloth: (columns: \"many\"),\n)\n").unwrap();
+        let mut state = state_in(dir.path());
+        for _ in 0..5 {
+            state.step();
+        }
+        let positions: Vec<_> = state.cloth.particles().positions().collect();
+        apply(&mut state, Action::Load(path));
+        assert!(state.status.error);
+        assert!(state.status.text.contains("broken.ron:2:"), "{}", state.status.text);
+        assert_eq!(state.cloth.particles().positions().collect::<Vec<_>>(), positions);
+        assert_eq!(state.scene_version, 0);
+        assert_eq!(state.source, None);
+    }
+
+    /// The Material slider writes `preset.material`; the next steps must use it without a reset.
+    #[test]
+    fn lowering_youngs_modulus_live_lengthens_the_cloth() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut stiff, mut soft) = (state_in(dir.path()), state_in(dir.path()));
+        for _ in 0..60 {
+            stiff.step();
+            soft.step();
+        }
+        soft.preset.material.youngs_modulus /= 1000.0;
+        for _ in 0..240 {
+            stiff.step();
+            soft.step();
+        }
+        let lowest = |s: &AppState| s.cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min);
+        assert_eq!(soft.scene_version, 0, "no rebuild");
+        assert!(lowest(&soft) < lowest(&stiff) - 0.05, "{} vs {}", lowest(&soft), lowest(&stiff));
+        assert!(soft.cloth.stats().max_strain > 3.0 * stiff.cloth.stats().max_strain);
+    }
+
+    #[test]
+    fn step_with_invalid_params_pauses_and_reports() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        state.preset.solver.substeps = 0;
+        state.step();
+        assert_eq!(state.run_mode, RunMode::Paused);
+        assert!(state.status.error);
+    }
+
+    #[test]
+    fn presets_are_listed_sorted_and_ron_only() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["b.ron", "a.ron", "notes.txt", ".a.ron.tmp-1"] {
+            std::fs::write(dir.path().join(name), "()").unwrap();
+        }
+        std::fs::write(dir.path().join("b.ron"), "(name: \"Bee\", description: \"buzz\")").unwrap();
+        std::fs::write(dir.path().join("c.ron"), "(nonsense: 1)").unwrap();
+        let list = list_presets(dir.path());
+        let stems: Vec<_> = list.iter().map(|p| p.stem.as_str()).collect();
+        assert_eq!(stems, ["a", "b", "c"]);
+        assert_eq!(list[0].summary, "Untitled");
+        assert_eq!(list[1].summary, "Bee: buzz");
+        assert!(list[2].summary.starts_with("cannot be loaded:"), "{}", list[2].summary);
+    }
+}
