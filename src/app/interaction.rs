@@ -6,6 +6,11 @@
 //! While a particle is held it follows the cursor on the camera-facing plane through the point
 //! where it was grabbed: the target is where the cursor ray meets that plane. On release it is
 //! thrown with the cursor's velocity over the last [`THROW_WINDOW`] seconds.
+//!
+//! A right-drag cuts: each frame the stroke from the previous cursor position to the current
+//! one becomes two camera rays, and the engine cuts every edge crossing the surface between
+//! them ([`drape::sim::Cloth::cut`]), so what the user sees crossed on screen is what is cut.
+//! The stroke stays visible as a fading trail for [`TRAIL_SECONDS`].
 
 use std::collections::VecDeque;
 
@@ -19,6 +24,10 @@ use super::state::{apply, Action, AppState};
 
 /// Seconds of cursor motion averaged into the throw velocity.
 pub const THROW_WINDOW: f64 = 0.1;
+/// Seconds a cut trail stays visible.
+pub const TRAIL_SECONDS: f64 = 0.6;
+/// Cursor travel in pixels before a cut stroke segment is applied.
+const CUT_STEP_PIXELS: f32 = 2.0;
 /// Pick tolerance as a fraction of the camera distance (ray-to-particle, for ropes and edges).
 const PICK_RADIUS_PER_DISTANCE: f32 = 0.015;
 
@@ -69,6 +78,8 @@ enum Gesture {
     Grab(Held),
     Orbit(Button),
     Pan(Button),
+    /// A cutting stroke; the cursor pixel where the last segment ended.
+    Cut(glam::Vec2),
 }
 
 /// The mouse controller: turns [`InputFrame`]s into camera moves and cloth interaction.
@@ -76,6 +87,8 @@ enum Gesture {
 pub struct Mouse {
     gesture: Gesture,
     last_cursor: glam::Vec2,
+    /// Recent cut stroke points: (time in s, cursor pixel); a `None` breaks the line.
+    trail: VecDeque<(f64, Option<glam::Vec2>)>,
 }
 
 impl Default for Mouse {
@@ -83,6 +96,7 @@ impl Default for Mouse {
         Self {
             gesture: Gesture::Idle,
             last_cursor: glam::Vec2::ZERO,
+            trail: VecDeque::new(),
         }
     }
 }
@@ -107,6 +121,19 @@ impl Mouse {
         }
     }
 
+    /// The visible cut trail: line strips of (age in s, pixel), oldest first.
+    pub fn cut_trail(&self, now: f64) -> Vec<Vec<(f64, glam::Vec2)>> {
+        let mut strips = vec![Vec::new()];
+        for &(time, point) in &self.trail {
+            match point {
+                Some(p) => strips.last_mut().expect("starts non-empty").push((now - time, p)),
+                None => strips.push(Vec::new()),
+            }
+        }
+        strips.retain(|s| s.len() > 1);
+        strips
+    }
+
     /// Handles one frame of input.
     pub fn update(&mut self, input: &InputFrame, camera: &mut OrbitCamera, state: &mut AppState) {
         let delta = input.cursor - self.last_cursor;
@@ -125,7 +152,31 @@ impl Mouse {
                 keep_while_down(Gesture::Pan(button), button, input)
             }
             Gesture::Grab(held) => drag(held, input, camera, state),
+            Gesture::Cut(from) => self.cut(from, input, camera, state),
         };
+        while self.trail.front().is_some_and(|&(t, _)| input.time - t > TRAIL_SECONDS) {
+            self.trail.pop_front();
+        }
+    }
+
+    /// Continues a cutting stroke: cuts along the cursor's motion since `from`.
+    fn cut(&mut self, from: glam::Vec2, input: &InputFrame, camera: &OrbitCamera, state: &mut AppState) -> Gesture {
+        let to = input.cursor;
+        let mut end = from;
+        if from.distance(to) >= CUT_STEP_PIXELS {
+            let cut = state.cloth.cut(&camera.ray(from, input.screen), &camera.ray(to, input.screen));
+            if cut > 0 {
+                state.report(format!("cut {cut} edge(s) · {} piece(s)", state.pieces()));
+            }
+            self.trail.push_back((input.time, Some(to)));
+            end = to;
+        }
+        if input.down.right {
+            Gesture::Cut(end)
+        } else {
+            self.trail.push_back((input.time, None));
+            Gesture::Idle
+        }
     }
 
     fn start(&mut self, input: &InputFrame, camera: &OrbitCamera, state: &mut AppState) -> Gesture {
@@ -139,8 +190,10 @@ impl Mouse {
                 Gesture::Orbit(button)
             }
         };
-        // The right button is left free for the cutting stroke (tearing issue).
-        if input.pressed.middle {
+        if input.pressed.right {
+            self.trail.push_back((input.time, Some(input.cursor)));
+            Gesture::Cut(input.cursor)
+        } else if input.pressed.middle {
             camera_move(Button::Middle)
         } else if input.pressed.left && input.alt {
             camera_move(Button::Left)
@@ -230,6 +283,11 @@ mod tests {
         middle: false,
         right: false,
     };
+    const RIGHT: Buttons = Buttons {
+        left: false,
+        middle: false,
+        right: true,
+    };
 
     fn scene() -> (AppState, OrbitCamera) {
         let mut preset = Preset::default();
@@ -254,6 +312,34 @@ mod tests {
 
     fn pixel_of(state: &AppState, camera: &OrbitCamera, i: u32) -> Vec2 {
         camera.project(state.cloth.particles().position(i as usize), SCREEN).unwrap()
+    }
+
+    #[test]
+    fn right_drag_across_the_curtain_cuts_it_in_two_and_leaves_a_trail() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        // Halfway between rows 5 and 6, from beyond the left edge to beyond the right edge.
+        let y = 0.5 * (pixel_of(&state, &camera, 55).y + pixel_of(&state, &camera, 66).y);
+        let (left, right) = (pixel_of(&state, &camera, 55).x - 40.0, pixel_of(&state, &camera, 65).x + 40.0);
+        mouse.update(&frame(Vec2::new(left, y), 0.0, RIGHT, RIGHT), &mut camera, &mut state);
+        for k in 1..=10 {
+            let x = left + (right - left) * k as f32 / 10.0;
+            mouse.update(&frame(Vec2::new(x, y), 0.01 * k as f64, NONE, RIGHT), &mut camera, &mut state);
+        }
+        mouse.update(&frame(Vec2::new(right, y), 0.11, NONE, NONE), &mut camera, &mut state);
+        assert!(
+            state.cloth.torn_edges() >= 11,
+            "every column's edge was cut: {}",
+            state.cloth.torn_edges()
+        );
+        assert_eq!(state.pieces(), 2);
+        assert!(state.cloth.grab_state().is_none(), "a right-drag never grabs");
+        let trail = mouse.cut_trail(0.2);
+        assert_eq!(trail.len(), 1, "one stroke");
+        assert!(trail[0].len() >= 10);
+        let later = 0.11 + TRAIL_SECONDS + 0.01;
+        mouse.update(&frame(Vec2::new(right, y), later, NONE, NONE), &mut camera, &mut state);
+        assert!(mouse.cut_trail(later).is_empty(), "the trail fades out");
     }
 
     #[test]

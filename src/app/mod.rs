@@ -109,6 +109,10 @@ struct RunReport {
     max_strain: f32,
     mean_strain: f32,
     kinetic_energy: f64,
+    /// Edges torn by strain or cut during the run.
+    torn_edges: usize,
+    /// Connected pieces of cloth at the end.
+    pieces: usize,
     /// Mean rendered frames per second over the run (first frame excluded).
     fps: f64,
     /// Mean solver milliseconds per frame.
@@ -352,6 +356,8 @@ impl App {
             let from = cloth.particles().position(held.particle as usize);
             self.renderer.draw_grab(from, held.target, &self.camera, self.viewport);
         }
+        self.renderer
+            .draw_cut_trail(&self.mouse.cut_trail(self.started.elapsed().as_secs_f64()));
         egui_macroquad::draw();
         upload_ms
     }
@@ -387,6 +393,8 @@ impl App {
             max_strain: stats.max_strain,
             mean_strain: stats.mean_strain,
             kinetic_energy: stats.kinetic_energy,
+            torn_edges: cloth.torn_edges(),
+            pieces: cloth.piece_count(),
             fps: if timed > 0.0 { (totals.frames - 1) as f64 / timed } else { 0.0 },
             step_ms: totals.step_ms / frames,
             upload_ms: totals.upload_ms / frames,

@@ -41,6 +41,8 @@ const WIRE: Color = Color::new(0.08, 0.08, 0.10, 0.8);
 const PARTICLE: Color = Color::new(0.10, 0.10, 0.12, 1.0);
 const PIN: Color = Color::new(0.85, 0.05, 0.15, 1.0);
 const GRAB: Color = Color::new(1.0, 0.85, 0.0, 1.0);
+/// Colour of the cutting stroke trail.
+const CUT: Color = Color::new(1.0, 0.2, 0.6, 1.0);
 
 /// What to colour the cloth by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -342,6 +344,18 @@ impl Renderer {
         draw_line(a.x, a.y, b.x, b.y, 2.0, GRAB);
         draw_circle(a.x, a.y, 5.0, GRAB);
         draw_circle_lines(b.x, b.y, 8.0, 2.0, GRAB);
+    }
+
+    /// Draws cut strokes (pixels, with their age in s) as lines fading out over
+    /// [`super::interaction::TRAIL_SECONDS`].
+    pub fn draw_cut_trail(&self, strips: &[Vec<(f64, glam::Vec2)>]) {
+        for strip in strips {
+            for pair in strip.windows(2) {
+                let ((age, a), (_, b)) = (pair[0], pair[1]);
+                let fade = (1.0 - age / super::interaction::TRAIL_SECONDS).clamp(0.0, 1.0) as f32;
+                draw_line(a.x, a.y, b.x, b.y, 3.0, Color { a: 0.9 * fade, ..CUT });
+            }
+        }
     }
 
     fn fill_cloth(&mut self, cloth: &Cloth, view: &ViewOptions, substep: f32) {

@@ -115,6 +115,8 @@ pub struct AppState {
     pub status: Status,
     /// A save that waits for the user to confirm overwriting this file.
     pub pending_overwrite: Option<String>,
+    /// Piece count and the (scene, topology) version it was counted for.
+    pieces_cache: std::cell::Cell<(Option<(u64, u64)>, usize)>,
 }
 
 impl AppState {
@@ -133,6 +135,7 @@ impl AppState {
             scene_version: 0,
             status: Status::default(),
             pending_overwrite: None,
+            pieces_cache: std::cell::Cell::new((None, 1)),
         };
         state.presets = list_presets(&state.presets_dir);
         Ok(state)
@@ -190,7 +193,19 @@ impl AppState {
         preset
     }
 
-    fn report(&mut self, text: impl Into<String>) {
+    /// Connected pieces of the cloth, cached per topology version (counting is O(n)).
+    pub fn pieces(&self) -> usize {
+        let version = (self.scene_version, self.cloth.topology_version());
+        let mut cache = self.pieces_cache.get();
+        if cache.0 != Some(version) {
+            cache = (Some(version), self.cloth.piece_count());
+            self.pieces_cache.set(cache);
+        }
+        cache.1
+    }
+
+    /// Shows `text` in the status line as information.
+    pub fn report(&mut self, text: impl Into<String>) {
         self.status = Status {
             text: text.into(),
             error: false,

@@ -15,6 +15,7 @@ pub const CONTROLS: &[(&str, &str)] = &[
     ("Left-drag on cloth", "grab a particle; release to throw it with the mouse velocity"),
     ("Shift held on release", "leave the grabbed particle pinned where it is"),
     ("Ctrl + left-click", "pin / unpin the particle under the cursor"),
+    ("Right-drag", "cut every edge the stroke crosses"),
     ("Middle-drag  or  Alt + left-drag", "orbit the camera"),
     ("Shift + middle-drag  or  Alt + Shift + left-drag", "pan the camera"),
     ("Mouse wheel", "zoom"),
@@ -30,7 +31,7 @@ pub const CONTROLS: &[(&str, &str)] = &[
 
 /// The one-line reminder at the bottom of the window.
 pub const HINT: &str =
-    "Left-drag: grab · Shift+release: pin · Ctrl+click: pin/unpin · Middle/Alt-drag: orbit · Shift: pan · Wheel: zoom · Space: run/pause · R: reset · H: help";
+    "Left-drag: grab · Shift+release: pin · Ctrl+click: pin/unpin · Right-drag: cut · Middle/Alt-drag: orbit · Shift: pan · Wheel: zoom · Space: run/pause · R: reset · H: help";
 
 /// Seconds of history in the stats plots.
 const HISTORY_SECONDS: f64 = 10.0;
@@ -307,6 +308,12 @@ impl Panels {
                 format!("{:.4} J", stats.kinetic_energy),
                 "½ Σ m v² of the free particles",
             );
+            row(
+                "torn edges",
+                stats.torn_edges.to_string(),
+                "Edges torn by strain or cut with the right mouse button since the last reset",
+            );
+            row("pieces", state.pieces().to_string(), "Connected pieces of cloth");
         });
         self.plot(ui, "energy", "kinetic energy (J)", 1);
         self.plot(ui, "strain", "max strain (%)", 2);
@@ -524,6 +531,36 @@ fn material_panel(ui: &mut Ui, state: &mut AppState) {
         0.0..=2.0,
         "kinetic friction μk",
         "Coulomb kinetic coefficient against colliders",
+    );
+    tearing_controls(ui, m);
+}
+
+/// Tear strain (off or a value) and debilitation.
+fn tearing_controls(ui: &mut Ui, m: &mut drape::sim::Material) {
+    let mut tearing = m.tear_strain.is_some();
+    ui.checkbox(&mut tearing, "tearing")
+        .on_hover_text("Let edges tear when stretched past the tear strain (right-drag cuts either way)");
+    match (tearing, m.tear_strain) {
+        (true, None) => m.tear_strain = Some(0.3),
+        (false, Some(_)) => m.tear_strain = None,
+        _ => {}
+    }
+    if let Some(strain) = m.tear_strain.as_mut() {
+        ui.add(
+            egui::Slider::new(strain, 0.02..=3.0)
+                .logarithmic(true)
+                .text("tear strain")
+                .custom_formatter(|v, _| format!("{:.1} %", v * 100.0))
+                .custom_parser(|t| t.trim_end_matches('%').trim().parse::<f64>().ok().map(|p| p / 100.0)),
+        )
+        .on_hover_text("Engineering strain (l − l₀)/l₀ at which an edge tears; 30 % = stretched to 1.3× its rest length");
+    }
+    slider(
+        ui,
+        &mut m.tear_debilitation,
+        0.0..=0.9,
+        "debilitation",
+        "Fraction of tear strain lost by the edges next to a fresh tear, so tears run in lines (0 = none)",
     );
 }
 
