@@ -125,6 +125,35 @@ impl Topology {
     }
 }
 
+/// Which side of a split plane a triangle belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SideRule {
+    /// By its centroid: for tears, whose plane runs through the split vertex.
+    Centroid,
+    /// In front only if all three corners are: for cuts, so every triangle the cut surface
+    /// passes through stays behind and the crack runs along the mesh edges in front of the
+    /// cut (a straight seam, not a saw-tooth of half-assigned triangles).
+    Whole,
+}
+
+/// A plane dividing the triangles around a vertex.
+#[derive(Debug, Clone, Copy)]
+struct SplitPlane {
+    point: Vec3,
+    normal: Vec3,
+    rule: SideRule,
+}
+
+impl SplitPlane {
+    /// A plane that puts every triangle on one side: groups are then the fan's edge-connected
+    /// components.
+    const NONE: SplitPlane = SplitPlane {
+        point: Vec3::ZERO,
+        normal: Vec3::ZERO,
+        rule: SideRule::Centroid,
+    };
+}
+
 /// The split of one vertex: which particle ended up in which triangle.
 struct Family {
     members: Vec<u32>,
@@ -238,7 +267,14 @@ impl Cloth {
         vertices.sort_unstable();
         vertices.dedup();
         for v in vertices {
-            self.split_vertex(v, quad[0], normal);
+            self.split_vertex(
+                v,
+                SplitPlane {
+                    point: quad[0],
+                    normal,
+                    rule: SideRule::Whole,
+                },
+            );
         }
         // Edges without triangles to separate (ropes, bare springs) are simply cut.
         for &id in &crossed {
@@ -291,9 +327,16 @@ impl Cloth {
             )
         });
         let split = normal != Vec3::ZERO
-            && order
-                .iter()
-                .any(|&v| self.split_vertex(v, self.particles.position(v as usize), normal));
+            && order.iter().any(|&v| {
+                self.split_vertex(
+                    v,
+                    SplitPlane {
+                        point: self.particles.position(v as usize),
+                        normal,
+                        rule: SideRule::Centroid,
+                    },
+                )
+            });
         if split {
             set_flag(&mut self.tearing.spent, id);
         } else {
@@ -303,8 +346,8 @@ impl Cloth {
 
     /// Splits vertex `v` by the plane through `point` with `normal`; returns whether any copy
     /// was made.
-    fn split_vertex(&mut self, v: u32, point: Vec3, normal: Vec3) -> bool {
-        let groups = self.fan_groups(v, point, normal);
+    fn split_vertex(&mut self, v: u32, plane: SplitPlane) -> bool {
+        let groups = self.fan_groups(v, plane);
         if groups.len() < 2 {
             return false;
         }
@@ -367,23 +410,22 @@ impl Cloth {
         for &u in ring {
             // A zero normal puts every triangle on the same side: groups are the fan's
             // edge-connected components.
-            self.split_vertex(u, Vec3::ZERO, Vec3::ZERO);
+            self.split_vertex(u, SplitPlane::NONE);
         }
     }
 
     /// The triangles around `v` grouped by side of the plane, each side further split into
     /// edge-connected fans (so no copy is ever a bow-tie vertex). Deterministic order: by the
     /// smallest triangle id of each group.
-    fn fan_groups(&self, v: u32, point: Vec3, normal: Vec3) -> Vec<Vec<u32>> {
+    fn fan_groups(&self, v: u32, plane: SplitPlane) -> Vec<Vec<u32>> {
         let mut fan = self.topology().vertex_triangles[v as usize].clone();
         fan.sort_unstable();
         let side = |t: u32| {
-            let centroid = self.model.triangles[t as usize]
-                .iter()
-                .map(|&i| self.particles.position(i as usize))
-                .sum::<Vec3>()
-                / 3.0;
-            (centroid - point).dot(normal) >= 0.0
+            let corners = self.model.triangles[t as usize].map(|i| (self.particles.position(i as usize) - plane.point).dot(plane.normal));
+            match plane.rule {
+                SideRule::Centroid => corners.iter().sum::<f32>() >= 0.0,
+                SideRule::Whole => corners.iter().all(|&d| d > 0.0),
+            }
         };
         let sides: Vec<bool> = fan.iter().map(|&t| side(t)).collect();
         let mut group_of = vec![usize::MAX; fan.len()];

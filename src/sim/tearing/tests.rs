@@ -171,7 +171,8 @@ fn cutting_a_sheet_in_two_gives_two_pieces_whose_masses_add_up() {
     let mut cloth = sheet(12, 12, PinMode::None);
     let mass = total_mass(&cloth);
     assert_eq!(cloth.piece_count(), 1);
-    let cut = cut_across(&mut cloth, 0.03);
+    // Midway between two rows, where a centroid rule would leave a saw-tooth seam.
+    let cut = cut_across(&mut cloth, 0.0);
     assert!(cut >= 11, "a full-width stroke crosses every column's edge, cut {cut}");
     assert_eq!(cloth.piece_count(), 2);
     assert_manifold(&cloth);
@@ -192,6 +193,15 @@ fn cutting_a_sheet_in_two_gives_two_pieces_whose_masses_add_up() {
     let (front, back) = (piece_mass(roots[0]), piece_mass(roots[1]));
     assert!(front > 0.3 * mass && back > 0.3 * mass, "both pieces carry mass: {front} + {back}");
     assert!((front + back - mass).abs() <= 1e-6 * mass, "{front} + {back} vs {mass}");
+    // A clean seam along mesh edges, not a saw-tooth: one piece lies wholly on its side of the
+    // cut line z = 0, with no triangle corners reaching across it.
+    let one_side = |root: u32, front: bool| {
+        (0..labels.len())
+            .filter(|&i| labels[i] == root)
+            .all(|i| (cloth.particles().position(i).z > 0.0) == front)
+    };
+    let wholly_in_front = roots.iter().any(|&root| one_side(root, true) || one_side(root, false));
+    assert!(wholly_in_front, "one piece ends exactly at the cut");
 }
 
 #[test]
