@@ -247,23 +247,35 @@ impl Cloth {
         if normal == Vec3::ZERO || !quad.iter().all(|p| p.is_finite()) {
             return 0;
         }
+        let crosses = |a: u32, b: u32| {
+            let (a, b) = (self.particles.position(a as usize), self.particles.position(b as usize));
+            segment_hits_triangle(a, b, quad[0], quad[1], quad[2]) || segment_hits_triangle(a, b, quad[0], quad[2], quad[3])
+        };
         let crossed: Vec<u32> = self
             .live_distance_ids()
             .filter(|&id| {
                 let c = self.model.distances[id as usize];
-                let (a, b) = (self.particles.position(c.a as usize), self.particles.position(c.b as usize));
-                c.kind == EdgeKind::Stretch
-                    && (segment_hits_triangle(a, b, quad[0], quad[1], quad[2]) || segment_hits_triangle(a, b, quad[0], quad[2], quad[3]))
+                c.kind == EdgeKind::Stretch && crosses(c.a, c.b)
             })
             .collect();
-        if crossed.is_empty() {
-            return 0;
-        }
-        self.ensure_topology();
+        // Every crossed triangle edge (diagonals included) marks vertices to split, so the seam
+        // has no gap where the stroke only crosses a diagonal.
         let mut vertices: Vec<u32> = crossed
             .iter()
             .flat_map(|&id| [self.model.distances[id as usize].a, self.model.distances[id as usize].b])
+            .chain(
+                self.model
+                    .triangles
+                    .iter()
+                    .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
+                    .filter(|&(a, b)| crosses(a, b))
+                    .flat_map(|(a, b)| [a, b]),
+            )
             .collect();
+        if vertices.is_empty() {
+            return 0;
+        }
+        self.ensure_topology();
         vertices.sort_unstable();
         vertices.dedup();
         for v in vertices {
