@@ -83,14 +83,9 @@ impl fmt::Display for PresetError {
     }
 }
 
-impl std::error::Error for PresetError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            PresetError::Io { source, .. } => Some(source),
-            PresetError::Invalid { .. } => None,
-        }
-    }
-}
+// The I/O cause is already part of the message, so `source()` stays empty: error chains
+// (`{:#}`) would otherwise print it twice.
+impl std::error::Error for PresetError {}
 
 impl Preset {
     /// Reads and validates a preset file.

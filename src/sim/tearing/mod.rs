@@ -203,6 +203,14 @@ impl Cloth {
         (0..parent.len() as u32).map(|i| root(&mut parent, i)).collect()
     }
 
+    /// Whether any stretch edge could fail, given the largest strain `max_strain` over them
+    /// (with a little slack for rounding, so an edge is never missed).
+    pub(crate) fn may_tear(&self, max_strain: f32) -> bool {
+        let Some(limit) = self.applied.tear_strain else { return false };
+        let weakest = self.tearing.weakness.iter().copied().fold(1.0f32, f32::min);
+        max_strain >= limit * weakest * (1.0 - 1e-5)
+    }
+
     /// End-of-step tear check: every live stretch edge whose engineering strain exceeds
     /// `tear_strain` (lowered by debilitation) fails, worst first, at most `max_splits` per
     /// step. Returns the number of edges that failed.
