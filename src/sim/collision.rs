@@ -211,8 +211,10 @@ pub fn project_contact(collider: &Collider, x: &mut Vec3, start: &mut Vec3, s: C
     let mut contact = collider.surface(*x);
     contact.distance -= s.thickness;
     if contact.distance >= 0.0 {
-        // Outside at the end; check it did not pass through the collider on the way.
-        if start.distance(*x) < collider.surface(*start).distance - s.thickness {
+        // Outside at the end. The signed distance is 1-Lipschitz, so a path shorter than the
+        // gap at its end point cannot have touched the collider: one evaluation for the common
+        // far-away particle; only longer paths are swept for tunnelling.
+        if start.distance(*x) < contact.distance {
             return;
         }
         match collider.sweep(*start, *x, s.thickness) {
