@@ -11,10 +11,18 @@
 use glam::Vec3;
 
 /// Below this squared length (m², m⁴ for the normals) a hinge is treated as degenerate.
-const DEGENERATE: f32 = 1e-20;
+pub(crate) const DEGENERATE: f32 = 1e-20;
 
 /// Signed dihedral angle in radians, or `None` when a triangle or the edge is degenerate.
 pub fn dihedral_angle(p0: Vec3, p1: Vec3, p2: Vec3, p3: Vec3) -> Option<f32> {
+    dihedral_gradients(p0, p1, p2, p3).map(|(theta, _)| theta)
+}
+
+/// Signed dihedral angle and its gradients with respect to p0, p1, p2, p3, or `None` when a
+/// triangle or the edge is degenerate. The common factor 1/(|n1||n2|) cancels inside atan2,
+/// so only |e| needs a square root; one reciprocal per length replaces per-component divisions.
+#[inline]
+pub fn dihedral_gradients(p0: Vec3, p1: Vec3, p2: Vec3, p3: Vec3) -> Option<(f32, [Vec3; 4])> {
     let e = p3 - p2;
     let n1 = (p2 - p0).cross(p3 - p0);
     let n2 = (p3 - p1).cross(p2 - p1);
@@ -22,21 +30,10 @@ pub fn dihedral_angle(p0: Vec3, p1: Vec3, p2: Vec3, p3: Vec3) -> Option<f32> {
     if l1 < DEGENERATE || l2 < DEGENERATE || le < DEGENERATE {
         return None;
     }
-    let sin = n1.cross(n2).dot(e) / (l1.sqrt() * l2.sqrt() * le.sqrt());
-    let cos = n1.dot(n2) / (l1.sqrt() * l2.sqrt());
-    Some(sin.atan2(cos))
-}
-
-/// Signed dihedral angle and its gradients with respect to p0, p1, p2, p3.
-pub fn dihedral_gradients(p0: Vec3, p1: Vec3, p2: Vec3, p3: Vec3) -> Option<(f32, [Vec3; 4])> {
-    let theta = dihedral_angle(p0, p1, p2, p3)?;
-    let e = p3 - p2;
-    let e_len = e.length();
-    let n1 = (p2 - p0).cross(p3 - p0);
-    let n2 = (p3 - p1).cross(p2 - p1);
-    let m1 = n1 / n1.length_squared();
-    let m2 = n2 / n2.length_squared();
-    let e_hat = e / e_len;
+    let e_len = le.sqrt();
+    let e_hat = e * (1.0 / e_len);
+    let theta = n1.cross(n2).dot(e_hat).atan2(n1.dot(n2));
+    let (m1, m2) = (n1 * (1.0 / l1), n2 * (1.0 / l2));
     let g0 = -e_len * m1;
     let g1 = -e_len * m2;
     let g2 = -((p0 - p3).dot(e_hat) * m1 + (p1 - p3).dot(e_hat) * m2);

@@ -3,15 +3,11 @@
 
 use glam::Vec3;
 
-use super::bend::wrap_angle;
+use super::bend::{dihedral_gradients, wrap_angle, DEGENERATE};
 use std::ops::Range;
 
 use super::distance::{Kernel, PosW, SubstepConstants};
 use super::Batch;
-
-/// Below this squared length (m², m⁴ for the normals) a hinge is degenerate and skipped, as in
-/// [`super::bend`].
-const DEGENERATE: f32 = 1e-20;
 
 /// One hinge as the solver stores it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -136,7 +132,7 @@ unsafe fn project_scalar(pos: *mut PosW, prev: *const PosW, batch: &mut HingeBat
         }
         let idx = item.particles.map(|i| i as usize);
         let p = idx.map(|i| xyz(*pos.add(i)));
-        let Some((theta, grads)) = angle_and_gradients(p) else {
+        let Some((theta, grads)) = dihedral_gradients(p[0], p[1], p[2], p[3]) else {
             continue;
         };
         let w = idx.map(|i| (*pos.add(i))[3]);
@@ -160,30 +156,6 @@ unsafe fn project_scalar(pos: *mut PosW, prev: *const PosW, batch: &mut HingeBat
             (&mut *pos.add(idx[i]))[..3].copy_from_slice(&q.to_array());
         }
     }
-}
-
-/// The signed dihedral angle and its gradients as in [`super::bend::dihedral_gradients`], with
-/// the shared terms computed once: the common factor 1/(|n1||n2|) cancels inside atan2, so
-/// only |e| needs a square root.
-#[inline]
-fn angle_and_gradients([p0, p1, p2, p3]: [Vec3; 4]) -> Option<(f32, [Vec3; 4])> {
-    let e = p3 - p2;
-    let n1 = (p2 - p0).cross(p3 - p0);
-    let n2 = (p3 - p1).cross(p2 - p1);
-    let (l1, l2, le) = (n1.length_squared(), n2.length_squared(), e.length_squared());
-    if l1 < DEGENERATE || l2 < DEGENERATE || le < DEGENERATE {
-        return None;
-    }
-    let e_len = le.sqrt();
-    // One reciprocal per length instead of a division per component.
-    let e_hat = e * (1.0 / e_len);
-    let theta = n1.cross(n2).dot(e_hat).atan2(n1.dot(n2));
-    let (m1, m2) = (n1 * (1.0 / l1), n2 * (1.0 / l2));
-    let g0 = -e_len * m1;
-    let g1 = -e_len * m2;
-    let g2 = -((p0 - p3).dot(e_hat) * m1 + (p1 - p3).dot(e_hat) * m2);
-    let g3 = -((p2 - p0).dot(e_hat) * m1 + (p2 - p1).dot(e_hat) * m2);
-    Some((theta, [g0, g1, g2, g3]))
 }
 
 /// [`wrap_angle`] without the floating-point remainder for the usual case: θ and θ0 both lie
@@ -363,23 +335,6 @@ mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::constraints::bend::dihedral_gradients;
-
-    #[test]
-    fn fused_gradients_match_the_reference_formulas() {
-        let p = [
-            Vec3::new(0.1, -0.9, 0.3),
-            Vec3::new(-0.2, 1.1, 0.4),
-            Vec3::new(-1.0, 0.05, 0.0),
-            Vec3::new(1.0, -0.1, 0.1),
-        ];
-        let (theta, grads) = angle_and_gradients(p).unwrap();
-        let (ref_theta, ref_grads) = dihedral_gradients(p[0], p[1], p[2], p[3]).unwrap();
-        assert!((theta - ref_theta).abs() < 1e-6, "{theta} vs {ref_theta}");
-        for (g, r) in grads.iter().zip(&ref_grads) {
-            assert!((*g - *r).length() < 1e-5 * r.length().max(1.0), "{g} vs {r}");
-        }
-    }
 
     #[test]
     fn simd_hinges_match_scalar_hinges_on_random_batches() {

@@ -229,7 +229,7 @@ impl Cloth {
                 );
                 let strain = (pa.distance(pb) - rest) / rest;
                 let threshold = limit * self.tearing.weakness.get(id as usize).copied().unwrap_or(1.0);
-                if strain > threshold && self.model.distances[id as usize].kind == EdgeKind::Stretch {
+                if strain > threshold && batch.kind[slot] == EdgeKind::Stretch {
                     failing.push((strain, id));
                 }
             }

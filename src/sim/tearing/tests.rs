@@ -41,6 +41,11 @@ fn momentum(cloth: &Cloth) -> Vec3 {
     (0..p.len()).map(|i| p.mass(i, density) * p.velocity(i)).sum()
 }
 
+/// Every position's bit pattern, for bit-identity checks.
+fn position_bits(cloth: &Cloth) -> Vec<u32> {
+    cloth.particles().positions().flat_map(|p| p.to_array().map(f32::to_bits)).collect()
+}
+
 /// Every triangle index is valid, no edge has more than two triangles, and the triangles
 /// around every vertex form one edge-connected fan (no bow-tie vertices).
 fn assert_manifold(cloth: &Cloth) {
@@ -147,13 +152,7 @@ fn v7b_split_on_3x3_conserves_mass_and_momentum_deterministically() {
     twin.tear_edge(id);
     twin.finish_topology_change();
     assert_eq!(twin.triangles(), cloth.triangles());
-    let bits = |c: &Cloth| {
-        c.particles()
-            .positions()
-            .flat_map(|p| p.to_array().map(f32::to_bits))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(bits(&twin), bits(&cloth));
+    assert_eq!(position_bits(&twin), position_bits(&cloth));
 }
 
 /// A stroke seen from above that crosses the whole sheet at z = `z`.
@@ -297,13 +296,7 @@ fn tearing_check_costs_nothing_when_disabled_and_changes_nothing_below_threshold
         without.step(&params, &Material::default()).unwrap();
     }
     assert_eq!(with.torn_edges(), 0);
-    let bits = |c: &Cloth| {
-        c.particles()
-            .positions()
-            .flat_map(|p| p.to_array().map(f32::to_bits))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(bits(&with), bits(&without));
+    assert_eq!(position_bits(&with), position_bits(&without));
 }
 
 /// The same tearing run twice gives bit-identical particles and triangles.
@@ -327,13 +320,7 @@ fn tearing_is_deterministic() {
     let (a, b) = (run(), run());
     assert!(a.torn_edges() > 0, "the run tears");
     assert_eq!(a.triangles(), b.triangles());
-    let bits = |c: &Cloth| {
-        c.particles()
-            .positions()
-            .flat_map(|p| p.to_array().map(f32::to_bits))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(bits(&a), bits(&b));
+    assert_eq!(position_bits(&a), position_bits(&b));
     assert_manifold(&a);
 }
 
