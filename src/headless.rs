@@ -9,6 +9,7 @@ use glam::Vec3;
 use serde::Serialize;
 
 use crate::sim::cloth::distance_compliance;
+use crate::sim::constraints::distance::MIN_LENGTH;
 use crate::sim::{tmp15_model, Cloth, Material, Model, SimError, SolverParams};
 
 /// Writes the cloth's current surface as OBJ: `v` positions, `vn` smooth normals and
@@ -208,10 +209,13 @@ fn time_frames(length: BenchLength, mut frame: impl FnMut() -> Result<(), SimErr
 }
 
 /// The straightforward solver the `bench` figures are compared against: particles as an array
-/// of structs, distance constraints projected one after another in model order (plain
-/// Gauss–Seidel, each projection waiting for the previous one's stores), no colouring, no
-/// SIMD, no threads. Same XPBD substep loop and physics as the engine on the tmp15 workload
-/// (distance constraints, gravity, no damping, no collisions).
+/// of structs, distance constraints projected one after another (plain Gauss–Seidel, each
+/// projection waiting for the previous one's stores) in model order grouped by edge kind, then
+/// direction (as in Ten Minute Physics), no batching, no SIMD, no threads. Same XPBD substep
+/// loop and physics as the engine on the tmp15 workload (distance constraints, gravity, no
+/// damping, no collisions), written with the same operations in the same order (true square
+/// root and division, no fused multiply–add), so the engine, which sweeps in this order,
+/// reproduces it bit for bit.
 #[derive(Debug, Clone)]
 pub struct ReferenceSolver {
     particles: Vec<RefParticle>,
@@ -276,6 +280,11 @@ impl ReferenceSolver {
         self.constraints.len()
     }
 
+    /// Particle positions in m.
+    pub fn positions(&self) -> impl ExactSizeIterator<Item = Vec3> + '_ {
+        self.particles.iter().map(|p| p.x)
+    }
+
     /// Lowest particle height (m).
     pub fn ymin(&self) -> f32 {
         self.particles.iter().map(|p| p.x.y).fold(f32::INFINITY, f32::min)
@@ -297,17 +306,18 @@ impl ReferenceSolver {
                 for (c, lambda) in self.constraints.iter().zip(self.lambda.iter_mut()) {
                     let (pa, pb) = (self.particles[c.a], self.particles[c.b]);
                     let d = pa.x - pb.x;
-                    let len = d.length();
+                    let len = (d.x * d.x + d.y * d.y + d.z * d.z).sqrt();
                     let alpha_tilde = c.compliance * inv_h2;
                     let denom = pa.w + pb.w + alpha_tilde;
-                    if len < 1e-9 || denom <= 0.0 {
+                    if !(len > MIN_LENGTH && denom > 0.0) {
                         continue;
                     }
                     let dl = (c.rest - len - alpha_tilde * *lambda) / denom;
                     *lambda += dl;
-                    let n = d / len;
-                    self.particles[c.a].x += pa.w * dl * n;
-                    self.particles[c.b].x -= pb.w * dl * n;
+                    // Δλ n with n = d/|d|, as Δλ/|d| times d.
+                    let f = dl / len;
+                    self.particles[c.a].x += pa.w * f * d;
+                    self.particles[c.b].x -= pb.w * f * d;
                 }
             }
             for p in self.particles.iter_mut().filter(|p| p.w > 0.0) {

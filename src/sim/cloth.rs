@@ -206,7 +206,9 @@ impl Cloth {
             prev: p.prev.as_mut_ptr(),
             vel: p.vel.as_mut_ptr(),
             particles: p.len(),
+            distance_phases: self.distances.phase_count(),
             distances: self.distances.groups_mut().as_mut_ptr(),
+            hinge_phases: self.hinges.phase_count(),
             hinges: self.hinges.groups_mut().as_mut_ptr(),
             bounds: &bounds,
             colliders: &self.colliders,
@@ -215,7 +217,7 @@ impl Cloth {
         };
         let barrier = SpinBarrier::default();
         // SAFETY: `frame` borrows the state exclusively until both threads have returned; the
-        // two-thread run only happens with two regions (see `threads_used`).
+        // two-thread run only happens with two parts (see `threads_used`).
         let parallel = threads == 2 && bounds.len() == 3 && parallel::run(&|t| unsafe { frame.run(t, 2, &barrier) });
         if !parallel {
             unsafe { frame.run(0, 1, &barrier) };
@@ -429,16 +431,16 @@ pub(crate) fn hinge_item(h: &Hinge, m: &Material) -> HingeItem {
 
 impl Cloth {
     /// Worker threads a step with `params` uses: 1, or 2 for a cloth large enough to be split
-    /// into two regions. `threads: 0` picks two when the machine has two cores and the cloth
+    /// into two parts. `threads: 0` picks two when the machine has two cores and the cloth
     /// has at least [`AUTO_TWO_THREADS`] constraints, where the second core starts to pay off.
     pub fn threads_used(&self, params: &SolverParams) -> u32 {
-        let regions = self.distances.bounds().len() as u32 - 1;
+        let parts = self.distances.bounds().len() as u32 - 1;
         let wanted = match params.threads {
             0 if self.constraint_count() >= AUTO_TWO_THREADS && parallel::available() >= 2 => 2,
             0 => 1,
             n => n,
         };
-        wanted.min(regions)
+        wanted.min(parts)
     }
 }
 

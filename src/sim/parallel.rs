@@ -1,7 +1,7 @@
 //! A persistent two-thread pool for the solver, and the spin barrier its jobs synchronise with.
 //!
 //! A step's work is handed to the pool once per frame; inside it the two threads meet at a
-//! spin barrier a few times per substep (after their regions, after the interface). Waking a
+//! spin barrier a few times per substep (after each phase of the sweep). Waking a
 //! sleeping OS thread costs 0.1–1 ms on a small VM, far more than a substep, so the worker
 //! spins for a while after each job and only parks when the solver has gone quiet (the app
 //! between frames); the barrier spins, then yields so an oversubscribed machine still makes

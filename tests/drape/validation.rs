@@ -187,11 +187,16 @@ fn v3_compliant_chain_converged_extension_and_top_tension() {
         let params = validation_params(DT, substeps, iterations);
         run(&mut cloth, &params, &Material::default(), 600);
         let what = format!("S={substeps} n_it={iterations}");
+        // 5e-4 relative: the f32 floor. Near equilibrium a link's correction is its error times
+        // w/(w + α̃); once that is below half an ulp of |y| ≈ 2 m it rounds away, so each of the
+        // 20 links can rest a few ulps off, all the same way in a top-down sweep. At S = 4 the
+        // result is identical for 25, 50 and 100 iterations (1.4e-4 relative): converged,
+        // stagnated in f32. A wrong coefficient (4/3, a missing h², α instead of α̃) is ≥ 1e-2 off.
         assert_close(
             &format!("{what}: total extension"),
             chain_extension(&cloth),
             expected,
-            1e-4 * expected,
+            5e-4 * expected,
         );
         let top = (CHAIN_N as f32 * 1.0 * G) as f64; // n m g
         let tension = cloth.tension(0, params.substep_dt()).unwrap() as f64;
@@ -225,10 +230,12 @@ fn v3_compliant_chain_one_sweep_excess_is_bounded_by_g_h2_n2() {
                 sum += excess;
             }
         }
+        // The sign of the steady excess depends on the sweep order (the straightforward top-down
+        // sweep lands slightly short at S = 30), its size does not.
         let mean = sum / (frames - settle) as f64;
         assert!(
-            (0.0..=bound).contains(&mean),
-            "S={substeps}: mean excess {mean:.3e} m outside [0, g h² n² = {bound:.3e}]"
+            mean.abs() <= bound,
+            "S={substeps}: mean excess {mean:.3e} m outside ±g h² n² = ±{bound:.3e}"
         );
     }
 }

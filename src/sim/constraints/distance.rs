@@ -10,7 +10,7 @@ use super::Batch;
 use crate::sim::model::EdgeKind;
 
 /// Below this length (m) an edge has no direction; it is skipped, never divided by.
-const MIN_LENGTH: f32 = 1e-9;
+pub(crate) const MIN_LENGTH: f32 = 1e-9;
 
 /// Particle data as the solver reads it: x, y, z in m and inverse mass in 1/kg.
 pub type PosW = [f32; 4];
@@ -89,9 +89,10 @@ impl Batch for DistanceBatch {
         self.id[index]
     }
 
-    /// Kind first, so the statistics can skip the non-stretch runs with a predictable branch.
-    fn sort_key(item: &DistanceItem) -> u64 {
-        ((item.kind as u64) << 32) | item.ends[0].min(item.ends[1]) as u64
+    /// Edge kind, then index distance |b − a| (the edge's direction on a grid): the order of
+    /// the straightforward loop. Every batch thus holds one kind.
+    fn phase_key(item: &DistanceItem) -> Option<u64> {
+        Some(((item.kind as u64) << 32) | item.ends[0].abs_diff(item.ends[1]) as u64)
     }
 
     fn len(&self) -> usize {
@@ -107,9 +108,6 @@ pub struct SubstepConstants {
     /// β/h: constraint damping divided by the substep (N/m). γ = α · β/h.
     pub damping_over_h: f32,
 }
-
-/// Squared [`MIN_LENGTH`].
-const MIN_LENGTH2: f32 = MIN_LENGTH * MIN_LENGTH;
 
 /// Which projection loop runs a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,40 +173,40 @@ pub(crate) unsafe fn project_raw(
     match kernel {
         #[cfg(target_arch = "x86_64")]
         Kernel::Avx2 => avx2::project(pos, batch, k.inv_h2, first),
-        _ => (0..batch.id.len()).for_each(|j| project_one::<false>(pos, batch, j, k.inv_h2, first)),
+        _ => (0..batch.id.len()).for_each(|j| project_one(pos, batch, j, k.inv_h2, first)),
     }
 }
 
-/// One undamped projection, in the same form as a lane of the AVX2 kernel (which rounds
-/// slightly differently through its reciprocal estimates): Δλ = (−C − α̃λ)/(w_a + w_b + α̃),
-/// f = Δλ/|d|, Δx_a = w_a f d, Δx_b = −w_b f d (d = x_a − x_b, so f d = Δλ n).
+/// One undamped projection: Δλ = (−C − α̃λ)/(w_a + w_b + α̃), f = Δλ/|d|,
+/// Δx_a = w_a f d, Δx_b = −w_b f d (d = x_a − x_b, so f d = Δλ n). Every lane of the AVX2
+/// kernel and the straightforward loop ([`crate::headless::ReferenceSolver`]) evaluate exactly
+/// these operations in this order (true square root and division, no fused multiply–add), so
+/// the three round identically and a sweep in the same order gives bit-identical positions.
 ///
 /// # Safety
 /// As [`project_raw`], and `j` < `batch.len()`.
 #[inline(always)]
-unsafe fn project_one<const FMA: bool>(pos: *mut PosW, batch: &mut DistanceBatch, j: usize, inv_h2: f32, first: bool) {
-    let madd = |a: f32, b: f32, c: f32| if FMA { a.mul_add(b, c) } else { a * b + c };
+unsafe fn project_one(pos: *mut PosW, batch: &mut DistanceBatch, j: usize, inv_h2: f32, first: bool) {
     let (ia, ib) = (*batch.a.get_unchecked(j) as usize, *batch.b.get_unchecked(j) as usize);
     let (pa, pb) = (*pos.add(ia), *pos.add(ib));
     let d = [pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]];
-    let len2 = madd(d[0], d[0], madd(d[1], d[1], d[2] * d[2]));
-    let len = len2.sqrt();
+    let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
     let alpha_tilde = *batch.compliance.get_unchecked(j) * inv_h2;
     let denom = pa[3] + pb[3] + alpha_tilde;
     let lambda = batch.lambda.get_unchecked_mut(j);
     let old = if first { 0.0 } else { *lambda };
-    if !(len2 > MIN_LENGTH2 && denom > 0.0) {
+    if !(len > MIN_LENGTH && denom > 0.0) {
         *lambda = old;
         return;
     }
-    let dl = madd(-alpha_tilde, old, *batch.rest.get_unchecked(j) - len) / denom;
+    let dl = (*batch.rest.get_unchecked(j) - len - alpha_tilde * old) / denom;
     let f = dl / len;
     *lambda = old + dl;
     let (fa, fb) = (pa[3] * f, pb[3] * f);
     let (qa, qb) = (&mut *pos.add(ia), &mut *pos.add(ib));
     for c in 0..3 {
-        qa[c] = madd(fa, d[c], pa[c]);
-        qb[c] = madd(-fb, d[c], pb[c]);
+        qa[c] = pa[c] + fa * d[c];
+        qb[c] = pb[c] - fb * d[c];
     }
 }
 
@@ -253,7 +251,7 @@ unsafe fn project_damped(pos: *mut PosW, prev: *const PosW, batch: &mut Distance
 pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::{project_one, DistanceBatch, PosW, MIN_LENGTH2};
+    use super::{project_one, DistanceBatch, PosW, MIN_LENGTH};
 
     /// Loads eight particles as x, y, z, w vectors.
     #[inline(always)]
@@ -289,27 +287,14 @@ pub(super) mod avx2 {
         }
     }
 
-    /// One Newton step y ← y (3 − x y²)/2 on an estimate y of 1/√x.
-    #[inline(always)]
-    unsafe fn refine_rsqrt(x: __m256, y: __m256) -> __m256 {
-        let xy2 = _mm256_mul_ps(_mm256_mul_ps(x, y), y);
-        _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5), y), _mm256_sub_ps(_mm256_set1_ps(3.0), xy2))
-    }
-
-    /// One Newton step y ← y (2 − x y) on an estimate y of 1/x.
-    #[inline(always)]
-    unsafe fn refine_rcp(x: __m256, y: __m256) -> __m256 {
-        _mm256_mul_ps(y, _mm256_fnmadd_ps(x, y, _mm256_set1_ps(2.0)))
-    }
-
     /// # Safety
-    /// As [`super::project_raw`]; the CPU must support AVX2 and FMA.
-    #[target_feature(enable = "avx2,fma")]
+    /// As [`super::project_raw`]; the CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
     pub(super) unsafe fn project(pos: *mut PosW, batch: &mut DistanceBatch, inv_h2: f32, first: bool) {
         let n = batch.id.len();
         let full = n - n % 8;
         let inv_h2v = _mm256_set1_ps(inv_h2);
-        let min_len2 = _mm256_set1_ps(MIN_LENGTH2);
+        let min_len = _mm256_set1_ps(MIN_LENGTH);
         let zero = _mm256_setzero_ps();
         let (a, b) = (batch.a.as_ptr(), batch.b.as_ptr());
         let (rest, compliance, lambda) = (batch.rest.as_ptr(), batch.compliance.as_ptr(), batch.lambda.as_mut_ptr());
@@ -317,43 +302,37 @@ pub(super) mod avx2 {
             let (ia, ib) = (std::slice::from_raw_parts(a.add(j), 8), std::slice::from_raw_parts(b.add(j), 8));
             let [xa, ya, za, wa] = load8(pos, ia);
             let [xb, yb, zb, wb] = load8(pos, ib);
+            // The operations of `project_one`, in its order: see there.
             let (dx, dy, dz) = (_mm256_sub_ps(xa, xb), _mm256_sub_ps(ya, yb), _mm256_sub_ps(za, zb));
-            let len2 = _mm256_fmadd_ps(dx, dx, _mm256_fmadd_ps(dy, dy, _mm256_mul_ps(dz, dz)));
-            // 1/|d| and 1/denominator from the hardware estimates plus one Newton step each
-            // (about 2 ulp): sqrt and div would cost more than the rest of the projection.
-            let inv_len = refine_rsqrt(len2, _mm256_rsqrt_ps(len2));
-            let len = _mm256_mul_ps(len2, inv_len);
+            let len2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
+            let len = _mm256_sqrt_ps(len2);
             let alpha_tilde = _mm256_mul_ps(_mm256_loadu_ps(compliance.add(j)), inv_h2v);
             let denom = _mm256_add_ps(_mm256_add_ps(wa, wb), alpha_tilde);
             let old = if first { zero } else { _mm256_loadu_ps(lambda.add(j)) };
-            let num = _mm256_fnmadd_ps(alpha_tilde, old, _mm256_sub_ps(_mm256_loadu_ps(rest.add(j)), len));
-            let valid = _mm256_and_ps(
-                _mm256_cmp_ps::<_CMP_GT_OQ>(len2, min_len2),
-                _mm256_cmp_ps::<_CMP_GT_OQ>(denom, zero),
-            );
+            let num = _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(rest.add(j)), len), _mm256_mul_ps(alpha_tilde, old));
+            let valid = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(len, min_len), _mm256_cmp_ps::<_CMP_GT_OQ>(denom, zero));
             // Degenerate lanes may compute inf or NaN here; the mask turns their Δλ and f into exactly 0.
-            let inv_denom = refine_rcp(denom, _mm256_rcp_ps(denom));
-            let dl = _mm256_and_ps(_mm256_mul_ps(num, inv_denom), valid);
-            let f = _mm256_mul_ps(dl, _mm256_and_ps(inv_len, valid));
+            let dl = _mm256_and_ps(_mm256_div_ps(num, denom), valid);
+            let f = _mm256_and_ps(_mm256_div_ps(dl, len), valid);
             _mm256_storeu_ps(lambda.add(j), _mm256_add_ps(old, dl));
             let (fa, fb) = (_mm256_mul_ps(wa, f), _mm256_mul_ps(wb, f));
             let moved_a = [
-                _mm256_fmadd_ps(fa, dx, xa),
-                _mm256_fmadd_ps(fa, dy, ya),
-                _mm256_fmadd_ps(fa, dz, za),
+                _mm256_add_ps(xa, _mm256_mul_ps(fa, dx)),
+                _mm256_add_ps(ya, _mm256_mul_ps(fa, dy)),
+                _mm256_add_ps(za, _mm256_mul_ps(fa, dz)),
                 wa,
             ];
             let moved_b = [
-                _mm256_fnmadd_ps(fb, dx, xb),
-                _mm256_fnmadd_ps(fb, dy, yb),
-                _mm256_fnmadd_ps(fb, dz, zb),
+                _mm256_sub_ps(xb, _mm256_mul_ps(fb, dx)),
+                _mm256_sub_ps(yb, _mm256_mul_ps(fb, dy)),
+                _mm256_sub_ps(zb, _mm256_mul_ps(fb, dz)),
                 wb,
             ];
             store8(pos, ia, moved_a);
             store8(pos, ib, moved_b);
         }
         for j in full..n {
-            project_one::<true>(pos, batch, j, inv_h2, first);
+            project_one(pos, batch, j, inv_h2, first);
         }
     }
 }
@@ -411,7 +390,7 @@ mod tests {
     }
 
     #[test]
-    fn simd_kernel_matches_scalar_kernel_on_random_batches() {
+    fn simd_kernel_matches_scalar_kernel_bit_for_bit_on_random_batches() {
         if Kernel::detect() == Kernel::Scalar {
             return; // nothing to compare on this CPU
         }
@@ -424,15 +403,10 @@ mod tests {
                 project_with(kernel, &mut p, &pos, &mut b, K, false);
                 (p, b)
             });
-            for (s, v) in scalar.0.iter().zip(&simd.0) {
-                for c in 0..4 {
-                    assert!(v[c].is_finite());
-                    assert!((s[c] - v[c]).abs() <= 2e-6 * (1.0 + s[c].abs()), "{s:?} vs {v:?}");
-                }
-            }
-            for (s, v) in scalar.1.lambda.iter().zip(&simd.1.lambda) {
-                assert!(v.is_finite() && (s - v).abs() <= 1e-5 * (1e-6 + s.abs()), "λ {s} vs {v}");
-            }
+            // Same operations in the same order: the lanes round exactly as the scalar loop.
+            assert!(simd.0.iter().flatten().all(|v| v.is_finite()));
+            assert_eq!(scalar.0, simd.0, "positions");
+            assert_eq!(scalar.1.lambda, simd.1.lambda, "λ");
         }
     }
 

@@ -1,42 +1,55 @@
-//! Constraint storage for the solver: constraints grouped by region and graph colour.
+//! Constraint storage for the solver: the Gauss–Seidel sweep cut into batches of independent
+//! constraints.
 //!
-//! Gauss–Seidel projects constraints one after another, each seeing the previous one's
-//! result. When consecutive constraints share a particle, each projection waits for the
-//! previous store; colouring removes that chain. A colour (batch) holds constraints that share
-//! no particle, so the constraints of one batch can be projected in any order, in SIMD lanes,
-//! with bit-identical results. The sweep is still Gauss–Seidel *across* batches. Colours are
-//! assigned greedily with a 64-bit mask of used colours per particle; the rare constraint that
-//! finds all 64 colours taken goes to a serial tail batch. Inside a batch constraints are
-//! sorted by particle index, so a sweep walks memory forward.
+//! Gauss–Seidel projects constraints one after another, each seeing the previous one's result.
+//! When consecutive constraints share a particle, each projection waits for the previous
+//! store. A batch holds constraints that share no particle, so its constraints can be projected
+//! in any order, in SIMD lanes, with bit-identical results; the sweep is Gauss–Seidel *across*
+//! batches.
 //!
-//! Two cores: a large cloth's particles are split by index into [`REGIONS`] contiguous
-//! regions (a horizontal cut for a row-major grid). A constraint whose particles all lie in one
-//! region belongs to that region's group; the few crossing a cut (and any touching particles
-//! added later by tearing) belong to the interface group, solved after the regions. Regions
-//! share no particle, so they can be solved on different threads with no synchronisation
-//! until the interface; the split depends only on the cloth, never on the thread count, so
-//! results are bit-identical for every thread count. Each group is coloured on its own.
+//! **Sweep order.** The sweep is cut into *phases*, solved one after another:
+//! - Distance constraints are ordered like the straightforward loop: by edge kind, then by
+//!   index distance |b − a| (the edge's direction on a grid), then by model order; each run of
+//!   equal keys is one phase. Inside a phase every constraint gets the *level*
+//!   `max(level after each of its particles)`, and its particles then carry `level + 1`
+//!   (level scheduling). Constraints sharing a particle keep their order and one level shares
+//!   no particle, so solving the levels in turn *is* the sequential sweep, bit for bit, with
+//!   the independent projections batched: on an n × n grid a level is a row or a column of
+//!   about n edges. With one sweep per substep a hanging sheet is far from converged and the
+//!   order decides how far support travels down the sheet per substep, so keeping the
+//!   straightforward order keeps the physics of the plain loop, not just its fixed point.
+//! - Hinges are ordered by a greedy colouring (lowest colour free at all four particles, 64
+//!   colours tracked per particle); each colour is one phase of one level. Their order
+//!   matters less (bending is soft) and a colouring gives few, large batches.
 //!
-//! Topology edits (tearing) keep the colouring valid incrementally: removing a constraint frees
-//! its colour bit, moving an endpoint to a fresh particle copy re-places the constraint (the
-//! copy is in the interface group), and a new constraint takes the lowest colour free at its
-//! ends in its group.
+//! **Two cores.** Inside a phase the constraints fall into connected components (the rows
+//! of the horizontal edges, the columns of the vertical ones, …) that share no particle. A
+//! large cloth's phase is split into [`PARTS`] parts of whole components, balanced by count, so
+//! the parts of one phase can run on different threads with one barrier per phase. One thread
+//! solves part 0 then part 1, which touch disjoint particles: the split depends only on the
+//! cloth, never on the thread count, so results are bit-identical for every thread count.
+//!
+//! **Topology edits** (tearing) keep every batch valid incrementally: a removed constraint
+//! leaves its batch (the last slot moves into its place); a constraint whose endpoint moved to a
+//! fresh particle copy, and a new constraint, go to the *tail* group, solved by one thread
+//! after the phases and coloured greedily as they arrive (a constraint finding all 64 colours
+//! taken goes to the tail's serial batch).
 
 pub mod bend;
 pub mod distance;
 pub mod hinge;
 
-/// Colour index of the serial tail batch (constraints that found no free colour).
+/// Colour index of the serial batch of the tail group (constraints that found no free colour).
 pub(crate) const TAIL: u32 = u32::MAX;
-/// Number of colours tracked in the per-particle masks.
+/// Number of colours tracked in the per-particle masks of greedy colourings.
 const MAX_COLOURS: u32 = 64;
-/// Regions a large cloth is split into (one per core of the target machine).
-pub(crate) const REGIONS: usize = 2;
-/// Cloths with fewer particles stay one region: the interface and the synchronisation would
-/// cost more than a second core saves.
+/// Parts a large cloth's phases are split into (one per core of the target machine).
+pub(crate) const PARTS: usize = 2;
+/// Cloths with fewer particles keep every phase in one part: the barriers would cost more
+/// than a second core saves.
 const MIN_SPLIT_PARTICLES: usize = 4096;
 
-/// One colour's worth of constraints in a storage layout chosen by the constraint type.
+/// One batch's worth of constraints in a storage layout chosen by the constraint type.
 pub(crate) trait Batch: Default {
     /// Per-constraint data the batch stores.
     type Item: Copy;
@@ -50,38 +63,45 @@ pub(crate) trait Batch: Default {
     fn get(&self, index: usize) -> Self::Item;
     /// Model id of slot `index`.
     fn id(&self, index: usize) -> u32;
-    /// Order of constraints inside a batch: by first particle, so a sweep walks memory
-    /// forward (a type may group kinds first).
-    fn sort_key(item: &Self::Item) -> u64 {
-        Self::particles(item).iter().copied().min().unwrap_or(0) as u64
-    }
     /// Number of constraints.
     fn len(&self) -> usize;
+    /// The sweep-order key of a constraint type ordered like the straightforward loop (equal
+    /// keys form one phase, level-scheduled), or `None` to order by greedy colour.
+    fn phase_key(_item: &Self::Item) -> Option<u64> {
+        None
+    }
 }
 
-/// Where a constraint lives: its group (region or interface), colour and slot.
+/// Where a constraint lives: its group (phase part or tail), batch and slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Slot {
     pub group: u32,
+    /// Batch index in the group (a level, or a colour in the tail), [`TAIL`] for the tail's
+    /// serial batch.
     pub colour: u32,
     pub index: u32,
 }
 
-/// The constraints of one region (or of the interface), by colour.
+/// One part of a phase (levels in order), or the tail group (greedy colours).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Group<B: Batch> {
-    /// Batches in solve order; `batches[c]` holds colour `c`.
+    /// Batches in solve order.
     pub batches: Vec<B>,
-    /// Constraints that found no free colour, solved serially after the batches.
+    /// Serial batch of the tail group: constraints that found no free colour, solved one at a
+    /// time after the colours. Always empty in a phase part.
     pub tail: B,
-    /// Per particle: bit c set when a constraint of this group's colour c touches it.
+    /// Tail group only: per particle, bit c set when a constraint of colour c touches it.
     used: Vec<u64>,
 }
 
 impl<B: Batch> Group<B> {
-    /// Batches in solve order, tail last.
+    /// Batches in solve order, serial batch last.
     pub fn iter_batches_mut(&mut self) -> impl Iterator<Item = &mut B> {
         self.batches.iter_mut().chain(std::iter::once(&mut self.tail))
+    }
+
+    fn iter_batches(&self) -> impl Iterator<Item = &B> {
+        self.batches.iter().chain(std::iter::once(&self.tail))
     }
 
     fn batch_mut(&mut self, colour: u32) -> &mut B {
@@ -91,115 +111,81 @@ impl<B: Batch> Group<B> {
             &mut self.batches[colour as usize]
         }
     }
-}
 
-/// Constraints grouped by region and colour, addressable by model id.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct Coloured<B: Batch> {
-    /// Region groups in particle order, then the interface group.
-    groups: Vec<Group<B>>,
-    /// Region r owns particles `bounds[r]..bounds[r + 1]`; particles past the last bound
-    /// (added after construction) belong to no region.
-    bounds: Vec<u32>,
-    /// Slot of each model id (`None` once removed).
-    slots: Vec<Option<Slot>>,
-}
-
-impl<B: Batch> Coloured<B> {
-    /// Colours `items` (model ids 0..n) greedily in order over `particle_count` particles, then
-    /// sorts every batch by particle index so a sweep walks memory forward.
-    pub fn new(particle_count: usize, items: impl IntoIterator<Item = B::Item>) -> Self {
-        let regions = if particle_count >= MIN_SPLIT_PARTICLES { REGIONS } else { 1 };
-        let bounds = (0..=regions).map(|r| (particle_count * r / regions) as u32).collect();
-        let mut set = Self {
-            groups: (0..=regions)
-                .map(|_| Group {
-                    batches: Vec::new(),
-                    tail: B::default(),
-                    used: vec![0; particle_count],
-                })
-                .collect(),
-            bounds,
-            slots: Vec::new(),
-        };
-        for item in items {
-            set.insert(item);
-        }
-        set.sort_batches();
-        set
-    }
-
-    /// Adds a constraint, returning its id.
-    pub fn insert(&mut self, item: B::Item) -> u32 {
-        let id = self.slots.len() as u32;
-        self.slots.push(None);
-        self.place(id, item);
-        id
-    }
-
-    /// The group a constraint belongs to: its particles' common region, else the interface.
-    fn group_of(&self, item: &B::Item) -> usize {
-        let region = |p: u32| self.bounds.windows(2).position(|w| (w[0]..w[1]).contains(&p));
-        let mut particles = B::particles(item).iter();
-        let first = particles.next().and_then(|&p| region(p));
-        match first {
-            Some(r) if particles.all(|&p| region(p) == Some(r)) => r,
-            _ => self.groups.len() - 1,
-        }
-    }
-
-    fn place(&mut self, id: u32, item: B::Item) {
-        let g = self.group_of(&item);
-        let group = &mut self.groups[g];
+    /// Appends `item` with the lowest colour free at all its particles (tail group only).
+    fn place_greedy(&mut self, id: u32, item: B::Item) -> (u32, u32) {
         let particles = B::particles(&item);
-        let used = particles.iter().fold(0u64, |m, &p| m | group.used[p as usize]);
+        let used = particles.iter().fold(0u64, |m, &p| m | self.used[p as usize]);
         let colour = (!used).trailing_zeros();
         let colour = if colour < MAX_COLOURS {
-            for &p in particles {
-                group.used[p as usize] |= 1 << colour;
-            }
-            while group.batches.len() <= colour as usize {
-                group.batches.push(B::default());
+            particles.iter().for_each(|&p| self.used[p as usize] |= 1 << colour);
+            if self.batches.len() <= colour as usize {
+                self.batches.resize_with(colour as usize + 1, B::default);
             }
             colour
         } else {
             TAIL
         };
-        let batch = group.batch_mut(colour);
-        let index = batch.len() as u32;
+        let batch = self.batch_mut(colour);
         batch.push(id, item);
-        self.slots[id as usize] = Some(Slot {
-            group: g as u32,
-            colour,
-            index,
+        (colour, batch.len() as u32 - 1)
+    }
+}
+
+/// Constraints in sweep order (phases of [`PARTS`] parts, then the tail group), addressable by
+/// model id.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Coloured<B: Batch> {
+    /// `groups[phase * PARTS + part]`, then the tail group last.
+    groups: Vec<Group<B>>,
+    /// Per-particle passes split the particles at these bounds (`threads + 1` entries when
+    /// split); particles added later go to the first thread.
+    bounds: Vec<u32>,
+    /// Particles the schedule covers (every constraint index is below it).
+    particles: usize,
+    /// Slot of each model id (`None` once removed).
+    slots: Vec<Option<Slot>>,
+}
+
+impl<B: Batch> Coloured<B> {
+    /// Schedules `items` (model ids 0..n) over `particle_count` particles: phases in sweep
+    /// order, each split into parts of whole components and level-scheduled.
+    pub fn new(particle_count: usize, items: impl IntoIterator<Item = B::Item>) -> Self {
+        let items: Vec<B::Item> = items.into_iter().collect();
+        let split = particle_count >= MIN_SPLIT_PARTICLES;
+        let parts = if split { PARTS } else { 1 };
+        let mut set = Self {
+            groups: Vec::new(),
+            bounds: (0..=parts).map(|p| (particle_count * p / parts) as u32).collect(),
+            particles: particle_count,
+            slots: vec![None; items.len()],
+        };
+        let mut scratch = vec![0u32; particle_count];
+        for phase in phases::<B>(&items, particle_count) {
+            let [first, second] = if split {
+                split_components::<B>(&items, &phase, &mut scratch)
+            } else {
+                [phase, Vec::new()]
+            };
+            set.groups.push(level_schedule::<B>(&items, &first, &mut scratch));
+            set.groups.push(level_schedule::<B>(&items, &second, &mut scratch));
+        }
+        set.groups.push(Group {
+            used: vec![0; particle_count],
+            ..Group::default()
         });
+        set.record_slots();
+        set
     }
 
-    /// Reorders every batch by [`Batch::sort_key`] (same colours, new slots).
-    fn sort_batches(&mut self) {
-        for group in &mut self.groups {
-            for batch in group.iter_batches_mut() {
-                let mut order: Vec<usize> = (0..batch.len()).collect();
-                order.sort_by_key(|&i| B::sort_key(&batch.get(i)));
-                let mut sorted = B::default();
-                for i in order {
-                    sorted.push(batch.id(i), batch.get(i));
-                }
-                *batch = sorted;
-            }
-        }
+    /// Writes every constraint's slot after the groups were built.
+    fn record_slots(&mut self) {
         for (g, group) in self.groups.iter().enumerate() {
-            let colours = (0..group.batches.len() as u32).chain(std::iter::once(TAIL));
-            for colour in colours {
-                let batch = if colour == TAIL {
-                    &group.tail
-                } else {
-                    &group.batches[colour as usize]
-                };
+            for (colour, batch) in group.batches.iter().enumerate() {
                 for index in 0..batch.len() {
                     self.slots[batch.id(index) as usize] = Some(Slot {
                         group: g as u32,
-                        colour,
+                        colour: colour as u32,
                         index: index as u32,
                     });
                 }
@@ -207,12 +193,34 @@ impl<B: Batch> Coloured<B> {
         }
     }
 
+    /// Adds a constraint to the tail group, returning its id.
+    pub fn insert(&mut self, item: B::Item) -> u32 {
+        let id = self.slots.len() as u32;
+        self.slots.push(None);
+        self.place_in_tail(id, item);
+        id
+    }
+
+    fn tail_group(&self) -> usize {
+        self.groups.len() - 1
+    }
+
+    fn place_in_tail(&mut self, id: u32, item: B::Item) {
+        let group = self.tail_group();
+        let (colour, index) = self.groups[group].place_greedy(id, item);
+        self.slots[id as usize] = Some(Slot {
+            group: group as u32,
+            colour,
+            index,
+        });
+    }
+
     /// Removes constraint `id` (no-op if already removed).
     pub fn remove(&mut self, id: u32) {
         let Some(slot) = self.slots[id as usize].take() else { return };
         let group = &mut self.groups[slot.group as usize];
         let item = group.batch_mut(slot.colour).get(slot.index as usize);
-        if slot.colour != TAIL {
+        if !group.used.is_empty() && slot.colour != TAIL {
             for &p in B::particles(&item) {
                 group.used[p as usize] &= !(1u64 << slot.colour);
             }
@@ -224,24 +232,24 @@ impl<B: Batch> Coloured<B> {
         }
     }
 
-    /// Replaces constraint `id`'s data (e.g. an endpoint moved to a new particle copy),
-    /// recolouring it if its particles changed.
+    /// Replaces constraint `id`'s data (e.g. an endpoint moved to a new particle copy): it
+    /// leaves its batch for the tail group.
     pub fn replace(&mut self, id: u32, item: B::Item) {
         self.remove(id);
-        self.place(id, item);
+        self.place_in_tail(id, item);
     }
 
-    /// Grows the per-particle colour masks after particles were added. The new particles
-    /// belong to no region, so their constraints go to the interface group.
+    /// Grows the tail's colour masks after particles were added (their constraints are in the
+    /// tail group).
     pub fn resize_particles(&mut self, particle_count: usize) {
-        for group in &mut self.groups {
-            group.used.resize(particle_count, 0);
-        }
+        let tail = self.tail_group();
+        self.groups[tail].used.resize(particle_count, 0);
+        self.particles = particle_count;
     }
 
-    /// Number of particles the colour masks cover (every constraint index is below it).
+    /// Number of particles the schedule covers (every constraint index is below it).
     pub fn particle_count(&self) -> usize {
-        self.groups[0].used.len()
+        self.particles
     }
 
     /// Slot of constraint `id`, if it still exists.
@@ -259,22 +267,27 @@ impl<B: Batch> Coloured<B> {
         }
     }
 
-    /// Batches in solve order (regions in order, then the interface; tails last in each).
+    /// Batches in solve order (phases and their parts in order, then the tail).
     pub fn iter_batches_mut(&mut self) -> impl Iterator<Item = &mut B> {
         self.groups.iter_mut().flat_map(Group::iter_batches_mut)
     }
 
-    /// Batches in solve order (regions in order, then the interface; tails last in each).
+    /// Batches in solve order (phases and their parts in order, then the tail).
     pub fn iter_batches(&self) -> impl Iterator<Item = &B> {
-        self.groups.iter().flat_map(|g| g.batches.iter().chain(std::iter::once(&g.tail)))
+        self.groups.iter().flat_map(Group::iter_batches)
     }
 
-    /// The region groups followed by the interface group.
+    /// The phase parts (`phase * PARTS + part`) followed by the tail group.
     pub fn groups_mut(&mut self) -> &mut [Group<B>] {
         &mut self.groups
     }
 
-    /// Particle ranges of the regions (`regions() + 1` bounds).
+    /// Number of phases.
+    pub fn phase_count(&self) -> usize {
+        (self.groups.len() - 1) / PARTS
+    }
+
+    /// Particle ranges of the per-particle passes (`parts + 1` bounds).
     pub fn bounds(&self) -> &[u32] {
         &self.bounds
     }
@@ -284,40 +297,146 @@ impl<B: Batch> Coloured<B> {
         self.iter_batches().map(B::len).sum()
     }
 
-    /// Number of colour batches in use (over all groups, excluding tails).
+    /// Number of batches in use (over all groups, excluding the serial batch).
     pub fn colour_count(&self) -> usize {
-        self.groups.iter().map(|g| g.batches.len()).sum()
+        self.groups.iter().map(|g| g.batches.iter().filter(|b| b.len() > 0).count()).sum()
     }
+}
+
+/// The sweep's phases as lists of ids in order: runs of equal [`Batch::phase_key`] in key
+/// order (stable), or greedy colours in colour order.
+fn phases<B: Batch>(items: &[B::Item], particle_count: usize) -> Vec<Vec<u32>> {
+    let keys: Option<Vec<u64>> = items.iter().map(B::phase_key).collect();
+    match keys {
+        Some(keys) => {
+            let mut order: Vec<u32> = (0..items.len() as u32).collect();
+            order.sort_by_key(|&id| keys[id as usize]);
+            order
+                .chunk_by(|&x, &y| keys[x as usize] == keys[y as usize])
+                .map(<[u32]>::to_vec)
+                .collect()
+        }
+        None => greedy_colours::<B>(items, particle_count),
+    }
+}
+
+/// Greedy colouring in model order; constraints finding all colours taken form a last phase
+/// (level scheduling then orders them).
+fn greedy_colours<B: Batch>(items: &[B::Item], particle_count: usize) -> Vec<Vec<u32>> {
+    let mut used = vec![0u64; particle_count];
+    let mut colours: Vec<Vec<u32>> = vec![Vec::new(); MAX_COLOURS as usize + 1];
+    for (id, item) in items.iter().enumerate() {
+        let particles = B::particles(item);
+        let colour = (!particles.iter().fold(0u64, |m, &p| m | used[p as usize])).trailing_zeros();
+        if colour < MAX_COLOURS {
+            particles.iter().for_each(|&p| used[p as usize] |= 1 << colour);
+        }
+        colours[colour.min(MAX_COLOURS) as usize].push(id as u32);
+    }
+    colours.retain(|c| !c.is_empty());
+    colours
+}
+
+/// Root of `p` in the union–find held in `scratch` (`scratch[p]` = 1 + parent, 0 for a root),
+/// compressing the path.
+fn find(scratch: &mut [u32], p: u32) -> u32 {
+    let mut root = p;
+    while scratch[root as usize] != 0 {
+        root = scratch[root as usize] - 1;
+    }
+    let mut q = p;
+    while scratch[q as usize] != 0 {
+        let next = scratch[q as usize] - 1;
+        scratch[q as usize] = if q == root { 0 } else { root + 1 };
+        q = next;
+    }
+    root
+}
+
+/// Splits a phase into two lists of whole connected components (constraints linked through
+/// shared particles): components in order of first appearance, the first list taking
+/// components while it holds less than half. `scratch` (one entry per particle, all zero) is
+/// used for the union–find and left zeroed.
+fn split_components<B: Batch>(items: &[B::Item], phase: &[u32], scratch: &mut [u32]) -> [Vec<u32>; 2] {
+    let particles = |id: u32| B::particles(&items[id as usize]);
+    for &id in phase {
+        let ends = particles(id);
+        let root = find(scratch, ends[0]);
+        for &p in &ends[1..] {
+            let other = find(scratch, p);
+            if other != root {
+                scratch[other as usize] = root + 1;
+            }
+        }
+    }
+    let roots: Vec<u32> = phase.iter().map(|&id| find(scratch, particles(id)[0])).collect();
+    let mut size = std::collections::HashMap::new();
+    roots.iter().for_each(|&r| *size.entry(r).or_insert(0usize) += 1);
+    let mut first_part = std::collections::HashSet::new();
+    let mut taken = 0;
+    for &root in &roots {
+        if taken * 2 < phase.len() && first_part.insert(root) {
+            taken += size[&root];
+        }
+    }
+    phase.iter().flat_map(|&id| particles(id)).for_each(|&p| scratch[p as usize] = 0);
+    let (first, second): (Vec<_>, Vec<_>) = phase.iter().zip(&roots).partition(|(_, r)| first_part.contains(r));
+    [first, second].map(|list| list.into_iter().map(|(&id, _)| id).collect())
+}
+
+/// Level-schedules `ids` in order into one group: each constraint goes to the lowest level
+/// after every earlier constraint sharing a particle. `scratch` (one entry per particle, all
+/// zero) holds 1 + the last level on each particle and is left zeroed.
+fn level_schedule<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> Group<B> {
+    let mut group = Group::default();
+    for &id in ids {
+        let item = items[id as usize];
+        let particles = B::particles(&item);
+        let level = particles.iter().map(|&p| scratch[p as usize]).max().unwrap_or(0);
+        particles.iter().for_each(|&p| scratch[p as usize] = level + 1);
+        if group.batches.len() <= level as usize {
+            group.batches.resize_with(level as usize + 1, B::default);
+        }
+        group.batches[level as usize].push(id, item);
+    }
+    ids.iter()
+        .flat_map(|&id| B::particles(&items[id as usize]))
+        .for_each(|&p| scratch[p as usize] = 0);
+    group
 }
 
 #[cfg(test)]
 mod tests {
     use super::distance::{DistanceBatch, DistanceItem};
     use super::*;
+    use crate::sim::model::EdgeKind;
 
     fn item(a: u32, b: u32) -> DistanceItem {
         DistanceItem {
             ends: [a, b],
             rest: 1.0,
             compliance: 0.0,
-            kind: crate::sim::model::EdgeKind::Stretch,
+            kind: EdgeKind::Stretch,
         }
     }
 
-    /// No batch of any group may touch a particle twice, and regions keep to their particles.
+    /// No batch may touch a particle twice, the two parts of a phase share no particle, and
+    /// every slot points back at its constraint.
     fn assert_valid(set: &Coloured<DistanceBatch>) {
-        let interface = set.groups.len() - 1;
-        for (g, group) in set.groups.iter().enumerate() {
+        for group in &set.groups {
             for batch in &group.batches {
                 let mut seen = std::collections::HashSet::new();
                 for (&a, &b) in batch.a.iter().zip(&batch.b) {
                     assert!(seen.insert(a) && seen.insert(b), "particle shared inside a batch");
-                    if g != interface {
-                        let range = set.bounds[g]..set.bounds[g + 1];
-                        assert!(range.contains(&a) && range.contains(&b), "constraint outside its region");
-                    }
                 }
             }
+        }
+        for phase in 0..set.phase_count() {
+            let touched = |part: usize| -> std::collections::HashSet<u32> {
+                let group = &set.groups[phase * PARTS + part];
+                group.batches.iter().flat_map(|b| b.a.iter().chain(&b.b).copied()).collect()
+            };
+            assert!(touched(0).is_disjoint(&touched(1)), "parts of phase {phase} share a particle");
         }
         for id in 0..set.slots.len() as u32 {
             if let Some(slot) = set.slot(id) {
@@ -326,44 +445,111 @@ mod tests {
         }
     }
 
-    fn chain(n: u32) -> Coloured<DistanceBatch> {
-        Coloured::new(n as usize, (0..n - 1).map(|i| item(i, i + 1)))
+    /// An n × n grid's horizontal and vertical edges, row by row (as a grid adds them).
+    fn grid(n: u32) -> Vec<DistanceItem> {
+        let mut items = Vec::new();
+        for r in 0..n {
+            for c in 0..n {
+                let i = r * n + c;
+                if c + 1 < n {
+                    items.push(item(i, i + 1));
+                }
+                if r + 1 < n {
+                    items.push(item(i, i + n));
+                }
+            }
+        }
+        items
+    }
+
+    /// The order the batches are solved in, as the position of each model id.
+    fn solve_position(set: &Coloured<DistanceBatch>) -> Vec<usize> {
+        let mut position = vec![usize::MAX; set.slots.len()];
+        for (k, id) in set.iter_batches().flat_map(|b| b.id.iter()).enumerate() {
+            position[*id as usize] = k;
+        }
+        position
     }
 
     #[test]
-    fn large_chain_splits_into_regions_and_one_interface_constraint() {
-        let n = MIN_SPLIT_PARTICLES as u32;
-        let set = chain(n);
+    fn phases_follow_kind_then_direction_and_keep_the_order_of_constraints_sharing_a_particle() {
+        let n = 64;
+        let items = grid(n);
+        let set = Coloured::<DistanceBatch>::new((n * n) as usize, items.clone());
         assert_valid(&set);
-        assert_eq!(set.bounds, vec![0, n / 2, n]);
-        assert_eq!(set.groups.last().unwrap().batches.iter().map(|b| b.a.len()).sum::<usize>(), 1);
-        assert_eq!(set.len(), n as usize - 1);
+        assert_eq!(set.phase_count(), 2, "horizontal, then vertical");
+        let position = solve_position(&set);
+        // The straightforward loop's order: stable sort by index distance.
+        let mut sequential: Vec<usize> = (0..items.len()).collect();
+        sequential.sort_by_key(|&id| items[id].ends[1] - items[id].ends[0]);
+        for (k, &x) in sequential.iter().enumerate() {
+            for &y in &sequential[k + 1..] {
+                let shares = items[x].ends.iter().any(|p| items[y].ends.contains(p));
+                assert!(!shares || position[x] < position[y], "{:?} must precede {:?}", items[x], items[y]);
+            }
+        }
+        // A level of the horizontal phase is one column of edges, split between the parts.
+        assert_eq!(set.groups[0].batches.len(), n as usize - 1);
+        assert_eq!(set.groups[0].batches[0].len() + set.groups[1].batches[0].len(), n as usize);
     }
 
     #[test]
-    fn edits_keep_colouring_valid_and_slots_consistent() {
-        let n = MIN_SPLIT_PARTICLES as u32;
-        let mut set = chain(n);
+    fn parts_hold_whole_components_balanced_by_count() {
+        let n = 64;
+        let set = Coloured::<DistanceBatch>::new((n * n) as usize, grid(n));
+        for phase in 0..set.phase_count() {
+            let count = |part: usize| set.groups[phase * PARTS + part].batches.iter().map(|b| b.len()).sum::<usize>();
+            assert_eq!(count(0), count(1), "phase {phase}: rows (or columns) split in halves");
+        }
+        assert_eq!(set.bounds(), &[0, n * n / 2, n * n]);
+    }
+
+    #[test]
+    fn small_cloths_keep_one_part() {
+        let set = Coloured::<DistanceBatch>::new(16, grid(4));
+        assert!(set
+            .groups
+            .chunks(PARTS)
+            .take(set.phase_count())
+            .all(|parts| parts[1].batches.is_empty()));
+        assert_eq!(set.bounds(), &[0, 16]);
+    }
+
+    #[test]
+    fn edits_keep_batches_valid_and_slots_consistent() {
+        let n = 64;
+        let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, grid(n));
+        let count = set.len();
         set.remove(10);
         set.remove(10);
-        set.resize_particles(n as usize + 1);
-        set.replace(11, item(n, 12));
+        set.resize_particles((n * n) as usize + 1);
+        set.replace(11, item(n * n, 12));
         let added = set.insert(item(5, 7));
         assert_valid(&set);
         assert_eq!(set.slot(10), None);
-        assert_eq!(set.slot(11).unwrap().group as usize, set.groups.len() - 1);
-        assert_eq!(
-            set.batch(set.slot(added).unwrap()).get(set.slot(added).unwrap().index as usize),
-            item(5, 7)
-        );
-        assert_eq!(set.len(), n as usize - 1);
+        assert_eq!(set.slot(11).unwrap().group as usize, set.tail_group());
+        let slot = set.slot(added).unwrap();
+        assert_eq!(set.batch(slot).get(slot.index as usize), item(5, 7));
+        assert_eq!(set.len(), count);
     }
 
     #[test]
-    fn batches_are_sorted_by_particle() {
-        let set = chain(64);
-        for batch in set.iter_batches() {
-            assert!(batch.a.windows(2).all(|w| w[0] <= w[1]));
+    fn greedy_phases_are_single_levels_of_independent_constraints() {
+        // A type without a phase key is coloured: here hinges on a strip of quads.
+        use super::hinge::{HingeBatch, HingeItem};
+        let hinge = |k: u32| HingeItem {
+            particles: [k, k + 3, k + 1, k + 2],
+            rest_angle: 0.0,
+            compliance: 0.0,
+        };
+        let set = Coloured::<HingeBatch>::new(5000, (0..4000).step_by(2).map(hinge));
+        for group in &set.groups {
+            assert!(group.batches.len() <= 1);
+            for batch in &group.batches {
+                let mut seen = std::collections::HashSet::new();
+                assert!(batch.items.iter().flat_map(|h| h.particles).all(|p| seen.insert(p)));
+            }
         }
+        assert_eq!(set.len(), 2000);
     }
 }
