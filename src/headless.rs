@@ -312,10 +312,9 @@ impl ReferenceSolver {
                     if !(len > MIN_LENGTH && denom > 0.0) {
                         continue;
                     }
-                    let dl = (c.rest - len - alpha_tilde * *lambda) / denom;
-                    *lambda += dl;
-                    // Δλ n with n = d/|d|, as Δλ/|d| times d.
-                    let f = dl / len;
+                    // Δλ = (−C − α̃λ)/denom moves x_a by w_a Δλ d/|d|: f = Δλ/|d| in one division.
+                    let f = (c.rest - len - alpha_tilde * *lambda) / (denom * len);
+                    *lambda += f * len;
                     self.particles[c.a].x += pa.w * f * d;
                     self.particles[c.b].x -= pb.w * f * d;
                 }

@@ -177,11 +177,13 @@ pub(crate) unsafe fn project_raw(
     }
 }
 
-/// One undamped projection: Δλ = (−C − α̃λ)/(w_a + w_b + α̃), f = Δλ/|d|,
-/// Δx_a = w_a f d, Δx_b = −w_b f d (d = x_a − x_b, so f d = Δλ n). Every lane of the AVX2
-/// kernel and the straightforward loop ([`crate::headless::ReferenceSolver`]) evaluate exactly
-/// these operations in this order (true square root and division, no fused multiply–add), so
-/// the three round identically and a sweep in the same order gives bit-identical positions.
+/// One undamped projection: with d = x_a − x_b and n = d/|d|, Δλ = (−C − α̃λ)/(w_a + w_b + α̃)
+/// and Δx_a = w_a Δλ n, Δx_b = −w_b Δλ n, evaluated as f = Δλ/|d| =
+/// (−C − α̃λ)/((w_a + w_b + α̃)|d|) (one division), Δλ = f |d|, Δx_a = w_a f d, Δx_b = −w_b f d.
+/// Every lane of the AVX2 kernel and the straightforward loop
+/// ([`crate::headless::ReferenceSolver`]) evaluate exactly these operations in this order (true
+/// square root and division, no fused multiply–add), so the three round identically and a sweep
+/// in the same order gives bit-identical positions.
 ///
 /// # Safety
 /// As [`project_raw`], and `j` < `batch.len()`.
@@ -199,9 +201,8 @@ unsafe fn project_one(pos: *mut PosW, batch: &mut DistanceBatch, j: usize, inv_h
         *lambda = old;
         return;
     }
-    let dl = (*batch.rest.get_unchecked(j) - len - alpha_tilde * old) / denom;
-    let f = dl / len;
-    *lambda = old + dl;
+    let f = (*batch.rest.get_unchecked(j) - len - alpha_tilde * old) / (denom * len);
+    *lambda = old + f * len;
     let (fa, fb) = (pa[3] * f, pb[3] * f);
     let (qa, qb) = (&mut *pos.add(ia), &mut *pos.add(ib));
     for c in 0..3 {
@@ -253,11 +254,10 @@ pub(super) mod avx2 {
 
     use super::{project_one, DistanceBatch, PosW, MIN_LENGTH};
 
-    /// Loads eight particles as x, y, z, w vectors.
+    /// Loads eight particles as x, y, z, w vectors; `at(k)` points at lane k's particle.
     #[inline(always)]
-    pub(in crate::sim::constraints) unsafe fn load8(pos: *const PosW, idx: &[u32]) -> [__m256; 4] {
-        let l = |k: usize| _mm_loadu_ps(pos.add(*idx.get_unchecked(k) as usize) as *const f32);
-        let pair = |k: usize| _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(l(k)), l(k + 4));
+    unsafe fn load8_at(at: impl Fn(usize) -> *const f32) -> [__m256; 4] {
+        let pair = |k: usize| _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(_mm_loadu_ps(at(k))), _mm_loadu_ps(at(k + 4)));
         let (r0, r1, r2, r3) = (pair(0), pair(1), pair(2), pair(3));
         let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
         let (t2, t3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
@@ -269,9 +269,9 @@ pub(super) mod avx2 {
         ]
     }
 
-    /// Stores x, y, z, w vectors back as eight particles.
+    /// Stores x, y, z, w vectors back as eight particles; `at(k)` points at lane k's particle.
     #[inline(always)]
-    pub(in crate::sim::constraints) unsafe fn store8(pos: *mut PosW, idx: &[u32], [x, y, z, w]: [__m256; 4]) {
+    unsafe fn store8_at(at: impl Fn(usize) -> *mut f32, [x, y, z, w]: [__m256; 4]) {
         let (t0, t1) = (_mm256_unpacklo_ps(x, y), _mm256_unpackhi_ps(x, y));
         let (t2, t3) = (_mm256_unpacklo_ps(z, w), _mm256_unpackhi_ps(z, w));
         let rows = [
@@ -280,56 +280,107 @@ pub(super) mod avx2 {
             _mm256_shuffle_ps::<0x44>(t1, t3),
             _mm256_shuffle_ps::<0xEE>(t1, t3),
         ];
-        let at = |k: usize| pos.add(*idx.get_unchecked(k) as usize) as *mut f32;
         for (k, r) in rows.into_iter().enumerate() {
             _mm_storeu_ps(at(k), _mm256_castps256_ps128(r));
             _mm_storeu_ps(at(k + 4), _mm256_extractf128_ps::<1>(r));
         }
     }
 
+    /// Loads the eight particles `idx[0..8]` as x, y, z, w vectors.
+    #[inline(always)]
+    pub(in crate::sim::constraints) unsafe fn load8(pos: *const PosW, idx: &[u32]) -> [__m256; 4] {
+        load8_at(|k| pos.add(*idx.get_unchecked(k) as usize) as *const f32)
+    }
+
+    /// Stores x, y, z, w vectors back as the eight particles `idx[0..8]`.
+    #[inline(always)]
+    pub(in crate::sim::constraints) unsafe fn store8(pos: *mut PosW, idx: &[u32], xyzw: [__m256; 4]) {
+        store8_at(|k| pos.add(*idx.get_unchecked(k) as usize) as *mut f32, xyzw)
+    }
+
+    /// Whether `idx[0..8]` are eight consecutive particles.
+    #[inline(always)]
+    unsafe fn consecutive(idx: *const u32) -> bool {
+        let lanes = _mm256_loadu_si256(idx as *const __m256i);
+        let offsets = _mm256_sub_epi32(lanes, _mm256_set1_epi32(*idx as i32));
+        let equal = _mm256_cmpeq_epi32(offsets, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        _mm256_movemask_ps(_mm256_castsi256_ps(equal)) == 0xFF
+    }
+
+    /// Per-batch inputs of [`project8`].
+    struct Lanes {
+        rest: *const f32,
+        compliance: *const f32,
+        lambda: *mut f32,
+        inv_h2: __m256,
+        first: bool,
+    }
+
+    /// Projects the eight constraints at slot `j` whose endpoints `at_a(k)`, `at_b(k)` point at.
+    /// The operations of `project_one`, in its order: see there.
+    #[inline(always)]
+    unsafe fn project8(l: &Lanes, j: usize, at_a: impl Fn(usize) -> *mut f32 + Copy, at_b: impl Fn(usize) -> *mut f32 + Copy) {
+        let [xa, ya, za, wa] = load8_at(|k| at_a(k) as *const f32);
+        let [xb, yb, zb, wb] = load8_at(|k| at_b(k) as *const f32);
+        let zero = _mm256_setzero_ps();
+        let (dx, dy, dz) = (_mm256_sub_ps(xa, xb), _mm256_sub_ps(ya, yb), _mm256_sub_ps(za, zb));
+        let len2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
+        let len = _mm256_sqrt_ps(len2);
+        let alpha_tilde = _mm256_mul_ps(_mm256_loadu_ps(l.compliance.add(j)), l.inv_h2);
+        let denom = _mm256_add_ps(_mm256_add_ps(wa, wb), alpha_tilde);
+        let old = if l.first { zero } else { _mm256_loadu_ps(l.lambda.add(j)) };
+        let num = _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(l.rest.add(j)), len), _mm256_mul_ps(alpha_tilde, old));
+        let valid = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_GT_OQ>(len, _mm256_set1_ps(MIN_LENGTH)),
+            _mm256_cmp_ps::<_CMP_GT_OQ>(denom, zero),
+        );
+        // Degenerate lanes may compute inf or NaN here; the mask turns their f into exactly 0.
+        let f = _mm256_and_ps(_mm256_div_ps(num, _mm256_mul_ps(denom, len)), valid);
+        _mm256_storeu_ps(l.lambda.add(j), _mm256_add_ps(old, _mm256_mul_ps(f, len)));
+        let (fa, fb) = (_mm256_mul_ps(wa, f), _mm256_mul_ps(wb, f));
+        let moved_a = [
+            _mm256_add_ps(xa, _mm256_mul_ps(fa, dx)),
+            _mm256_add_ps(ya, _mm256_mul_ps(fa, dy)),
+            _mm256_add_ps(za, _mm256_mul_ps(fa, dz)),
+            wa,
+        ];
+        let moved_b = [
+            _mm256_sub_ps(xb, _mm256_mul_ps(fb, dx)),
+            _mm256_sub_ps(yb, _mm256_mul_ps(fb, dy)),
+            _mm256_sub_ps(zb, _mm256_mul_ps(fb, dz)),
+            wb,
+        ];
+        store8_at(at_a, moved_a);
+        store8_at(at_b, moved_b);
+    }
+
+    /// Eight constraints per vector. Where both endpoint runs are eight consecutive particles
+    /// (a row of a grid) the addresses are immediate offsets from one index, otherwise every
+    /// lane's index is read.
+    ///
     /// # Safety
     /// As [`super::project_raw`]; the CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn project(pos: *mut PosW, batch: &mut DistanceBatch, inv_h2: f32, first: bool) {
         let n = batch.id.len();
         let full = n - n % 8;
-        let inv_h2v = _mm256_set1_ps(inv_h2);
-        let min_len = _mm256_set1_ps(MIN_LENGTH);
-        let zero = _mm256_setzero_ps();
+        let lanes = Lanes {
+            rest: batch.rest.as_ptr(),
+            compliance: batch.compliance.as_ptr(),
+            lambda: batch.lambda.as_mut_ptr(),
+            inv_h2: _mm256_set1_ps(inv_h2),
+            first,
+        };
         let (a, b) = (batch.a.as_ptr(), batch.b.as_ptr());
-        let (rest, compliance, lambda) = (batch.rest.as_ptr(), batch.compliance.as_ptr(), batch.lambda.as_mut_ptr());
+        let particle = |index: *const u32| move |k: usize| pos.add(*index.add(k) as usize) as *mut f32;
         for j in (0..full).step_by(8) {
-            let (ia, ib) = (std::slice::from_raw_parts(a.add(j), 8), std::slice::from_raw_parts(b.add(j), 8));
-            let [xa, ya, za, wa] = load8(pos, ia);
-            let [xb, yb, zb, wb] = load8(pos, ib);
-            // The operations of `project_one`, in its order: see there.
-            let (dx, dy, dz) = (_mm256_sub_ps(xa, xb), _mm256_sub_ps(ya, yb), _mm256_sub_ps(za, zb));
-            let len2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
-            let len = _mm256_sqrt_ps(len2);
-            let alpha_tilde = _mm256_mul_ps(_mm256_loadu_ps(compliance.add(j)), inv_h2v);
-            let denom = _mm256_add_ps(_mm256_add_ps(wa, wb), alpha_tilde);
-            let old = if first { zero } else { _mm256_loadu_ps(lambda.add(j)) };
-            let num = _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(rest.add(j)), len), _mm256_mul_ps(alpha_tilde, old));
-            let valid = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(len, min_len), _mm256_cmp_ps::<_CMP_GT_OQ>(denom, zero));
-            // Degenerate lanes may compute inf or NaN here; the mask turns their Δλ and f into exactly 0.
-            let dl = _mm256_and_ps(_mm256_div_ps(num, denom), valid);
-            let f = _mm256_and_ps(_mm256_div_ps(dl, len), valid);
-            _mm256_storeu_ps(lambda.add(j), _mm256_add_ps(old, dl));
-            let (fa, fb) = (_mm256_mul_ps(wa, f), _mm256_mul_ps(wb, f));
-            let moved_a = [
-                _mm256_add_ps(xa, _mm256_mul_ps(fa, dx)),
-                _mm256_add_ps(ya, _mm256_mul_ps(fa, dy)),
-                _mm256_add_ps(za, _mm256_mul_ps(fa, dz)),
-                wa,
-            ];
-            let moved_b = [
-                _mm256_sub_ps(xb, _mm256_mul_ps(fb, dx)),
-                _mm256_sub_ps(yb, _mm256_mul_ps(fb, dy)),
-                _mm256_sub_ps(zb, _mm256_mul_ps(fb, dz)),
-                wb,
-            ];
-            store8(pos, ia, moved_a);
-            store8(pos, ib, moved_b);
+            let (ia, ib) = (a.add(j), b.add(j));
+            if consecutive(ia) && consecutive(ib) {
+                let (first_a, first_b) = (pos.add(*ia as usize) as *mut f32, pos.add(*ib as usize) as *mut f32);
+                project8(&lanes, j, move |k| first_a.add(4 * k), move |k| first_b.add(4 * k));
+            } else {
+                project8(&lanes, j, particle(ia), particle(ib));
+            }
         }
         for j in full..n {
             project_one(pos, batch, j, inv_h2, first);

@@ -167,8 +167,8 @@ impl<B: Batch> Coloured<B> {
             } else {
                 [phase, Vec::new()]
             };
-            set.groups.push(level_schedule::<B>(&items, &first, &mut scratch));
-            set.groups.push(level_schedule::<B>(&items, &second, &mut scratch));
+            set.groups.push(schedule_part::<B>(&items, &first, &mut scratch));
+            set.groups.push(schedule_part::<B>(&items, &second, &mut scratch));
         }
         set.groups.push(Group {
             used: vec![0; particle_count],
@@ -353,13 +353,12 @@ fn find(scratch: &mut [u32], p: u32) -> u32 {
     root
 }
 
-/// Splits a phase into two lists of whole connected components (constraints linked through
-/// shared particles): components in order of first appearance, the first list taking
-/// components while it holds less than half. `scratch` (one entry per particle, all zero) is
-/// used for the union–find and left zeroed.
-fn split_components<B: Batch>(items: &[B::Item], phase: &[u32], scratch: &mut [u32]) -> [Vec<u32>; 2] {
+/// Connected component (constraints linked through shared particles) of every constraint in
+/// `ids`, numbered in order of first appearance. `scratch` (one entry per particle, all zero)
+/// holds the union–find and is left zeroed.
+fn components<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> Vec<u32> {
     let particles = |id: u32| B::particles(&items[id as usize]);
-    for &id in phase {
+    for &id in ids {
         let ends = particles(id);
         let root = find(scratch, ends[0]);
         for &p in &ends[1..] {
@@ -369,30 +368,77 @@ fn split_components<B: Batch>(items: &[B::Item], phase: &[u32], scratch: &mut [u
             }
         }
     }
-    let roots: Vec<u32> = phase.iter().map(|&id| find(scratch, particles(id)[0])).collect();
-    let mut size = std::collections::HashMap::new();
-    roots.iter().for_each(|&r| *size.entry(r).or_insert(0usize) += 1);
-    let mut first_part = std::collections::HashSet::new();
-    let mut taken = 0;
-    for &root in &roots {
-        if taken * 2 < phase.len() && first_part.insert(root) {
-            taken += size[&root];
-        }
+    let mut number = std::collections::HashMap::new();
+    let ordinals = ids
+        .iter()
+        .map(|&id| {
+            let root = find(scratch, particles(id)[0]);
+            let next = number.len() as u32;
+            *number.entry(root).or_insert(next)
+        })
+        .collect();
+    ids.iter().flat_map(|&id| particles(id)).for_each(|&p| scratch[p as usize] = 0);
+    ordinals
+}
+
+/// Splits a phase into two lists of whole components, in order of first appearance, the first
+/// list taking components while it holds less than half.
+fn split_components<B: Batch>(items: &[B::Item], phase: &[u32], scratch: &mut [u32]) -> [Vec<u32>; 2] {
+    let ordinals = components::<B>(items, phase, scratch);
+    let mut size = vec![0usize; ordinals.iter().max().map_or(0, |&m| m as usize + 1)];
+    ordinals.iter().for_each(|&c| size[c as usize] += 1);
+    let (mut taken, mut first_components) = (0, 0);
+    while taken * 2 < phase.len() {
+        taken += size[first_components];
+        first_components += 1;
     }
-    phase.iter().flat_map(|&id| particles(id)).for_each(|&p| scratch[p as usize] = 0);
-    let (first, second): (Vec<_>, Vec<_>) = phase.iter().zip(&roots).partition(|(_, r)| first_part.contains(r));
+    let (first, second): (Vec<_>, Vec<_>) = phase.iter().zip(&ordinals).partition(|(_, &c)| (c as usize) < first_components);
     [first, second].map(|list| list.into_iter().map(|(&id, _)| id).collect())
 }
 
-/// Level-schedules `ids` in order into one group: each constraint goes to the lowest level
-/// after every earlier constraint sharing a particle. `scratch` (one entry per particle, all
-/// zero) holds 1 + the last level on each particle and is left zeroed.
-fn level_schedule<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> Group<B> {
+/// Lanes of a SIMD batch.
+const LANES: u32 = 8;
+/// Levels by which each further eight components of a strided part start later.
+const SKEW: u32 = 8;
+/// Particle index stride from which a level's constraints count as strided.
+const STRIDED: u32 = 64;
+
+/// Level-schedules one part. When its levels are strided (one edge per row of a large grid:
+/// particles a row apart, which on a power-of-two grid all fall in one L1 cache set and evict
+/// each other), every further eight components start [`SKEW`] levels later: eight lanes still
+/// share a level, but the groups of eight sit at different columns, hence different cache
+/// sets. Components are independent, so this is the same sweep.
+fn schedule_part<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> Group<B> {
+    let plain = level_schedule::<B>(items, ids, scratch, |_| 0);
+    if !is_strided(&plain) {
+        return plain;
+    }
+    let ordinals = components::<B>(items, ids, scratch);
+    level_schedule::<B>(items, ids, scratch, |k| ordinals[k] / LANES * SKEW)
+}
+
+/// Whether most neighbours in a level lie at least [`STRIDED`] particles apart.
+fn is_strided<B: Batch>(group: &Group<B>) -> bool {
+    let (mut strided, mut pairs) = (0usize, 0usize);
+    for batch in &group.batches {
+        let first = |i: usize| B::particles(&batch.get(i))[0];
+        for i in 1..batch.len() {
+            pairs += 1;
+            strided += (first(i).abs_diff(first(i - 1)) >= STRIDED) as usize;
+        }
+    }
+    strided * 2 > pairs
+}
+
+/// Level-schedules `ids` in order into one group: the k-th constraint goes to the lowest level
+/// not below `earliest(k)` and after every earlier constraint sharing a particle. `scratch` (one
+/// entry per particle, all zero) holds 1 + the last level on each particle and is left zeroed.
+fn level_schedule<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32], earliest: impl Fn(usize) -> u32) -> Group<B> {
     let mut group = Group::default();
-    for &id in ids {
+    for (k, &id) in ids.iter().enumerate() {
         let item = items[id as usize];
         let particles = B::particles(&item);
-        let level = particles.iter().map(|&p| scratch[p as usize]).max().unwrap_or(0);
+        let level = particles.iter().map(|&p| scratch[p as usize]).fold(earliest(k), u32::max);
         particles.iter().for_each(|&p| scratch[p as usize] = level + 1);
         if group.batches.len() <= level as usize {
             group.batches.resize_with(level as usize + 1, B::default);
