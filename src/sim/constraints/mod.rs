@@ -534,9 +534,13 @@ mod tests {
                 assert!(!shares || position[x] < position[y], "{:?} must precede {:?}", items[x], items[y]);
             }
         }
-        // A level of the horizontal phase is one column of edges, split between the parts.
-        assert_eq!(set.groups[0].batches.len(), n as usize - 1);
-        assert_eq!(set.groups[0].batches[0].len() + set.groups[1].batches[0].len(), n as usize);
+        // A level of the vertical phase is one row of edges, split between the parts.
+        assert_eq!(set.groups[2].batches.len(), n as usize - 1);
+        assert_eq!(set.groups[2].batches[0].len() + set.groups[3].batches[0].len(), n as usize);
+        // The horizontal phase's levels are strided (one edge per row) and skewed in groups of
+        // eight rows, so every level holds whole vectors.
+        assert!(set.groups[0].batches.len() > n as usize - 1);
+        assert!(set.groups[..2].iter().flat_map(|g| &g.batches).all(|b| b.len() % 8 == 0));
     }
 
     #[test]
