@@ -252,7 +252,7 @@ unsafe fn project_damped(pos: *mut PosW, prev: *const PosW, batch: &mut Distance
 pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::{project_one, DistanceBatch, PosW, MIN_LENGTH};
+    use super::{DistanceBatch, PosW, MIN_LENGTH};
 
     /// Loads eight particles as x, y, z, w vectors; `at(k)` points at lane k's particle.
     #[inline(always)]
@@ -308,6 +308,7 @@ pub(super) mod avx2 {
     }
 
     /// Per-batch inputs of [`project8`].
+    #[derive(Clone, Copy)]
     struct Lanes {
         rest: *const f32,
         compliance: *const f32,
@@ -382,9 +383,34 @@ pub(super) mod avx2 {
                 project8(&lanes, j, particle(ia), particle(ib));
             }
         }
-        for j in full..n {
-            project_one(pos, batch, j, inv_h2, first);
+        if full < n {
+            project_remainder(batch, full, &lanes, particle);
         }
+    }
+
+    /// The last `n − full` (< 8) constraints as one vector: the spare lanes repeat the last
+    /// constraint, so they compute and store exactly its values (stores of the same value to
+    /// the same particle) and their λ is dropped.
+    #[inline(always)]
+    unsafe fn project_remainder<P: Fn(usize) -> *mut f32 + Copy>(
+        batch: &mut DistanceBatch,
+        full: usize,
+        lanes: &Lanes,
+        particle: impl Fn(*const u32) -> P,
+    ) {
+        let count = batch.id.len() - full;
+        let lane = |k: usize| full + k.min(count - 1);
+        let padded = |v: &[f32]| std::array::from_fn::<f32, 8, _>(|k| v[lane(k)]);
+        let (a, b) = (std::array::from_fn::<u32, 8, _>(|k| batch.a[lane(k)]), std::array::from_fn::<u32, 8, _>(|k| batch.b[lane(k)]));
+        let (rest, compliance, mut lambda) = (padded(&batch.rest), padded(&batch.compliance), padded(&batch.lambda));
+        let spare = Lanes {
+            rest: rest.as_ptr(),
+            compliance: compliance.as_ptr(),
+            lambda: lambda.as_mut_ptr(),
+            ..*lanes
+        };
+        project8(&spare, 0, particle(a.as_ptr()), particle(b.as_ptr()));
+        batch.lambda[full..].copy_from_slice(&lambda[..count]);
     }
 }
 

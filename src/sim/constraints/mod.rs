@@ -417,7 +417,8 @@ fn schedule_part<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) 
     level_schedule::<B>(items, ids, scratch, |k| ordinals[k] / LANES * SKEW)
 }
 
-/// Whether most neighbours in a level lie at least [`STRIDED`] particles apart.
+/// Whether more than a third of the neighbours in a level lie at least [`STRIDED`] particles
+/// apart (a third: second-neighbour edges along rows come in adjacent pairs, one per chain).
 fn is_strided<B: Batch>(group: &Group<B>) -> bool {
     let (mut strided, mut pairs) = (0usize, 0usize);
     for batch in &group.batches {
@@ -427,7 +428,7 @@ fn is_strided<B: Batch>(group: &Group<B>) -> bool {
             strided += (first(i).abs_diff(first(i - 1)) >= STRIDED) as usize;
         }
     }
-    strided * 2 > pairs
+    strided * 3 > pairs
 }
 
 /// Level-schedules `ids` in order into one group: the k-th constraint goes to the lowest level
