@@ -46,7 +46,7 @@ impl Cloth {
             // ½ρ C_d A (u·n)|u·n| n · h / 3 with A = |cross| / 2.
             let impulse = n * (scale * 0.5 * twice_area * normal_speed * normal_speed.abs());
             for i in [a, b, c] {
-                let gain = (impulse * p.pos[i][3]).clamp_length_max(normal_speed.abs());
+                let gain = (impulse * p.inverse_mass(i)).clamp_length_max(normal_speed.abs());
                 p.vel[i] += gain;
             }
         }

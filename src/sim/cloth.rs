@@ -202,7 +202,7 @@ impl Cloth {
         let bounds = self.distances.bounds().to_vec();
         debug_assert_eq!(bounds, self.hinges.bounds());
         let frame = Frame {
-            pos: p.pos.as_mut_ptr(),
+            pos: p.pos.raw(),
             prev: p.prev.as_mut_ptr(),
             vel: p.vel.as_mut_ptr(),
             particles: p.len(),
@@ -233,7 +233,7 @@ impl Cloth {
         for i in 0..p.len() {
             let mass = p.mass(i, density);
             let free = !p.pinned[i] && Some(i) != held && mass > 0.0;
-            p.pos[i][3] = if free { 1.0 / mass } else { 0.0 };
+            p.pos.w[i] = if free { 1.0 / mass } else { 0.0 };
         }
     }
 

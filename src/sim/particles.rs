@@ -1,8 +1,9 @@
 //! Particle state in structure-of-arrays form.
 //!
-//! Position and inverse mass are packed as `[x, y, z, w]` so a constraint projection reads
-//! everything it needs about a particle in one 16-byte load; the other quantities live in
-//! their own arrays and are touched only by the per-particle passes.
+//! Positions and inverse masses are four arrays (x, y, z, w): eight consecutive particles are
+//! one 32-byte load per coordinate, so a batch of constraints between consecutive particles (a
+//! row of a grid) is projected with plain vector loads and stores, no shuffles. The other
+//! quantities live in their own arrays and are touched only by the per-particle passes.
 
 use glam::Vec3;
 
@@ -12,7 +13,7 @@ use super::constraints::distance::PosW;
 #[derive(Debug, Clone, Default)]
 pub struct Particles {
     /// Position (m) and inverse mass (1/kg; 0 while pinned or held).
-    pub(crate) pos: Vec<PosW>,
+    pub(crate) pos: Positions,
     /// Position at the start of the current substep (m); w unused.
     pub(crate) prev: Vec<PosW>,
     /// Velocity in m/s.
@@ -38,7 +39,7 @@ impl Particles {
 
     /// Position of particle `i` in m.
     pub fn position(&self, i: usize) -> Vec3 {
-        xyz(self.pos[i])
+        xyz(self.pos.get(i))
     }
 
     /// Velocity of particle `i` in m/s.
@@ -48,7 +49,7 @@ impl Particles {
 
     /// Inverse mass of particle `i` as the solver uses it (0 when pinned or held).
     pub fn inverse_mass(&self, i: usize) -> f32 {
-        self.pos[i][3]
+        self.pos.w[i]
     }
 
     /// Mass of particle `i` in kg for areal density `density` (kg/m²).
@@ -63,11 +64,11 @@ impl Particles {
 
     /// Iterator over all positions.
     pub fn positions(&self) -> impl ExactSizeIterator<Item = Vec3> + '_ {
-        self.pos.iter().map(|&p| xyz(p))
+        (0..self.pos.len()).map(|i| xyz(self.pos.get(i)))
     }
 
     pub(crate) fn set_position(&mut self, i: usize, p: Vec3) {
-        self.pos[i][..3].copy_from_slice(&p.to_array());
+        self.pos.set_xyz(i, p);
     }
 
     /// Appends a particle (used by tearing when a vertex is split).
@@ -85,4 +86,95 @@ impl Particles {
 /// The xyz part of a packed particle.
 pub(crate) fn xyz(p: PosW) -> Vec3 {
     Vec3::new(p[0], p[1], p[2])
+}
+
+/// Positions (m) and inverse masses (1/kg) as four arrays.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Positions {
+    pub(crate) x: Vec<f32>,
+    pub(crate) y: Vec<f32>,
+    pub(crate) z: Vec<f32>,
+    pub(crate) w: Vec<f32>,
+}
+
+impl Positions {
+    /// Number of particles.
+    pub fn len(&self) -> usize {
+        self.w.len()
+    }
+
+    /// True when there are no particles.
+    pub fn is_empty(&self) -> bool {
+        self.w.is_empty()
+    }
+
+    /// Particle `i` as `[x, y, z, w]`.
+    pub fn get(&self, i: usize) -> PosW {
+        [self.x[i], self.y[i], self.z[i], self.w[i]]
+    }
+
+    /// Moves particle `i` to `p`.
+    pub fn set_xyz(&mut self, i: usize, p: Vec3) {
+        (self.x[i], self.y[i], self.z[i]) = (p.x, p.y, p.z);
+    }
+
+    /// Appends a particle given as `[x, y, z, w]`.
+    pub fn push(&mut self, [x, y, z, w]: PosW) {
+        self.x.push(x);
+        self.y.push(y);
+        self.z.push(z);
+        self.w.push(w);
+    }
+
+    /// Every particle as `[x, y, z, w]`.
+    pub fn to_vec(&self) -> Vec<PosW> {
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+
+    /// The arrays as raw pointers, for the solver's threads.
+    pub(crate) fn raw(&mut self) -> PosPtr {
+        PosPtr {
+            x: self.x.as_mut_ptr(),
+            y: self.y.as_mut_ptr(),
+            z: self.z.as_mut_ptr(),
+            w: self.w.as_mut_ptr(),
+        }
+    }
+}
+
+impl From<&[PosW]> for Positions {
+    fn from(particles: &[PosW]) -> Self {
+        let mut positions = Self::default();
+        particles.iter().for_each(|&p| positions.push(p));
+        positions
+    }
+}
+
+/// Raw pointers to the four arrays of [`Positions`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PosPtr {
+    pub x: *mut f32,
+    pub y: *mut f32,
+    pub z: *mut f32,
+    pub w: *mut f32,
+}
+
+impl PosPtr {
+    /// Particle `i` as `[x, y, z, w]`.
+    ///
+    /// # Safety
+    /// `i` in bounds, no other thread writing particle `i`.
+    #[inline(always)]
+    pub unsafe fn get(self, i: usize) -> PosW {
+        [*self.x.add(i), *self.y.add(i), *self.z.add(i), *self.w.add(i)]
+    }
+
+    /// Writes particle `i`'s position.
+    ///
+    /// # Safety
+    /// As [`Self::get`], and no other thread reading particle `i`.
+    #[inline(always)]
+    pub unsafe fn set_xyz(self, i: usize, [x, y, z]: [f32; 3]) {
+        (*self.x.add(i), *self.y.add(i), *self.z.add(i)) = (x, y, z);
+    }
 }

@@ -22,7 +22,7 @@ use super::constraints::distance::{self, DistanceBatch, Kernel, PosW, SubstepCon
 use super::constraints::hinge::{self, HingeBatch};
 use super::constraints::{Group, PARTS};
 use super::parallel::SpinBarrier;
-use super::particles::xyz;
+use super::particles::{xyz, PosPtr};
 
 /// Everything the substep loop needs besides the state.
 #[derive(Debug, Clone, Copy)]
@@ -45,7 +45,7 @@ pub(crate) struct FrameSettings {
 
 /// The state of one frame as raw pointers, so two threads can work on disjoint parts.
 pub(crate) struct Frame<'a> {
-    pub pos: *mut PosW,
+    pub pos: PosPtr,
     pub prev: *mut PosW,
     pub vel: *mut Vec3,
     pub particles: usize,
@@ -143,9 +143,9 @@ impl Frame<'_> {
     unsafe fn advance(&self, range: Range<usize>, held: Option<(usize, Vec3)>, finish: bool) {
         let s = &self.settings;
         for i in range.clone() {
-            let (pos, prev, vel) = (&mut *self.pos.add(i), &mut *self.prev.add(i), &mut *self.vel.add(i));
-            let v = if finish { self.velocity(*pos, *prev) } else { *vel };
-            *prev = *pos;
+            let (pos, prev, vel) = (self.pos.get(i), &mut *self.prev.add(i), &mut *self.vel.add(i));
+            let v = if finish { self.velocity(pos, *prev) } else { *vel };
+            *prev = pos;
             // Selects rather than a branch, so the loop stays branch-free.
             let free = pos[3] > 0.0;
             // Air damping acts on the velocity carried in, not on this substep's gravity, so the
@@ -153,13 +153,11 @@ impl Frame<'_> {
             let moved = v * s.air + s.gravity * s.h;
             let v = if free { moved } else { v };
             let step = if free { v * s.h } else { Vec3::ZERO };
-            pos[0] += step.x;
-            pos[1] += step.y;
-            pos[2] += step.z;
+            self.pos.set_xyz(i, [pos[0] + step.x, pos[1] + step.y, pos[2] + step.z]);
             *vel = v;
         }
         if let Some((i, target)) = held.filter(|(i, _)| range.contains(i)) {
-            (&mut *self.pos.add(i))[..3].copy_from_slice(&target.to_array());
+            self.pos.set_xyz(i, target.to_array());
         }
     }
 
@@ -181,15 +179,15 @@ impl Frame<'_> {
             return;
         }
         for i in range {
-            let (pos, prev) = (&mut *self.pos.add(i), &mut *self.prev.add(i));
+            let (pos, prev) = (self.pos.get(i), &mut *self.prev.add(i));
             if pos[3] == 0.0 {
                 continue;
             }
-            let (mut x, mut start) = (xyz(*pos), xyz(*prev));
+            let (mut x, mut start) = (xyz(pos), xyz(*prev));
             for collider in self.colliders {
                 project_contact(collider, &mut x, &mut start, self.settings.contact);
             }
-            pos[..3].copy_from_slice(&x.to_array());
+            self.pos.set_xyz(i, x.to_array());
             prev[..3].copy_from_slice(&start.to_array());
         }
     }
@@ -197,7 +195,7 @@ impl Frame<'_> {
     /// End of the frame: the last substep's velocities.
     unsafe fn update_velocities(&self, range: Range<usize>) {
         for i in range {
-            *self.vel.add(i) = self.velocity(*self.pos.add(i), *self.prev.add(i));
+            *self.vel.add(i) = self.velocity(self.pos.get(i), *self.prev.add(i));
         }
     }
 }

@@ -37,9 +37,9 @@ impl StepStats {
         let pos = &cloth.particles.pos;
         let inv_h2 = 1.0 / (h * h);
         for batch in cloth.distances.iter_batches() {
-            // Batches are sorted by kind first, so this branch is predictable.
+            // A phase's batches hold one kind, so this branch is predictable.
             for slot in (0..batch.id.len()).filter(|&slot| batch.kind[slot] == EdgeKind::Stretch) {
-                let (a, b, rest) = (pos[batch.a[slot] as usize], pos[batch.b[slot] as usize], batch.rest[slot]);
+                let (a, b, rest) = (pos.get(batch.a[slot] as usize), pos.get(batch.b[slot] as usize), batch.rest[slot]);
                 let len = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
                 let strain = if rest > 0.0 { (len - rest) / rest } else { 0.0 };
                 max_strain = max_strain.max(strain);

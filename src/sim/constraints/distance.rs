@@ -7,6 +7,7 @@
 //! Tension (N) is −λ/h².
 
 use super::Batch;
+use crate::sim::particles::{PosPtr, Positions};
 use crate::sim::model::EdgeKind;
 
 /// Below this length (m) an edge has no direction; it is skipped, never divided by.
@@ -132,13 +133,13 @@ impl Kernel {
 /// Projects every constraint of `batch` once with the fastest kernel. On the first sweep of a
 /// substep (`first`) λ is taken as 0 and overwritten, which replaces a reset pass. `prev` is
 /// only read when damping is on.
-pub fn project(pos: &mut [PosW], prev: &[PosW], batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
+pub fn project(pos: &mut Positions, prev: &[PosW], batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
     project_with(Kernel::detect(), pos, prev, batch, k, first);
 }
 
 /// [`project`] with a chosen kernel (tests compare them). Panics if `kernel` is not supported
 /// by this CPU or an index is out of range.
-pub fn project_with(kernel: Kernel, pos: &mut [PosW], prev: &[PosW], batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
+pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &[PosW], batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
     assert!(
         kernel == Kernel::Scalar || Kernel::detect() == kernel,
         "{kernel:?} is not supported here"
@@ -148,8 +149,8 @@ pub fn project_with(kernel: Kernel, pos: &mut [PosW], prev: &[PosW], batch: &mut
         batch.a.iter().chain(&batch.b).all(|&i| (i as usize) < n),
         "particle index out of range"
     );
-    // SAFETY: indices checked above; the slices are borrowed exclusively.
-    unsafe { project_raw(kernel, pos.as_mut_ptr(), prev.as_ptr(), batch, k, first) }
+    // SAFETY: indices checked above; the arrays are borrowed exclusively.
+    unsafe { project_raw(kernel, pos.raw(), prev.as_ptr(), batch, k, first) }
 }
 
 /// The projection on raw particle arrays, so disjoint regions can be solved by two threads.
@@ -159,7 +160,7 @@ pub fn project_with(kernel: Kernel, pos: &mut [PosW], prev: &[PosW], batch: &mut
 /// touch those particles during the call, and `kernel` must be supported by this CPU.
 pub(crate) unsafe fn project_raw(
     kernel: Kernel,
-    pos: *mut PosW,
+    pos: PosPtr,
     prev: *const PosW,
     batch: &mut DistanceBatch,
     k: SubstepConstants,
@@ -188,9 +189,9 @@ pub(crate) unsafe fn project_raw(
 /// # Safety
 /// As [`project_raw`], and `j` < `batch.len()`.
 #[inline(always)]
-unsafe fn project_one(pos: *mut PosW, batch: &mut DistanceBatch, j: usize, inv_h2: f32, first: bool) {
+unsafe fn project_one(pos: PosPtr, batch: &mut DistanceBatch, j: usize, inv_h2: f32, first: bool) {
     let (ia, ib) = (*batch.a.get_unchecked(j) as usize, *batch.b.get_unchecked(j) as usize);
-    let (pa, pb) = (*pos.add(ia), *pos.add(ib));
+    let (pa, pb) = (pos.get(ia), pos.get(ib));
     let d = [pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]];
     let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
     let alpha_tilde = *batch.compliance.get_unchecked(j) * inv_h2;
@@ -204,11 +205,8 @@ unsafe fn project_one(pos: *mut PosW, batch: &mut DistanceBatch, j: usize, inv_h
     let f = (*batch.rest.get_unchecked(j) - len - alpha_tilde * old) / (denom * len);
     *lambda = old + f * len;
     let (fa, fb) = (pa[3] * f, pb[3] * f);
-    let (qa, qb) = (&mut *pos.add(ia), &mut *pos.add(ib));
-    for c in 0..3 {
-        qa[c] = pa[c] + fa * d[c];
-        qb[c] = pb[c] - fb * d[c];
-    }
+    pos.set_xyz(ia, std::array::from_fn(|c| pa[c] + fa * d[c]));
+    pos.set_xyz(ib, std::array::from_fn(|c| pb[c] - fb * d[c]));
 }
 
 /// The general projection with constraint damping γ = α β/h (XPBD eq. 26), which needs the
@@ -216,10 +214,10 @@ unsafe fn project_one(pos: *mut PosW, batch: &mut DistanceBatch, j: usize, inv_h
 ///
 /// # Safety
 /// As [`project_raw`].
-unsafe fn project_damped(pos: *mut PosW, prev: *const PosW, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
+unsafe fn project_damped(pos: PosPtr, prev: *const PosW, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
     for j in 0..batch.id.len() {
         let (ia, ib) = (batch.a[j] as usize, batch.b[j] as usize);
-        let (pa, pb) = (*pos.add(ia), *pos.add(ib));
+        let (pa, pb) = (pos.get(ia), pos.get(ib));
         if first {
             batch.lambda[j] = 0.0;
         }
@@ -238,73 +236,123 @@ unsafe fn project_damped(pos: *mut PosW, prev: *const PosW, batch: &mut Distance
         let c = len - batch.rest[j];
         let dl = (-c - alpha_tilde * batch.lambda[j] - damping) / denom;
         batch.lambda[j] += dl;
-        for c in 0..3 {
-            (*pos.add(ia))[c] = pa[c] + pa[3] * dl * n[c];
-            (*pos.add(ib))[c] = pb[c] - pb[3] * dl * n[c];
-        }
+        pos.set_xyz(ia, std::array::from_fn(|c| pa[c] + pa[3] * dl * n[c]));
+        pos.set_xyz(ib, std::array::from_fn(|c| pb[c] - pb[3] * dl * n[c]));
     }
 }
 
-/// The AVX2 kernel: eight constraints per iteration. Each endpoint is fetched with one 16-byte
-/// load per particle and a 4 × 4 transpose (cheaper than four gathers on Zen), and written back
-/// the same way; a batch shares no particle, so the eight lanes never conflict.
+/// The AVX2 kernel: eight constraints per vector. A batch shares no particle, so the eight
+/// lanes never conflict.
 #[cfg(target_arch = "x86_64")]
 pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::{DistanceBatch, PosW, MIN_LENGTH};
+    use super::{DistanceBatch, PosPtr, MIN_LENGTH};
 
-    /// Loads eight particles as x, y, z, w vectors; `at(k)` points at lane k's particle.
-    #[inline(always)]
-    unsafe fn load8_at(at: impl Fn(usize) -> *const f32) -> [__m256; 4] {
-        let pair = |k: usize| _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(_mm_loadu_ps(at(k))), _mm_loadu_ps(at(k + 4)));
-        let (r0, r1, r2, r3) = (pair(0), pair(1), pair(2), pair(3));
-        let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
-        let (t2, t3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
-        [
-            _mm256_shuffle_ps::<0x44>(t0, t2),
-            _mm256_shuffle_ps::<0xEE>(t0, t2),
-            _mm256_shuffle_ps::<0x44>(t1, t3),
-            _mm256_shuffle_ps::<0xEE>(t1, t3),
-        ]
+    /// Eight particles as x, y, z, w vectors.
+    pub(in crate::sim::constraints) type Lanes8 = [__m256; 4];
+
+    /// Where a vector's eight particles are: loads and stores them.
+    pub(in crate::sim::constraints) trait Ends: Copy {
+        /// Loads the eight particles.
+        unsafe fn load(self, pos: PosPtr) -> Lanes8;
+        /// Stores the eight particles' positions (w is never written).
+        unsafe fn store(self, pos: PosPtr, xyzw: Lanes8);
     }
 
-    /// Stores x, y, z, w vectors back as eight particles; `at(k)` points at lane k's particle.
-    #[inline(always)]
-    unsafe fn store8_at(at: impl Fn(usize) -> *mut f32, [x, y, z, w]: [__m256; 4]) {
-        let (t0, t1) = (_mm256_unpacklo_ps(x, y), _mm256_unpackhi_ps(x, y));
-        let (t2, t3) = (_mm256_unpacklo_ps(z, w), _mm256_unpackhi_ps(z, w));
-        let rows = [
-            _mm256_shuffle_ps::<0x44>(t0, t2),
-            _mm256_shuffle_ps::<0xEE>(t0, t2),
-            _mm256_shuffle_ps::<0x44>(t1, t3),
-            _mm256_shuffle_ps::<0xEE>(t1, t3),
-        ];
-        for (k, r) in rows.into_iter().enumerate() {
-            _mm_storeu_ps(at(k), _mm256_castps256_ps128(r));
-            _mm_storeu_ps(at(k + 4), _mm256_extractf128_ps::<1>(r));
+    /// Eight consecutive particles from this index: plain loads and stores.
+    #[derive(Clone, Copy)]
+    struct Run(usize);
+
+    impl Run {
+        /// The run at `idx[0..8]`, if those are eight consecutive indices.
+        #[inline(always)]
+        unsafe fn at(idx: *const u32) -> Option<Self> {
+            let lanes = _mm256_loadu_si256(idx as *const __m256i);
+            let offsets = _mm256_sub_epi32(lanes, _mm256_set1_epi32(*idx as i32));
+            let run = _mm256_cmpeq_epi32(offsets, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            (_mm256_movemask_ps(_mm256_castsi256_ps(run)) == 0xFF).then(|| Run(*idx as usize))
         }
     }
 
-    /// Loads the eight particles `idx[0..8]` as x, y, z, w vectors.
-    #[inline(always)]
-    pub(in crate::sim::constraints) unsafe fn load8(pos: *const PosW, idx: &[u32]) -> [__m256; 4] {
-        load8_at(|k| pos.add(*idx.get_unchecked(k) as usize) as *const f32)
+    impl Ends for Run {
+        #[inline(always)]
+        unsafe fn load(self, pos: PosPtr) -> Lanes8 {
+            [pos.x, pos.y, pos.z, pos.w].map(|p| _mm256_loadu_ps(p.add(self.0)))
+        }
+
+        #[inline(always)]
+        unsafe fn store(self, pos: PosPtr, [x, y, z, _]: Lanes8) {
+            _mm256_storeu_ps(pos.x.add(self.0), x);
+            _mm256_storeu_ps(pos.y.add(self.0), y);
+            _mm256_storeu_ps(pos.z.add(self.0), z);
+        }
     }
 
-    /// Stores x, y, z, w vectors back as the eight particles `idx[0..8]`.
-    #[inline(always)]
-    pub(in crate::sim::constraints) unsafe fn store8(pos: *mut PosW, idx: &[u32], xyzw: [__m256; 4]) {
-        store8_at(|k| pos.add(*idx.get_unchecked(k) as usize) as *mut f32, xyzw)
+    /// The first lanes of a run of consecutive particles (the rest of a batch): masked loads
+    /// and stores, so the lanes past the run neither read nor write memory. Their zero inverse
+    /// masses and lengths make them degenerate, so they move nothing.
+    #[derive(Clone, Copy)]
+    struct PartialRun {
+        first: usize,
+        mask: __m256i,
     }
 
-    /// Whether `idx[0..8]` are eight consecutive particles.
-    #[inline(always)]
-    unsafe fn consecutive(idx: *const u32) -> bool {
-        let lanes = _mm256_loadu_si256(idx as *const __m256i);
-        let offsets = _mm256_sub_epi32(lanes, _mm256_set1_epi32(*idx as i32));
-        let equal = _mm256_cmpeq_epi32(offsets, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        _mm256_movemask_ps(_mm256_castsi256_ps(equal)) == 0xFF
+    impl PartialRun {
+        /// The first `count` (≤ 8) lanes of `idx`, if they are consecutive indices.
+        #[inline(always)]
+        unsafe fn at(idx: &[u32; 8], count: usize) -> Option<Self> {
+            let consecutive = (1..count).all(|k| idx[k] == idx[0] + k as u32);
+            let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(count as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            consecutive.then(|| PartialRun { first: idx[0] as usize, mask })
+        }
+    }
+
+    impl Ends for PartialRun {
+        #[inline(always)]
+        unsafe fn load(self, pos: PosPtr) -> Lanes8 {
+            [pos.x, pos.y, pos.z, pos.w].map(|p| _mm256_maskload_ps(p.add(self.first), self.mask))
+        }
+
+        #[inline(always)]
+        unsafe fn store(self, pos: PosPtr, [x, y, z, _]: Lanes8) {
+            _mm256_maskstore_ps(pos.x.add(self.first), self.mask, x);
+            _mm256_maskstore_ps(pos.y.add(self.first), self.mask, y);
+            _mm256_maskstore_ps(pos.z.add(self.first), self.mask, z);
+        }
+    }
+
+    /// Eight arbitrary particles: gathered, and stored lane by lane.
+    #[derive(Clone, Copy)]
+    pub(in crate::sim::constraints) struct Gathered(__m256i);
+
+    impl Gathered {
+        /// The particles `idx[0..8]`.
+        #[inline(always)]
+        pub(in crate::sim::constraints) unsafe fn at(idx: *const u32) -> Self {
+            Gathered(_mm256_loadu_si256(idx as *const __m256i))
+        }
+    }
+
+    impl Ends for Gathered {
+        #[inline(always)]
+        unsafe fn load(self, pos: PosPtr) -> Lanes8 {
+            [pos.x, pos.y, pos.z, pos.w].map(|p| _mm256_i32gather_ps::<4>(p, self.0))
+        }
+
+        #[inline(always)]
+        unsafe fn store(self, pos: PosPtr, [x, y, z, _]: Lanes8) {
+            let mut lanes = [[0f32; 8]; 3];
+            let mut index = [0u32; 8];
+            _mm256_storeu_si256(index.as_mut_ptr() as *mut __m256i, self.0);
+            for (lane, v) in lanes.iter_mut().zip([x, y, z]) {
+                _mm256_storeu_ps(lane.as_mut_ptr(), v);
+            }
+            // In lane order, so repeated lanes (see `project_remainder`) store last.
+            for (k, &i) in index.iter().enumerate() {
+                pos.set_xyz(i as usize, [lanes[0][k], lanes[1][k], lanes[2][k]]);
+            }
+        }
     }
 
     /// Per-batch inputs of [`project8`].
@@ -317,12 +365,12 @@ pub(super) mod avx2 {
         first: bool,
     }
 
-    /// Projects the eight constraints at slot `j` whose endpoints `at_a(k)`, `at_b(k)` point at.
+    /// Projects the eight constraints at slot `j` between the particles `a` and `b`.
     /// The operations of `project_one`, in its order: see there.
     #[inline(always)]
-    unsafe fn project8(l: &Lanes, j: usize, at_a: impl Fn(usize) -> *mut f32 + Copy, at_b: impl Fn(usize) -> *mut f32 + Copy) {
-        let [xa, ya, za, wa] = load8_at(|k| at_a(k) as *const f32);
-        let [xb, yb, zb, wb] = load8_at(|k| at_b(k) as *const f32);
+    unsafe fn project8(pos: PosPtr, l: &Lanes, j: usize, a: impl Ends, b: impl Ends) {
+        let [xa, ya, za, wa] = a.load(pos);
+        let [xb, yb, zb, wb] = b.load(pos);
         let zero = _mm256_setzero_ps();
         let (dx, dy, dz) = (_mm256_sub_ps(xa, xb), _mm256_sub_ps(ya, yb), _mm256_sub_ps(za, zb));
         let len2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
@@ -351,18 +399,17 @@ pub(super) mod avx2 {
             _mm256_sub_ps(zb, _mm256_mul_ps(fb, dz)),
             wb,
         ];
-        store8_at(at_a, moved_a);
-        store8_at(at_b, moved_b);
+        a.store(pos, moved_a);
+        b.store(pos, moved_b);
     }
 
-    /// Eight constraints per vector. Where both endpoint runs are eight consecutive particles
-    /// (a row of a grid) the addresses are immediate offsets from one index, otherwise every
-    /// lane's index is read.
+    /// Eight constraints per vector; where a vector's endpoints are eight consecutive particles
+    /// (a row of a grid) they are plain loads and stores, otherwise gathers.
     ///
     /// # Safety
     /// As [`super::project_raw`]; the CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn project(pos: *mut PosW, batch: &mut DistanceBatch, inv_h2: f32, first: bool) {
+    pub(super) unsafe fn project(pos: PosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) {
         let n = batch.id.len();
         let full = n - n % 8;
         let lanes = Lanes {
@@ -373,31 +420,23 @@ pub(super) mod avx2 {
             first,
         };
         let (a, b) = (batch.a.as_ptr(), batch.b.as_ptr());
-        let particle = |index: *const u32| move |k: usize| pos.add(*index.add(k) as usize) as *mut f32;
         for j in (0..full).step_by(8) {
             let (ia, ib) = (a.add(j), b.add(j));
-            if consecutive(ia) && consecutive(ib) {
-                let (first_a, first_b) = (pos.add(*ia as usize) as *mut f32, pos.add(*ib as usize) as *mut f32);
-                project8(&lanes, j, move |k| first_a.add(4 * k), move |k| first_b.add(4 * k));
-            } else {
-                project8(&lanes, j, particle(ia), particle(ib));
+            match (Run::at(ia), Run::at(ib)) {
+                (Some(ra), Some(rb)) => project8(pos, &lanes, j, ra, rb),
+                _ => project8(pos, &lanes, j, Gathered::at(ia), Gathered::at(ib)),
             }
         }
         if full < n {
-            project_remainder(batch, full, &lanes, particle);
+            project_remainder(pos, batch, full, &lanes);
         }
     }
 
-    /// The last `n − full` (< 8) constraints as one vector: the spare lanes repeat the last
-    /// constraint, so they compute and store exactly its values (stores of the same value to
-    /// the same particle) and their λ is dropped.
+    /// The last `n − full` (< 8) constraints as one vector. On consecutive particles the spare
+    /// lanes are masked off; otherwise they repeat the last constraint, so they compute and store
+    /// exactly its values (after it, in lane order). Their λ is dropped.
     #[inline(always)]
-    unsafe fn project_remainder<P: Fn(usize) -> *mut f32 + Copy>(
-        batch: &mut DistanceBatch,
-        full: usize,
-        lanes: &Lanes,
-        particle: impl Fn(*const u32) -> P,
-    ) {
+    unsafe fn project_remainder(pos: PosPtr, batch: &mut DistanceBatch, full: usize, lanes: &Lanes) {
         let count = batch.id.len() - full;
         let lane = |k: usize| full + k.min(count - 1);
         let padded = |v: &[f32]| std::array::from_fn::<f32, 8, _>(|k| v[lane(k)]);
@@ -409,7 +448,10 @@ pub(super) mod avx2 {
             lambda: lambda.as_mut_ptr(),
             ..*lanes
         };
-        project8(&spare, 0, particle(a.as_ptr()), particle(b.as_ptr()));
+        match (PartialRun::at(&a, count), PartialRun::at(&b, count)) {
+            (Some(ra), Some(rb)) => project8(pos, &spare, 0, ra, rb),
+            _ => project8(pos, &spare, 0, Gathered::at(a.as_ptr()), Gathered::at(b.as_ptr())),
+        }
         batch.lambda[full..].copy_from_slice(&lambda[..count]);
     }
 }
@@ -426,6 +468,13 @@ mod tests {
             self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (self.0 >> 40) as f32 / (1u64 << 24) as f32
         }
+    }
+
+    /// [`project_with`] on particles given as `[x, y, z, w]`.
+    fn project_aos(kernel: Kernel, pos: &mut Vec<PosW>, prev: &[PosW], batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
+        let mut soa = Positions::from(pos.as_slice());
+        project_with(kernel, &mut soa, prev, batch, k, first);
+        *pos = soa.to_vec();
     }
 
     const K: SubstepConstants = SubstepConstants {
@@ -476,8 +525,8 @@ mod tests {
             let (pos, batch) = random_batch(&mut rng, pairs);
             let [scalar, simd] = [Kernel::Scalar, Kernel::Avx2].map(|kernel| {
                 let (mut p, mut b) = (pos.clone(), batch.clone());
-                project_with(kernel, &mut p, &pos, &mut b, K, true);
-                project_with(kernel, &mut p, &pos, &mut b, K, false);
+                project_aos(kernel, &mut p, &pos, &mut b, K, true);
+                project_aos(kernel, &mut p, &pos, &mut b, K, false);
                 (p, b)
             });
             // Same operations in the same order: the lanes round exactly as the scalar loop.
@@ -501,7 +550,7 @@ mod tests {
             // Degenerate: the last pair coincides.
             pos[17] = pos[16];
             let prev = pos.clone();
-            project_with(kernel, &mut pos, &prev, &mut batch, K, true);
+            project_aos(kernel, &mut pos, &prev, &mut batch, K, true);
             for j in 0..8 {
                 let (a, b) = (pos[2 * j], pos[2 * j + 1]);
                 // C = 1 m shared 1 : 3 by inverse mass: a moves 0.25 m, b 0.75 m.
@@ -522,13 +571,13 @@ mod tests {
             let mut batch = DistanceBatch::default();
             batch.push(0, item(0, 1, 1.0, 1e-6));
             batch.lambda[0] = 123.0;
-            project_with(kernel, &mut pos, &prev, &mut batch, K, true);
+            project_aos(kernel, &mut pos, &prev, &mut batch, K, true);
             let alpha_tilde = 1e-6 * K.inv_h2;
             let first = -1.0 / (2.0 + alpha_tilde);
             assert!((batch.lambda[0] - first).abs() < 1e-6 * first.abs());
             // Second sweep: Δλ = (−C − α̃λ)/(w + α̃) with the remaining C.
             let c = (pos[1][0] - pos[0][0]) - 1.0;
-            project_with(kernel, &mut pos, &prev, &mut batch, K, false);
+            project_aos(kernel, &mut pos, &prev, &mut batch, K, false);
             let expected = first + (-c - alpha_tilde * first) / (2.0 + alpha_tilde);
             assert!(
                 (batch.lambda[0] - expected).abs() < 1e-5 * expected.abs(),

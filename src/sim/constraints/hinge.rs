@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use super::distance::{Kernel, PosW, SubstepConstants};
 use super::Batch;
+use crate::sim::particles::{PosPtr, Positions};
 
 /// One hinge as the solver stores it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -72,14 +73,14 @@ fn xyz(p: PosW) -> Vec3 {
 /// Projects every hinge of `batch` once with the scalar kernel (safe wrapper of
 /// [`project_raw`]; panics on an out-of-range index). On the first sweep of a substep
 /// (`first`) λ starts from 0.
-pub fn project(pos: &mut [PosW], prev: &[PosW], batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
+pub fn project(pos: &mut Positions, prev: &[PosW], batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
     project_with(Kernel::Scalar, pos, prev, batch, k, first);
 }
 
 /// [`project`] with a chosen kernel (benches and tests compare them). Panics on an
 /// out-of-range index, an unsupported kernel, or (for a vector kernel) hinges sharing a
 /// particle.
-pub fn project_with(kernel: Kernel, pos: &mut [PosW], prev: &[PosW], batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
+pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &[PosW], batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
     assert!(
         kernel == Kernel::Scalar || Kernel::detect() == kernel,
         "{kernel:?} is not supported here"
@@ -95,7 +96,7 @@ pub fn project_with(kernel: Kernel, pos: &mut [PosW], prev: &[PosW], batch: &mut
         );
     }
     // SAFETY: indices and disjointness checked above; the slices are borrowed exclusively.
-    unsafe { project_raw(kernel, pos.as_mut_ptr(), prev.as_ptr(), batch, k, first) }
+    unsafe { project_raw(kernel, pos.raw(), prev.as_ptr(), batch, k, first) }
 }
 
 /// Projects every hinge of `batch` once on raw particle arrays with `kernel` (AVX2 for undamped
@@ -107,7 +108,7 @@ pub fn project_with(kernel: Kernel, pos: &mut [PosW], prev: &[PosW], batch: &mut
 /// it is [`Kernel::Scalar`] no two hinges of the batch may share a particle.
 pub(crate) unsafe fn project_raw(
     kernel: Kernel,
-    pos: *mut PosW,
+    pos: PosPtr,
     prev: *const PosW,
     batch: &mut HingeBatch,
     k: SubstepConstants,
@@ -125,17 +126,17 @@ pub(crate) unsafe fn project_raw(
 ///
 /// # Safety
 /// As [`project_raw`].
-unsafe fn project_scalar(pos: *mut PosW, prev: *const PosW, batch: &mut HingeBatch, range: Range<usize>, k: SubstepConstants, first: bool) {
+unsafe fn project_scalar(pos: PosPtr, prev: *const PosW, batch: &mut HingeBatch, range: Range<usize>, k: SubstepConstants, first: bool) {
     for (item, lambda) in batch.items[range.clone()].iter().zip(batch.lambda[range].iter_mut()) {
         if first {
             *lambda = 0.0;
         }
         let idx = item.particles.map(|i| i as usize);
-        let p = idx.map(|i| xyz(*pos.add(i)));
+        let p = idx.map(|i| xyz(pos.get(i)));
         let Some((theta, grads)) = dihedral_gradients(p[0], p[1], p[2], p[3]) else {
             continue;
         };
-        let w = idx.map(|i| (*pos.add(i))[3]);
+        let w = idx.map(|i| *pos.w.add(i));
         let weighted: f32 = (0..4).map(|i| w[i] * grads[i].length_squared()).sum();
         let alpha_tilde = item.compliance * k.inv_h2;
         let gamma = item.compliance * k.damping_over_h;
@@ -153,7 +154,7 @@ unsafe fn project_scalar(pos: *mut PosW, prev: *const PosW, batch: &mut HingeBat
         *lambda += dl;
         for i in 0..4 {
             let q = p[i] + w[i] * dl * grads[i];
-            (&mut *pos.add(idx[i]))[..3].copy_from_slice(&q.to_array());
+            pos.set_xyz(idx[i], q.to_array());
         }
     }
 }
@@ -181,8 +182,8 @@ mod avx2 {
     use std::arch::x86_64::*;
     use std::f32::consts::{FRAC_PI_2, FRAC_PI_4, PI, TAU};
 
-    use super::super::distance::avx2::{load8, store8};
-    use super::{project_scalar, HingeBatch, PosW, SubstepConstants, DEGENERATE};
+    use super::super::distance::avx2::{Ends, Gathered};
+    use super::{project_scalar, HingeBatch, PosPtr, SubstepConstants, DEGENERATE};
 
     type V3 = [__m256; 3];
 
@@ -246,7 +247,7 @@ mod avx2 {
     /// # Safety
     /// As [`super::project_raw`]; the CPU must support AVX2 and FMA; no damping.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn project(pos: *mut PosW, batch: &mut HingeBatch, inv_h2: f32, first: bool) {
+    pub(super) unsafe fn project(pos: PosPtr, batch: &mut HingeBatch, inv_h2: f32, first: bool) {
         let n = batch.items.len();
         let full = n - n % 8;
         let k = SubstepConstants {
@@ -264,7 +265,8 @@ mod avx2 {
             let lanes = |f: &dyn Fn(usize) -> f32| _mm256_setr_ps(f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7));
             let rest = lanes(&|l| items[l].rest_angle);
             let compliance = lanes(&|l| items[l].compliance);
-            let q = [load8(pos, &idx[0]), load8(pos, &idx[1]), load8(pos, &idx[2]), load8(pos, &idx[3])];
+            let ends = idx.map(|i| Gathered::at(i.as_ptr()));
+            let q = ends.map(|e| e.load(pos));
             let p: [V3; 4] = [0, 1, 2, 3].map(|i| [q[i][0], q[i][1], q[i][2]]);
             let e = sub(p[3], p[2]);
             let n1 = cross(sub(p[2], p[0]), sub(p[3], p[0]));
@@ -300,7 +302,7 @@ mod avx2 {
             let c = _mm256_sub_ps(theta, rest);
             let pi = _mm256_set1_ps(PI);
             if _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_andnot_ps(_mm256_set1_ps(-0.0), rest), pi)) != 0 {
-                project_scalar(pos, pos, batch, j..j + 8, k, first);
+                project_scalar(pos, std::ptr::null(), batch, j..j + 8, k, first);
                 continue;
             }
             let c = _mm256_blendv_ps(c, _mm256_sub_ps(c, _mm256_set1_ps(TAU)), _mm256_cmp_ps::<_CMP_GT_OQ>(c, pi));
@@ -324,11 +326,11 @@ mod avx2 {
                     _mm256_add_ps(q[i][2], step(2)),
                     q[i][3],
                 ];
-                store8(pos, &idx[i], moved);
+                ends[i].store(pos, moved);
             }
         }
         // Without damping the scalar path never reads `prev`.
-        project_scalar(pos, pos, batch, full..n, k, first);
+        project_scalar(pos, std::ptr::null(), batch, full..n, k, first);
     }
 }
 
@@ -378,13 +380,13 @@ mod tests {
                 );
             }
             let [scalar, simd] = [Kernel::Scalar, Kernel::Avx2].map(|kernel| {
-                let (mut p, mut b) = (pos.clone(), batch.clone());
+                let (mut p, mut b) = (Positions::from(pos.as_slice()), batch.clone());
                 // SAFETY: indices in range, single thread, kernel detected above, hinges disjoint.
                 unsafe {
-                    project_raw(kernel, p.as_mut_ptr(), pos.as_ptr(), &mut b, k, true);
-                    project_raw(kernel, p.as_mut_ptr(), pos.as_ptr(), &mut b, k, false);
+                    project_raw(kernel, p.raw(), pos.as_ptr(), &mut b, k, true);
+                    project_raw(kernel, p.raw(), pos.as_ptr(), &mut b, k, false);
                 }
-                (p, b.lambda)
+                (p.to_vec(), b.lambda)
             });
             for (s, v) in scalar.0.iter().zip(&simd.0) {
                 for c in 0..4 {

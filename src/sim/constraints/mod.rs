@@ -432,23 +432,30 @@ fn is_strided<B: Batch>(group: &Group<B>) -> bool {
 }
 
 /// Level-schedules `ids` in order into one group: the k-th constraint goes to the lowest level
-/// not below `earliest(k)` and after every earlier constraint sharing a particle. `scratch` (one
-/// entry per particle, all zero) holds 1 + the last level on each particle and is left zeroed.
+/// not below `earliest(k)`, after every earlier constraint sharing a particle, and not below
+/// the previous constraint's level when it continues that constraint's run (each particle one
+/// further: the next edge along a row). The last rule keeps a row of edges in one level even
+/// where its first edge is free earlier (a diagonal starting mid-sheet), so levels stay
+/// contiguous runs; any level assignment that respects shared particles is the same sweep.
+/// `scratch` (one entry per particle, all zero) holds 1 + the last level on each particle and
+/// is left zeroed.
 fn level_schedule<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32], earliest: impl Fn(usize) -> u32) -> Group<B> {
     let mut group = Group::default();
+    let mut previous: Option<(&[u32], u32)> = None;
     for (k, &id) in ids.iter().enumerate() {
-        let item = items[id as usize];
-        let particles = B::particles(&item);
-        let level = particles.iter().map(|&p| scratch[p as usize]).fold(earliest(k), u32::max);
+        let item = &items[id as usize];
+        let particles = B::particles(item);
+        let continues = |(before, _): &(&[u32], u32)| before.len() == particles.len() && before.iter().zip(particles).all(|(p, q)| p + 1 == *q);
+        let run_level = previous.filter(continues).map_or(0, |(_, level)| level);
+        let level = particles.iter().map(|&p| scratch[p as usize]).fold(earliest(k).max(run_level), u32::max);
         particles.iter().for_each(|&p| scratch[p as usize] = level + 1);
         if group.batches.len() <= level as usize {
             group.batches.resize_with(level as usize + 1, B::default);
         }
-        group.batches[level as usize].push(id, item);
+        group.batches[level as usize].push(id, *item);
+        previous = Some((particles, level));
     }
-    ids.iter()
-        .flat_map(|&id| B::particles(&items[id as usize]))
-        .for_each(|&p| scratch[p as usize] = 0);
+    ids.iter().flat_map(|&id| B::particles(&items[id as usize])).for_each(|&p| scratch[p as usize] = 0);
     group
 }
 
