@@ -121,6 +121,9 @@ impl Frame<'_> {
     unsafe fn solve_distances(&self, g: usize, first: bool) {
         let k = self.settings.constants;
         let group = &mut *self.distances.add(g);
+        if group.chained {
+            return distance::project_strips(self.kernel, self.pos, self.prev, &mut group.batches, k, first);
+        }
         for batch in &mut group.batches {
             distance::project_raw(self.kernel, self.pos, self.prev, batch, k, first);
         }

@@ -178,6 +178,28 @@ pub(crate) unsafe fn project_raw(
     }
 }
 
+/// Projects strips (see [`super::Group::chained`]): eight lanes, each a run of constraints
+/// solved in order, stored step by step.
+///
+/// # Safety
+/// As [`project_raw`], for every strip; the strips share no particle.
+pub(crate) unsafe fn project_strips(
+    kernel: Kernel,
+    pos: PosPtr,
+    prev: *const PosW,
+    strips: &mut [DistanceBatch],
+    k: SubstepConstants,
+    first: bool,
+) {
+    let damped = k.damping_over_h > 0.0 && strips.iter().any(|s| s.compliance.iter().any(|&alpha| alpha > 0.0));
+    match kernel {
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx2 if !damped => avx2::project_strips(pos, strips, k.inv_h2, first),
+        // Slot order is an order each lane keeps, so the scalar paths may run a strip as a batch.
+        _ => strips.iter_mut().for_each(|strip| project_raw(Kernel::Scalar, pos, prev, strip, k, first)),
+    }
+}
+
 /// One undamped projection: with d = x_a − x_b and n = d/|d|, Δλ = (−C − α̃λ)/(w_a + w_b + α̃)
 /// and Δx_a = w_a Δλ n, Δx_b = −w_b Δλ n, evaluated as f = Δλ/|d| =
 /// (−C − α̃λ)/((w_a + w_b + α̃)|d|) (one division), Δλ = f |d|, Δx_a = w_a f d, Δx_b = −w_b f d.
@@ -278,7 +300,8 @@ pub(super) mod avx2 {
     impl Ends for Run {
         #[inline(always)]
         unsafe fn load(self, pos: PosPtr) -> Lanes8 {
-            [pos.x, pos.y, pos.z, pos.w].map(|p| _mm256_loadu_ps(p.add(self.0)))
+            let i = self.0;
+            [_mm256_loadu_ps(pos.x.add(i)), _mm256_loadu_ps(pos.y.add(i)), _mm256_loadu_ps(pos.z.add(i)), _mm256_loadu_ps(pos.w.add(i))]
         }
 
         #[inline(always)]
@@ -311,7 +334,13 @@ pub(super) mod avx2 {
     impl Ends for PartialRun {
         #[inline(always)]
         unsafe fn load(self, pos: PosPtr) -> Lanes8 {
-            [pos.x, pos.y, pos.z, pos.w].map(|p| _mm256_maskload_ps(p.add(self.first), self.mask))
+            let (i, m) = (self.first, self.mask);
+            [
+                _mm256_maskload_ps(pos.x.add(i), m),
+                _mm256_maskload_ps(pos.y.add(i), m),
+                _mm256_maskload_ps(pos.z.add(i), m),
+                _mm256_maskload_ps(pos.w.add(i), m),
+            ]
         }
 
         #[inline(always)]
@@ -337,7 +366,13 @@ pub(super) mod avx2 {
     impl Ends for Gathered {
         #[inline(always)]
         unsafe fn load(self, pos: PosPtr) -> Lanes8 {
-            [pos.x, pos.y, pos.z, pos.w].map(|p| _mm256_i32gather_ps::<4>(p, self.0))
+            let i = self.0;
+            [
+                _mm256_i32gather_ps::<4>(pos.x, i),
+                _mm256_i32gather_ps::<4>(pos.y, i),
+                _mm256_i32gather_ps::<4>(pos.z, i),
+                _mm256_i32gather_ps::<4>(pos.w, i),
+            ]
         }
 
         #[inline(always)]
@@ -453,6 +488,167 @@ pub(super) mod avx2 {
             _ => project8(pos, &spare, 0, Gathered::at(a.as_ptr()), Gathered::at(b.as_ptr())),
         }
         batch.lambda[full..].copy_from_slice(&lambda[..count]);
+    }
+
+    /// A column of a strip held in a buffer: the x, y, z, w vectors of eight lanes.
+    #[derive(Clone, Copy)]
+    struct Column(*mut Lanes8);
+
+    impl Ends for Column {
+        #[inline(always)]
+        unsafe fn load(self, _: PosPtr) -> Lanes8 {
+            *self.0
+        }
+
+        #[inline(always)]
+        unsafe fn store(self, _: PosPtr, [x, y, z, _]: Lanes8) {
+            let column = &mut *self.0;
+            (column[0], column[1], column[2]) = (x, y, z);
+        }
+    }
+
+    /// Transposes eight rows of eight floats. (Plain statements: a closure would not inherit
+    /// the caller's AVX2 and its intrinsics would become calls.)
+    #[inline(always)]
+    unsafe fn transpose8(r: &[__m256; 8]) -> [__m256; 8] {
+        let (t0, t1) = (_mm256_unpacklo_ps(r[0], r[1]), _mm256_unpackhi_ps(r[0], r[1]));
+        let (t2, t3) = (_mm256_unpacklo_ps(r[2], r[3]), _mm256_unpackhi_ps(r[2], r[3]));
+        let (t4, t5) = (_mm256_unpacklo_ps(r[4], r[5]), _mm256_unpackhi_ps(r[4], r[5]));
+        let (t6, t7) = (_mm256_unpacklo_ps(r[6], r[7]), _mm256_unpackhi_ps(r[6], r[7]));
+        let (u0, u1) = (_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2));
+        let (u2, u3) = (_mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3));
+        let (u4, u5) = (_mm256_shuffle_ps::<0x44>(t4, t6), _mm256_shuffle_ps::<0xEE>(t4, t6));
+        let (u6, u7) = (_mm256_shuffle_ps::<0x44>(t5, t7), _mm256_shuffle_ps::<0xEE>(t5, t7));
+        [
+            _mm256_permute2f128_ps::<0x20>(u0, u4),
+            _mm256_permute2f128_ps::<0x20>(u1, u5),
+            _mm256_permute2f128_ps::<0x20>(u2, u6),
+            _mm256_permute2f128_ps::<0x20>(u3, u7),
+            _mm256_permute2f128_ps::<0x31>(u0, u4),
+            _mm256_permute2f128_ps::<0x31>(u1, u5),
+            _mm256_permute2f128_ps::<0x31>(u2, u6),
+            _mm256_permute2f128_ps::<0x31>(u3, u7),
+        ]
+    }
+
+    /// One strip in flight: its lanes' first particles, and a window of sixteen columns (two
+    /// tiles of eight) in lane-vector form.
+    struct Strip<'a> {
+        batch: &'a mut DistanceBatch,
+        first: [usize; 8],
+        /// Columns (particles per lane) the strip touches: steps + end offset.
+        columns: usize,
+        window: [Lanes8; 16],
+    }
+
+    impl<'a> Strip<'a> {
+        unsafe fn new(batch: &'a mut DistanceBatch) -> Self {
+            let first = std::array::from_fn(|k| batch.a[k] as usize);
+            let columns = batch.id.len() / 8 + (batch.b[0] - batch.a[0]) as usize;
+            Strip {
+                batch,
+                first,
+                columns,
+                window: [[_mm256_setzero_ps(); 4]; 16],
+            }
+        }
+
+        /// Mask of the columns of tile `t` that exist, or `None` when all eight do (plain loads
+        /// and stores: masked stores are slow on AMD).
+        #[inline(always)]
+        unsafe fn mask(&self, t: usize) -> Option<__m256i> {
+            let left = self.columns.saturating_sub(8 * t).min(8) as i32;
+            (left < 8).then(|| _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)))
+        }
+
+        /// Loads tile `t` (columns 8t..8t+8 of every lane) into window half `half`.
+        #[inline(always)]
+        unsafe fn load(&mut self, pos: PosPtr, t: usize, half: usize) {
+            let mask = self.mask(t);
+            let mut rows = [_mm256_setzero_ps(); 8];
+            for (c, p) in [pos.x, pos.y, pos.z, pos.w].into_iter().enumerate() {
+                for k in 0..8 {
+                    let at = p.add(self.first[k] + 8 * t);
+                    rows[k] = match mask {
+                        None => _mm256_loadu_ps(at),
+                        Some(mask) => _mm256_maskload_ps(at, mask),
+                    };
+                }
+                let columns = transpose8(&rows);
+                for j in 0..8 {
+                    self.window[8 * half + j][c] = columns[j];
+                }
+            }
+        }
+
+        /// Stores window half 0 back as tile `t` (positions only).
+        #[inline(always)]
+        unsafe fn store(&self, pos: PosPtr, t: usize) {
+            let mask = self.mask(t);
+            let mut columns = [_mm256_setzero_ps(); 8];
+            for (c, p) in [pos.x, pos.y, pos.z].into_iter().enumerate() {
+                for j in 0..8 {
+                    columns[j] = self.window[j][c];
+                }
+                let rows = transpose8(&columns);
+                for (k, &row) in rows.iter().enumerate() {
+                    match mask {
+                        None => _mm256_storeu_ps(p.add(self.first[k] + 8 * t), row),
+                        Some(mask) => _mm256_maskstore_ps(p.add(self.first[k] + 8 * t), mask, row),
+                    }
+                }
+            }
+        }
+
+        /// Solves the steps whose first end lies in tile `t` (window half 0).
+        #[inline(always)]
+        unsafe fn solve_tile(&mut self, pos: PosPtr, t: usize, inv_h2: __m256, first: bool) {
+            let steps = self.batch.id.len() / 8;
+            let offset = (self.batch.b[0] - self.batch.a[0]) as usize;
+            let lanes = Lanes {
+                rest: self.batch.rest.as_ptr(),
+                compliance: self.batch.compliance.as_ptr(),
+                lambda: self.batch.lambda.as_mut_ptr(),
+                inv_h2,
+                first,
+            };
+            let window = self.window.as_mut_ptr();
+            for s in 8 * t..steps.min(8 * t + 8) {
+                let j = s - 8 * t;
+                project8(pos, &lanes, 8 * s, Column(window.add(j)), Column(window.add(j + offset)));
+            }
+        }
+    }
+
+    /// Strips two at a time: per tile of eight columns, load (eight row segments per lane,
+    /// transposed), solve the tile's steps of both strips interleaved (their latency chains
+    /// overlap), store. A step's second end lies at most eight columns further, in the next
+    /// tile, which is loaded before.
+    ///
+    /// # Safety
+    /// As [`super::project_strips`]; the CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn project_strips(pos: PosPtr, strips: &mut [DistanceBatch], inv_h2: f32, first: bool) {
+        let inv_h2 = _mm256_set1_ps(inv_h2);
+        for pair in strips.chunks_mut(2) {
+            let mut in_flight: Vec<Strip> = pair.iter_mut().map(|b| Strip::new(b)).collect();
+            let tiles = in_flight[0].columns.div_ceil(8);
+            for strip in &mut in_flight {
+                strip.load(pos, 0, 0);
+            }
+            for t in 0..tiles {
+                for strip in &mut in_flight {
+                    strip.load(pos, t + 1, 1);
+                }
+                for strip in &mut in_flight {
+                    strip.solve_tile(pos, t, inv_h2, first);
+                }
+                for strip in &mut in_flight {
+                    strip.store(pos, t);
+                    strip.window.copy_within(8..16, 0);
+                }
+            }
+        }
     }
 }
 

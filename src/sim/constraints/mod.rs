@@ -92,6 +92,10 @@ pub(crate) struct Group<B: Batch> {
     pub tail: B,
     /// Tail group only: per particle, bit c set when a constraint of colour c touches it.
     used: Vec<u64>,
+    /// The batches are strips, not levels (see [`strips`]): eight lanes side by side, each a
+    /// run of constraints solved in order, stored step by step (slot `8 s + k` is lane k's
+    /// constraint s). A strip's constraints share particles along each lane.
+    pub chained: bool,
 }
 
 impl<B: Batch> Group<B> {
@@ -180,15 +184,18 @@ impl<B: Batch> Coloured<B> {
 
     /// Writes every constraint's slot after the groups were built.
     fn record_slots(&mut self) {
-        for (g, group) in self.groups.iter().enumerate() {
-            for (colour, batch) in group.batches.iter().enumerate() {
-                for index in 0..batch.len() {
-                    self.slots[batch.id(index) as usize] = Some(Slot {
-                        group: g as u32,
-                        colour: colour as u32,
-                        index: index as u32,
-                    });
-                }
+        (0..self.groups.len()).for_each(|g| self.record_group_slots(g));
+    }
+
+    /// Writes the slots of group `g`'s constraints.
+    fn record_group_slots(&mut self, g: usize) {
+        for (colour, batch) in self.groups[g].batches.iter().enumerate() {
+            for index in 0..batch.len() {
+                self.slots[batch.id(index) as usize] = Some(Slot {
+                    group: g as u32,
+                    colour: colour as u32,
+                    index: index as u32,
+                });
             }
         }
     }
@@ -215,8 +222,27 @@ impl<B: Batch> Coloured<B> {
         });
     }
 
+    /// Turns a group of strips back into levels (same sweep), so its constraints can leave
+    /// their slots one by one. Their λ restart from 0, as at the next substep.
+    fn unchain(&mut self, g: usize) {
+        let group = &self.groups[g];
+        let mut members: Vec<(u32, B::Item)> = group
+            .batches
+            .iter()
+            .flat_map(|b| (0..b.len()).map(move |i| (b.id(i), b.get(i))))
+            .collect();
+        members.sort_by_key(|&(id, _)| id);
+        let (ids, items): (Vec<u32>, Vec<B::Item>) = members.into_iter().unzip();
+        let mut scratch = vec![0; self.particles];
+        self.groups[g] = level_schedule::<B>(&items, &ids, &mut scratch, |_| 0);
+        self.record_group_slots(g);
+    }
+
     /// Removes constraint `id` (no-op if already removed).
     pub fn remove(&mut self, id: u32) {
+        if let Some(slot) = self.slot(id).filter(|s| self.groups[s.group as usize].chained) {
+            self.unchain(slot.group as usize);
+        }
         let Some(slot) = self.slots[id as usize].take() else { return };
         let group = &mut self.groups[slot.group as usize];
         let item = group.batch_mut(slot.colour).get(slot.index as usize);
@@ -409,12 +435,54 @@ const STRIDED: u32 = 64;
 /// share a level, but the groups of eight sit at different columns, hence different cache
 /// sets. Components are independent, so this is the same sweep.
 fn schedule_part<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> Group<B> {
-    let plain = level_schedule::<B>(items, ids, scratch, |_| 0);
-    if !is_strided(&plain) {
+    let part: Vec<B::Item> = ids.iter().map(|&id| items[id as usize]).collect();
+    let plain = level_schedule::<B>(&part, ids, scratch, |_| 0);
+    // A single level has no runs to follow (a colour of hinges).
+    if plain.batches.len() <= 1 || !is_strided(&plain) {
         return plain;
     }
+    if let Some(strips) = strips::<B>(items, ids) {
+        return strips;
+    }
     let ordinals = components::<B>(items, ids, scratch);
-    level_schedule::<B>(items, ids, scratch, |k| ordinals[k] / LANES * SKEW)
+    level_schedule::<B>(&part, ids, scratch, |k| ordinals[k] / LANES * SKEW)
+}
+
+/// The part as strips, when its constraints (in order) form runs along disjoint rows: each
+/// run continues the previous constraint one particle further (an edge along a row, or a
+/// second-neighbour edge), all runs are equally long with the same index offset between the
+/// ends, no two runs share a particle, and they come in whole eights. Each run is then one SIMD
+/// lane solved in order, with its particles loaded a row segment at a time and transposed,
+/// instead of gathered one particle per lane and level; the runs share nothing, so running
+/// them side by side is the same sweep.
+fn strips<B: Batch>(items: &[B::Item], ids: &[u32]) -> Option<Group<B>> {
+    let ends = |id: u32| B::particles(&items[id as usize]);
+    let continues = |x: u32, y: u32| ends(x).iter().zip(ends(y)).all(|(p, q)| p + 1 == *q);
+    let runs: Vec<&[u32]> = ids.chunk_by(|&x, &y| continues(x, y)).collect();
+    let length = runs.first()?.len();
+    let offset = |id: u32| ends(id)[1].checked_sub(ends(id)[0]);
+    let d = offset(ids[0])?;
+    let span = |run: &[u32]| ends(run[0])[0]..ends(run[0])[0] + (length as u32 - 1) + d + 1;
+    let regular = runs.iter().all(|run| run.len() == length && ends(run[0]).len() == 2 && offset(run[0]) == Some(d));
+    let disjoint = runs.windows(2).all(|w| span(w[0]).end <= span(w[1]).start);
+    if !(regular && disjoint && runs.len() % LANES as usize == 0 && (1..=LANES).contains(&d) && length >= LANES as usize) {
+        return None;
+    }
+    let batches = runs
+        .chunks(LANES as usize)
+        .map(|lanes| {
+            let mut strip = B::default();
+            for step in 0..length {
+                lanes.iter().for_each(|run| strip.push(run[step], items[run[step] as usize]));
+            }
+            strip
+        })
+        .collect();
+    Some(Group {
+        batches,
+        chained: true,
+        ..Group::default()
+    })
 }
 
 /// Whether more than a third of the neighbours in a level lie at least [`STRIDED`] particles
@@ -431,7 +499,7 @@ fn is_strided<B: Batch>(group: &Group<B>) -> bool {
     strided * 3 > pairs
 }
 
-/// Level-schedules `ids` in order into one group: the k-th constraint goes to the lowest level
+/// Level-schedules the constraints `items` (model ids `ids`) in order into one group: the k-th constraint goes to the lowest level
 /// not below `earliest(k)`, after every earlier constraint sharing a particle, and not below
 /// the previous constraint's level when it continues that constraint's run (each particle one
 /// further: the next edge along a row). The last rule keeps a row of edges in one level even
@@ -443,7 +511,7 @@ fn level_schedule<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32],
     let mut group = Group::default();
     let mut previous: Option<(&[u32], u32)> = None;
     for (k, &id) in ids.iter().enumerate() {
-        let item = &items[id as usize];
+        let item = &items[k];
         let particles = B::particles(item);
         let continues = |(before, _): &(&[u32], u32)| before.len() == particles.len() && before.iter().zip(particles).all(|(p, q)| p + 1 == *q);
         let run_level = previous.filter(continues).map_or(0, |(_, level)| level);
@@ -455,7 +523,7 @@ fn level_schedule<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32],
         group.batches[level as usize].push(id, *item);
         previous = Some((particles, level));
     }
-    ids.iter().flat_map(|&id| B::particles(&items[id as usize])).for_each(|&p| scratch[p as usize] = 0);
+    items.iter().flat_map(B::particles).for_each(|&p| scratch[p as usize] = 0);
     group
 }
 
