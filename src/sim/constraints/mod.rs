@@ -426,8 +426,8 @@ fn split_components<B: Batch>(items: &[B::Item], phase: &[u32], scratch: &mut [u
 const LANES: u32 = 8;
 /// Levels by which each further eight components of a strided part start later.
 const SKEW: u32 = 8;
-/// Particle index stride from which a level's constraints count as strided.
-const STRIDED: u32 = 64;
+/// Index distance from which neighbours in a level count as strided (not a run).
+const STRIDED: u32 = 2;
 
 /// Level-schedules one part. When its levels are strided (one edge per row of a large grid:
 /// particles a row apart, which on a power-of-two grid all fall in one L1 cache set and evict
@@ -545,7 +545,16 @@ mod tests {
     /// No batch may touch a particle twice, the two parts of a phase share no particle, and
     /// every slot points back at its constraint.
     fn assert_valid(set: &Coloured<DistanceBatch>) {
-        for group in &set.groups {
+        for group in set.groups.iter().filter(|g| g.chained) {
+            for strip in &group.batches {
+                // Slot 8 s + k: lane k's constraint s, one particle further each step.
+                let d = strip.b[0] - strip.a[0];
+                for (slot, (&a, &b)) in strip.a.iter().zip(&strip.b).enumerate() {
+                    assert_eq!((a, b), (strip.a[slot % 8] + (slot / 8) as u32, a + d), "strip slot {slot}");
+                }
+            }
+        }
+        for group in set.groups.iter().filter(|g| !g.chained) {
             for batch in &group.batches {
                 let mut seen = std::collections::HashSet::new();
                 for (&a, &b) in batch.a.iter().zip(&batch.b) {
@@ -613,10 +622,10 @@ mod tests {
         // A level of the vertical phase is one row of edges, split between the parts.
         assert_eq!(set.groups[2].batches.len(), n as usize - 1);
         assert_eq!(set.groups[2].batches[0].len() + set.groups[3].batches[0].len(), n as usize);
-        // The horizontal phase's levels are strided (one edge per row) and skewed in groups of
-        // eight rows, so every level holds whole vectors.
-        assert!(set.groups[0].batches.len() > n as usize - 1);
-        assert!(set.groups[..2].iter().flat_map(|g| &g.batches).all(|b| b.len() % 8 == 0));
+        // The horizontal phase's levels would be strided (one edge per row): it runs as strips of
+        // eight rows, each row a lane solved left to right.
+        assert!(set.groups[0].chained && set.groups[1].chained);
+        assert!(set.groups[..2].iter().flat_map(|g| &g.batches).all(|b| b.len() == 8 * (n as usize - 1)));
     }
 
     #[test]
@@ -646,6 +655,10 @@ mod tests {
         let n = 64;
         let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, grid(n));
         let count = set.len();
+        // Id 0 is a horizontal edge: its group of strips turns back into levels.
+        assert!(set.groups[set.slot(0).unwrap().group as usize].chained);
+        set.remove(0);
+        assert!(!set.groups[0].chained);
         set.remove(10);
         set.remove(10);
         set.resize_particles((n * n) as usize + 1);
@@ -656,7 +669,7 @@ mod tests {
         assert_eq!(set.slot(11).unwrap().group as usize, set.tail_group());
         let slot = set.slot(added).unwrap();
         assert_eq!(set.batch(slot).get(slot.index as usize), item(5, 7));
-        assert_eq!(set.len(), count);
+        assert_eq!(set.len(), count - 1);
     }
 
     #[test]
