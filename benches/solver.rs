@@ -1,12 +1,14 @@
-//! Criterion benches of the solver: the distance and hinge kernels on one colour-batch-like sweep
-//! (scalar vs AVX2), and whole `Cloth::step` frames of the tmp15 workload on one and
-//! two threads. Run with `cargo bench --bench solver`.
+//! Criterion benches of the solver: the distance kernel on one batch of independent edges
+//! (consecutive particles: plain loads; scattered: gathers), the hinge kernel on one colour
+//! (scalar vs AVX2), and whole `Cloth::step` frames of the tmp15 workload on one and two
+//! threads. Run with `cargo bench --bench solver`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use drape::headless::{tmp15_cloth, tmp15_params};
 use drape::sim::constraints::distance::{project_with, DistanceBatch, Kernel, PosW, SubstepConstants};
 use drape::sim::constraints::hinge::{self, HingeBatch, HingeItem};
 use drape::sim::constraints::{bend, distance};
+use drape::sim::particles::Positions;
 use drape::sim::{EdgeKind, Material};
 
 const K: SubstepConstants = SubstepConstants {
@@ -14,42 +16,55 @@ const K: SubstepConstants = SubstepConstants {
     damping_over_h: 0.0,
 };
 
-/// An n × n grid of particles 1 cm apart and the even horizontal edges (one colour).
-fn grid_batch(n: u32) -> (Vec<PosW>, DistanceBatch) {
+/// An n × n grid of particles 1 cm apart and one batch of independent edges: the vertical
+/// edges of every other row (`runs`: eight consecutive particles per vector) or the even
+/// horizontal edges (scattered: every lane's particle is gathered).
+fn grid_batch(n: u32, runs: bool) -> (Vec<PosW>, DistanceBatch) {
     let pos: Vec<PosW> = (0..n * n)
         .map(|i| [(i % n) as f32 * 0.01, (i / n) as f32 * 0.01, 0.0, 1.0])
         .collect();
     let mut batch = DistanceBatch::default();
-    for r in 0..n {
-        for c in (0..n - 1).step_by(2) {
-            batch.a.push(r * n + c);
-            batch.b.push(r * n + c + 1);
-            batch.rest.push(0.0101);
-            batch.compliance.push(1e-4);
-            batch.lambda.push(0.0);
-            batch.kind.push(EdgeKind::Stretch);
-            batch.id.push(batch.id.len() as u32);
-        }
+    let edges: Vec<(u32, u32)> = if runs {
+        (0..n - 1)
+            .step_by(2)
+            .flat_map(|r| (0..n).map(move |c| (r * n + c, (r + 1) * n + c)))
+            .collect()
+    } else {
+        (0..n)
+            .flat_map(|r| (0..n - 1).step_by(2).map(move |c| (r * n + c, r * n + c + 1)))
+            .collect()
+    };
+    for (a, b) in edges {
+        batch.a.push(a);
+        batch.b.push(b);
+        batch.rest.push(0.0101);
+        batch.compliance.push(1e-4);
+        batch.lambda.push(0.0);
+        batch.kind.push(EdgeKind::Stretch);
+        batch.id.push(batch.id.len() as u32);
     }
     (pos, batch)
 }
 
 fn distance_kernels(c: &mut Criterion) {
     let mut group = c.benchmark_group("distance_kernel");
-    for n in [64u32, 256] {
-        let (pos, batch) = grid_batch(n);
-        group.throughput(Throughput::Elements(batch.id.len() as u64));
-        for kernel in [Kernel::Scalar, Kernel::detect()] {
-            let (mut p, mut b) = (pos.clone(), batch.clone());
-            group.bench_with_input(BenchmarkId::new(format!("{kernel:?}"), n), &n, |bench, _| {
-                bench.iter(|| project_with(kernel, &mut p, &pos, &mut b, K, true))
-            });
+    for (name, runs) in [("runs", true), ("scattered", false)] {
+        for n in [64u32, 256] {
+            let (pos, batch) = grid_batch(n, runs);
+            group.throughput(Throughput::Elements(batch.id.len() as u64));
+            for kernel in [Kernel::Scalar, Kernel::detect()] {
+                let (mut p, mut b) = (Positions::from(pos.as_slice()), batch.clone());
+                group.bench_with_input(BenchmarkId::new(format!("{name}/{kernel:?}"), n), &n, |bench, _| {
+                    bench.iter(|| project_with(kernel, &mut p, &pos, &mut b, K, true))
+                });
+            }
         }
-        let (mut p, mut b) = (pos.clone(), batch.clone());
-        group.bench_with_input(BenchmarkId::new("auto", n), &n, |bench, _| {
-            bench.iter(|| distance::project(&mut p, &pos, &mut b, K, true))
-        });
     }
+    let (pos, batch) = grid_batch(256, true);
+    let (mut p, mut b) = (Positions::from(pos.as_slice()), batch);
+    group.bench_function("runs/auto/256", |bench| {
+        bench.iter(|| distance::project(&mut p, &pos, &mut b, K, true))
+    });
     group.finish();
 }
 
@@ -86,7 +101,7 @@ fn hinge_kernel(c: &mut Criterion) {
     let mut group = c.benchmark_group("hinge_kernel");
     group.throughput(Throughput::Elements(batch.items.len() as u64));
     for kernel in [Kernel::Scalar, Kernel::detect()] {
-        let mut p = pos.clone();
+        let mut p = Positions::from(pos.as_slice());
         group.bench_function(format!("{kernel:?}"), |bench| {
             bench.iter(|| hinge::project_with(kernel, &mut p, &pos, &mut batch, K, true))
         });

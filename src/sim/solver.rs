@@ -124,9 +124,7 @@ impl Frame<'_> {
         if group.chained {
             return distance::project_strips(self.kernel, self.pos, self.prev, &mut group.batches, k, first);
         }
-        for batch in &mut group.batches {
-            distance::project_raw(self.kernel, self.pos, self.prev, batch, k, first);
-        }
+        distance::project_levels(self.kernel, self.pos, self.prev, &mut group.batches, k, first);
         distance::project_raw(Kernel::Scalar, self.pos, self.prev, &mut group.tail, k, first);
     }
 

@@ -7,8 +7,8 @@
 //! Tension (N) is −λ/h².
 
 use super::Batch;
-use crate::sim::particles::{PosPtr, Positions};
 use crate::sim::model::EdgeKind;
+use crate::sim::particles::{PosPtr, Positions};
 
 /// Below this length (m) an edge has no direction; it is skipped, never divided by.
 pub(crate) const MIN_LENGTH: f32 = 1e-9;
@@ -178,6 +178,26 @@ pub(crate) unsafe fn project_raw(
     }
 }
 
+/// Projects level batches in order ([`project_raw`] on each, in one call where it can).
+///
+/// # Safety
+/// As [`project_raw`], for every batch.
+pub(crate) unsafe fn project_levels(
+    kernel: Kernel,
+    pos: PosPtr,
+    prev: *const PosW,
+    batches: &mut [DistanceBatch],
+    k: SubstepConstants,
+    first: bool,
+) {
+    let damped = k.damping_over_h > 0.0 && batches.iter().any(|b| b.compliance.iter().any(|&alpha| alpha > 0.0));
+    match kernel {
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx2 if !damped => avx2::project_levels(pos, batches, k.inv_h2, first),
+        _ => batches.iter_mut().for_each(|batch| project_raw(kernel, pos, prev, batch, k, first)),
+    }
+}
+
 /// Projects strips (see [`super::Group::chained`]): eight lanes, each a run of constraints
 /// solved in order, stored step by step.
 ///
@@ -196,7 +216,9 @@ pub(crate) unsafe fn project_strips(
         #[cfg(target_arch = "x86_64")]
         Kernel::Avx2 if !damped => avx2::project_strips(pos, strips, k.inv_h2, first),
         // Slot order is an order each lane keeps, so the scalar paths may run a strip as a batch.
-        _ => strips.iter_mut().for_each(|strip| project_raw(Kernel::Scalar, pos, prev, strip, k, first)),
+        _ => strips
+            .iter_mut()
+            .for_each(|strip| project_raw(Kernel::Scalar, pos, prev, strip, k, first)),
     }
 }
 
@@ -301,7 +323,12 @@ pub(super) mod avx2 {
         #[inline(always)]
         unsafe fn load(self, pos: PosPtr) -> Lanes8 {
             let i = self.0;
-            [_mm256_loadu_ps(pos.x.add(i)), _mm256_loadu_ps(pos.y.add(i)), _mm256_loadu_ps(pos.z.add(i)), _mm256_loadu_ps(pos.w.add(i))]
+            [
+                _mm256_loadu_ps(pos.x.add(i)),
+                _mm256_loadu_ps(pos.y.add(i)),
+                _mm256_loadu_ps(pos.z.add(i)),
+                _mm256_loadu_ps(pos.w.add(i)),
+            ]
         }
 
         #[inline(always)]
@@ -327,7 +354,10 @@ pub(super) mod avx2 {
         unsafe fn at(idx: &[u32; 8], count: usize) -> Option<Self> {
             let consecutive = (1..count).all(|k| idx[k] == idx[0] + k as u32);
             let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(count as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-            consecutive.then(|| PartialRun { first: idx[0] as usize, mask })
+            consecutive.then(|| PartialRun {
+                first: idx[0] as usize,
+                mask,
+            })
         }
     }
 
@@ -438,13 +468,30 @@ pub(super) mod avx2 {
         b.store(pos, moved_b);
     }
 
-    /// Eight constraints per vector; where a vector's endpoints are eight consecutive particles
-    /// (a row of a grid) they are plain loads and stores, otherwise gathers.
+    /// [`project_batch`] on one batch.
     ///
     /// # Safety
     /// As [`super::project_raw`]; the CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn project(pos: PosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) {
+        project_batch(pos, batch, inv_h2, first);
+    }
+
+    /// [`project_batch`] on batches in order, in one call (a level of a grid is a few vectors).
+    ///
+    /// # Safety
+    /// As [`super::project_raw`] for every batch; the CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn project_levels(pos: PosPtr, batches: &mut [DistanceBatch], inv_h2: f32, first: bool) {
+        for batch in batches {
+            project_batch(pos, batch, inv_h2, first);
+        }
+    }
+
+    /// Eight constraints per vector; where a vector's endpoints are eight consecutive particles
+    /// (a row of a grid) they are plain loads and stores, otherwise gathers.
+    #[inline(always)]
+    unsafe fn project_batch(pos: PosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) {
         let n = batch.id.len();
         let full = n - n % 8;
         let lanes = Lanes {
@@ -475,7 +522,10 @@ pub(super) mod avx2 {
         let count = batch.id.len() - full;
         let lane = |k: usize| full + k.min(count - 1);
         let padded = |v: &[f32]| std::array::from_fn::<f32, 8, _>(|k| v[lane(k)]);
-        let (a, b) = (std::array::from_fn::<u32, 8, _>(|k| batch.a[lane(k)]), std::array::from_fn::<u32, 8, _>(|k| batch.b[lane(k)]));
+        let (a, b) = (
+            std::array::from_fn::<u32, 8, _>(|k| batch.a[lane(k)]),
+            std::array::from_fn::<u32, 8, _>(|k| batch.b[lane(k)]),
+        );
         let (rest, compliance, mut lambda) = (padded(&batch.rest), padded(&batch.compliance), padded(&batch.lambda));
         let spare = Lanes {
             rest: rest.as_ptr(),
@@ -567,16 +617,15 @@ pub(super) mod avx2 {
             let mask = self.mask(t);
             let mut rows = [_mm256_setzero_ps(); 8];
             for (c, p) in [pos.x, pos.y, pos.z, pos.w].into_iter().enumerate() {
-                for k in 0..8 {
-                    let at = p.add(self.first[k] + 8 * t);
-                    rows[k] = match mask {
+                for (row, &first) in rows.iter_mut().zip(&self.first) {
+                    let at = p.add(first + 8 * t);
+                    *row = match mask {
                         None => _mm256_loadu_ps(at),
                         Some(mask) => _mm256_maskload_ps(at, mask),
                     };
                 }
-                let columns = transpose8(&rows);
-                for j in 0..8 {
-                    self.window[8 * half + j][c] = columns[j];
+                for (column, lanes) in transpose8(&rows).into_iter().zip(&mut self.window[8 * half..]) {
+                    lanes[c] = column;
                 }
             }
         }
@@ -587,8 +636,8 @@ pub(super) mod avx2 {
             let mask = self.mask(t);
             let mut columns = [_mm256_setzero_ps(); 8];
             for (c, p) in [pos.x, pos.y, pos.z].into_iter().enumerate() {
-                for j in 0..8 {
-                    columns[j] = self.window[j][c];
+                for (column, lanes) in columns.iter_mut().zip(&self.window) {
+                    *column = lanes[c];
                 }
                 let rows = transpose8(&columns);
                 for (k, &row) in rows.iter().enumerate() {

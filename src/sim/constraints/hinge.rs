@@ -106,14 +106,7 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &[PosW], batch: &
 /// Every particle index in `batch` must be in bounds of `pos` and `prev`, no other thread may
 /// touch those particles during the call, `kernel` must be supported by this CPU, and unless
 /// it is [`Kernel::Scalar`] no two hinges of the batch may share a particle.
-pub(crate) unsafe fn project_raw(
-    kernel: Kernel,
-    pos: PosPtr,
-    prev: *const PosW,
-    batch: &mut HingeBatch,
-    k: SubstepConstants,
-    first: bool,
-) {
+pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: *const PosW, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
     let n = batch.items.len();
     match kernel {
         #[cfg(target_arch = "x86_64")]

@@ -463,9 +463,11 @@ fn strips<B: Batch>(items: &[B::Item], ids: &[u32]) -> Option<Group<B>> {
     let offset = |id: u32| ends(id)[1].checked_sub(ends(id)[0]);
     let d = offset(ids[0])?;
     let span = |run: &[u32]| ends(run[0])[0]..ends(run[0])[0] + (length as u32 - 1) + d + 1;
-    let regular = runs.iter().all(|run| run.len() == length && ends(run[0]).len() == 2 && offset(run[0]) == Some(d));
+    let regular = runs
+        .iter()
+        .all(|run| run.len() == length && ends(run[0]).len() == 2 && offset(run[0]) == Some(d));
     let disjoint = runs.windows(2).all(|w| span(w[0]).end <= span(w[1]).start);
-    if !(regular && disjoint && runs.len() % LANES as usize == 0 && (1..=LANES).contains(&d) && length >= LANES as usize) {
+    if !(regular && disjoint && runs.len().is_multiple_of(LANES as usize) && (1..=LANES).contains(&d) && length >= LANES as usize) {
         return None;
     }
     let batches = runs
@@ -513,9 +515,13 @@ fn level_schedule<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32],
     for (k, &id) in ids.iter().enumerate() {
         let item = &items[k];
         let particles = B::particles(item);
-        let continues = |(before, _): &(&[u32], u32)| before.len() == particles.len() && before.iter().zip(particles).all(|(p, q)| p + 1 == *q);
+        let continues =
+            |(before, _): &(&[u32], u32)| before.len() == particles.len() && before.iter().zip(particles).all(|(p, q)| p + 1 == *q);
         let run_level = previous.filter(continues).map_or(0, |(_, level)| level);
-        let level = particles.iter().map(|&p| scratch[p as usize]).fold(earliest(k).max(run_level), u32::max);
+        let level = particles
+            .iter()
+            .map(|&p| scratch[p as usize])
+            .fold(earliest(k).max(run_level), u32::max);
         particles.iter().for_each(|&p| scratch[p as usize] = level + 1);
         if group.batches.len() <= level as usize {
             group.batches.resize_with(level as usize + 1, B::default);
@@ -625,7 +631,10 @@ mod tests {
         // The horizontal phase's levels would be strided (one edge per row): it runs as strips of
         // eight rows, each row a lane solved left to right.
         assert!(set.groups[0].chained && set.groups[1].chained);
-        assert!(set.groups[..2].iter().flat_map(|g| &g.batches).all(|b| b.len() == 8 * (n as usize - 1)));
+        assert!(set.groups[..2]
+            .iter()
+            .flat_map(|g| &g.batches)
+            .all(|b| b.len() == 8 * (n as usize - 1)));
     }
 
     #[test]
