@@ -121,10 +121,7 @@ impl Frame<'_> {
     unsafe fn solve_distances(&self, g: usize, first: bool) {
         let k = self.settings.constants;
         let group = &mut *self.distances.add(g);
-        if group.chained {
-            return distance::project_strips(self.kernel, self.pos, self.prev, &mut group.batches, k, first);
-        }
-        distance::project_levels(self.kernel, self.pos, self.prev, &mut group.batches, k, first);
+        distance::project_group(self.kernel, self.pos, self.prev, &mut group.batches, group.chained, k, first);
         distance::project_raw(Kernel::Scalar, self.pos, self.prev, &mut group.tail, k, first);
     }
 

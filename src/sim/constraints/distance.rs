@@ -178,47 +178,32 @@ pub(crate) unsafe fn project_raw(
     }
 }
 
-/// Projects level batches in order ([`project_raw`] on each, in one call where it can).
+/// Projects a group's batches in order, in one call: level batches, or strips (see
+/// [`super::Group::chained`]: eight lanes, each a run of constraints solved in order, stored
+/// step by step).
 ///
 /// # Safety
-/// As [`project_raw`], for every batch.
-pub(crate) unsafe fn project_levels(
+/// As [`project_raw`], for every batch; strips share no particle with each other.
+pub(crate) unsafe fn project_group(
     kernel: Kernel,
     pos: PosPtr,
     prev: *const PosW,
     batches: &mut [DistanceBatch],
+    chained: bool,
     k: SubstepConstants,
     first: bool,
 ) {
     let damped = k.damping_over_h > 0.0 && batches.iter().any(|b| b.compliance.iter().any(|&alpha| alpha > 0.0));
     match kernel {
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 if !damped => avx2::project_levels(pos, batches, k.inv_h2, first),
-        _ => batches.iter_mut().for_each(|batch| project_raw(kernel, pos, prev, batch, k, first)),
-    }
-}
-
-/// Projects strips (see [`super::Group::chained`]): eight lanes, each a run of constraints
-/// solved in order, stored step by step.
-///
-/// # Safety
-/// As [`project_raw`], for every strip; the strips share no particle.
-pub(crate) unsafe fn project_strips(
-    kernel: Kernel,
-    pos: PosPtr,
-    prev: *const PosW,
-    strips: &mut [DistanceBatch],
-    k: SubstepConstants,
-    first: bool,
-) {
-    let damped = k.damping_over_h > 0.0 && strips.iter().any(|s| s.compliance.iter().any(|&alpha| alpha > 0.0));
-    match kernel {
+        Kernel::Avx2 if !damped && chained => avx2::project_strips(pos, batches, k.inv_h2, first),
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 if !damped => avx2::project_strips(pos, strips, k.inv_h2, first),
-        // Slot order is an order each lane keeps, so the scalar paths may run a strip as a batch.
-        _ => strips
-            .iter_mut()
-            .for_each(|strip| project_raw(Kernel::Scalar, pos, prev, strip, k, first)),
+        Kernel::Avx2 if !damped => avx2::project_levels(pos, batches, k.inv_h2, first),
+        // A strip's slot order is an order each lane keeps, so one at a time it is a batch.
+        _ => {
+            let kernel = if chained { Kernel::Scalar } else { kernel };
+            batches.iter_mut().for_each(|batch| project_raw(kernel, pos, prev, batch, k, first));
+        }
     }
 }
 
@@ -291,7 +276,7 @@ unsafe fn project_damped(pos: PosPtr, prev: *const PosW, batch: &mut DistanceBat
 pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::{DistanceBatch, PosPtr, MIN_LENGTH};
+    use super::{project_one, DistanceBatch, PosPtr, MIN_LENGTH};
 
     /// Eight particles as x, y, z, w vectors.
     pub(in crate::sim::constraints) type Lanes8 = [__m256; 4];
@@ -413,7 +398,6 @@ pub(super) mod avx2 {
             for (lane, v) in lanes.iter_mut().zip([x, y, z]) {
                 _mm256_storeu_ps(lane.as_mut_ptr(), v);
             }
-            // In lane order, so repeated lanes (see `project_remainder`) store last.
             for (k, &i) in index.iter().enumerate() {
                 pos.set_xyz(i as usize, [lanes[0][k], lanes[1][k], lanes[2][k]]);
             }
@@ -488,8 +472,9 @@ pub(super) mod avx2 {
         }
     }
 
-    /// Eight constraints per vector; where a vector's endpoints are eight consecutive particles
-    /// (a row of a grid) they are plain loads and stores, otherwise gathers.
+    /// Eight constraints per vector where a vector's endpoints are eight consecutive particles
+    /// (a row of a grid): plain loads and stores. Other vectors run as eight scalar projections
+    /// (same operations, same rounding).
     #[inline(always)]
     unsafe fn project_batch(pos: PosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) {
         let n = batch.id.len();
@@ -506,37 +491,35 @@ pub(super) mod avx2 {
             let (ia, ib) = (a.add(j), b.add(j));
             match (Run::at(ia), Run::at(ib)) {
                 (Some(ra), Some(rb)) => project8(pos, &lanes, j, ra, rb),
-                _ => project8(pos, &lanes, j, Gathered::at(ia), Gathered::at(ib)),
+                // Gathers cost more than eight scalar projections on this class of CPU (Zen).
+                _ => (j..j + 8).for_each(|slot| project_one(pos, batch, slot, inv_h2, first)),
             }
         }
         if full < n {
-            project_remainder(pos, batch, full, &lanes);
+            project_remainder(pos, batch, full, inv_h2, &lanes);
         }
     }
 
-    /// The last `n − full` (< 8) constraints as one vector. On consecutive particles the spare
-    /// lanes are masked off; otherwise they repeat the last constraint, so they compute and store
-    /// exactly its values (after it, in lane order). Their λ is dropped.
+    /// The last `n − full` (< 8) constraints: one vector with the spare lanes masked off (they
+    /// read and write nothing, and being degenerate move nothing) when both ends are runs of
+    /// consecutive particles, otherwise one at a time.
     #[inline(always)]
-    unsafe fn project_remainder(pos: PosPtr, batch: &mut DistanceBatch, full: usize, lanes: &Lanes) {
+    unsafe fn project_remainder(pos: PosPtr, batch: &mut DistanceBatch, full: usize, inv_h2: f32, lanes: &Lanes) {
         let count = batch.id.len() - full;
-        let lane = |k: usize| full + k.min(count - 1);
-        let padded = |v: &[f32]| std::array::from_fn::<f32, 8, _>(|k| v[lane(k)]);
-        let (a, b) = (
-            std::array::from_fn::<u32, 8, _>(|k| batch.a[lane(k)]),
-            std::array::from_fn::<u32, 8, _>(|k| batch.b[lane(k)]),
-        );
-        let (rest, compliance, mut lambda) = (padded(&batch.rest), padded(&batch.compliance), padded(&batch.lambda));
+        let first = |v: &[f32]| std::array::from_fn::<f32, 8, _>(|k| if k < count { v[full + k] } else { 0.0 });
+        let index = |v: &[u32]| std::array::from_fn::<u32, 8, _>(|k| if k < count { v[full + k] } else { 0 });
+        let (a, b) = (index(&batch.a), index(&batch.b));
+        let (Some(ra), Some(rb)) = (PartialRun::at(&a, count), PartialRun::at(&b, count)) else {
+            return (full..full + count).for_each(|slot| project_one(pos, batch, slot, inv_h2, lanes.first));
+        };
+        let (rest, compliance, mut lambda) = (first(&batch.rest), first(&batch.compliance), first(&batch.lambda));
         let spare = Lanes {
             rest: rest.as_ptr(),
             compliance: compliance.as_ptr(),
             lambda: lambda.as_mut_ptr(),
             ..*lanes
         };
-        match (PartialRun::at(&a, count), PartialRun::at(&b, count)) {
-            (Some(ra), Some(rb)) => project8(pos, &spare, 0, ra, rb),
-            _ => project8(pos, &spare, 0, Gathered::at(a.as_ptr()), Gathered::at(b.as_ptr())),
-        }
+        project8(pos, &spare, 0, ra, rb);
         batch.lambda[full..].copy_from_slice(&lambda[..count]);
     }
 
