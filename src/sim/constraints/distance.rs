@@ -564,8 +564,8 @@ pub(super) mod avx2 {
         ]
     }
 
-    /// One strip in flight: its lanes' first particles, and a window of sixteen columns (two
-    /// tiles of eight) in lane-vector form.
+    /// One strip in flight: its lanes' first particles, and a ring of sixteen columns (two
+    /// tiles of eight; column c at `c % 16`) in lane-vector form.
     struct Strip<'a> {
         batch: &'a mut DistanceBatch,
         first: [usize; 8],
@@ -594,9 +594,10 @@ pub(super) mod avx2 {
             (left < 8).then(|| _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)))
         }
 
-        /// Loads tile `t` (columns 8t..8t+8 of every lane) into window half `half`.
+        /// Loads tile `t` (columns 8t..8t+8 of every lane) into its half of the ring.
         #[inline(always)]
-        unsafe fn load(&mut self, pos: PosPtr, t: usize, half: usize) {
+        unsafe fn load(&mut self, pos: PosPtr, t: usize) {
+            let half = t % 2;
             let mask = self.mask(t);
             let mut rows = [_mm256_setzero_ps(); 8];
             for (c, p) in [pos.x, pos.y, pos.z, pos.w].into_iter().enumerate() {
@@ -613,13 +614,13 @@ pub(super) mod avx2 {
             }
         }
 
-        /// Stores window half 0 back as tile `t` (positions only).
+        /// Stores tile `t` back from its half of the ring (positions only).
         #[inline(always)]
         unsafe fn store(&self, pos: PosPtr, t: usize) {
             let mask = self.mask(t);
             let mut columns = [_mm256_setzero_ps(); 8];
             for (c, p) in [pos.x, pos.y, pos.z].into_iter().enumerate() {
-                for (column, lanes) in columns.iter_mut().zip(&self.window) {
+                for (column, lanes) in columns.iter_mut().zip(&self.window[8 * (t % 2)..]) {
                     *column = lanes[c];
                 }
                 let rows = transpose8(&columns);
@@ -632,7 +633,7 @@ pub(super) mod avx2 {
             }
         }
 
-        /// Solves the steps whose first end lies in tile `t` (window half 0).
+        /// Solves the steps whose first end lies in tile `t`.
         #[inline(always)]
         unsafe fn solve_tile(&mut self, pos: PosPtr, t: usize, inv_h2: __m256, first: bool) {
             let steps = self.batch.id.len() / 8;
@@ -646,8 +647,7 @@ pub(super) mod avx2 {
             };
             let window = self.window.as_mut_ptr();
             for s in 8 * t..steps.min(8 * t + 8) {
-                let j = s - 8 * t;
-                project8(pos, &lanes, 8 * s, Column(window.add(j)), Column(window.add(j + offset)));
+                project8(pos, &lanes, 8 * s, Column(window.add(s % 16)), Column(window.add((s + offset) % 16)));
             }
         }
     }
@@ -658,7 +658,7 @@ pub(super) mod avx2 {
     /// tile, which is loaded before.
     ///
     /// # Safety
-    /// As [`super::project_strips`]; the CPU must support AVX2.
+    /// As [`super::project_group`]; the CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn project_strips(pos: PosPtr, strips: &mut [DistanceBatch], inv_h2: f32, first: bool) {
         let inv_h2 = _mm256_set1_ps(inv_h2);
@@ -666,18 +666,17 @@ pub(super) mod avx2 {
             let mut in_flight: Vec<Strip> = pair.iter_mut().map(|b| Strip::new(b)).collect();
             let tiles = in_flight[0].columns.div_ceil(8);
             for strip in &mut in_flight {
-                strip.load(pos, 0, 0);
+                strip.load(pos, 0);
             }
             for t in 0..tiles {
                 for strip in &mut in_flight {
-                    strip.load(pos, t + 1, 1);
+                    strip.load(pos, t + 1);
                 }
                 for strip in &mut in_flight {
                     strip.solve_tile(pos, t, inv_h2, first);
                 }
-                for strip in &mut in_flight {
+                for strip in &in_flight {
                     strip.store(pos, t);
-                    strip.window.copy_within(8..16, 0);
                 }
             }
         }
