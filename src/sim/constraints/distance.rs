@@ -1,4 +1,5 @@
-//! Distance constraints C = |x_a − x_b| − L, one colour batch at a time.
+//! Distance constraints C = |x_a − x_b| − L, one batch (a level or a strip, see
+//! [`super`]) at a time.
 //!
 //! With n = (x_a − x_b)/|x_a − x_b|: ∇_a C = n, ∇_b C = −n, so the XPBD update is
 //! Δλ = (−C − α̃λ − γ n·(Δx_a − Δx_b)) / ((1 + γ)(w_a + w_b) + α̃),
@@ -29,7 +30,7 @@ pub struct DistanceItem {
     pub kind: EdgeKind,
 }
 
-/// A colour batch in structure-of-arrays layout, so the projection loop streams contiguous
+/// A batch (a level or a strip) in structure-of-arrays layout, so the projection loop streams contiguous
 /// arrays.
 #[derive(Debug, Default, Clone)]
 pub struct DistanceBatch {
@@ -647,7 +648,13 @@ pub(super) mod avx2 {
             };
             let window = self.window.as_mut_ptr();
             for s in 8 * t..steps.min(8 * t + 8) {
-                project8(pos, &lanes, 8 * s, Column(window.add(s % 16)), Column(window.add((s + offset) % 16)));
+                project8(
+                    pos,
+                    &lanes,
+                    8 * s,
+                    Column(window.add(s % 16)),
+                    Column(window.add((s + offset) % 16)),
+                );
             }
         }
     }

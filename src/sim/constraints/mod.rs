@@ -14,10 +14,18 @@
 //!   `max(level after each of its particles)`, and its particles then carry `level + 1`
 //!   (level scheduling). Constraints sharing a particle keep their order and one level shares
 //!   no particle, so solving the levels in turn *is* the sequential sweep, bit for bit, with
-//!   the independent projections batched: on an n × n grid a level is a row or a column of
-//!   about n edges. With one sweep per substep a hanging sheet is far from converged and the
-//!   order decides how far support travels down the sheet per substep, so keeping the
-//!   straightforward order keeps the physics of the plain loop, not just its fixed point.
+//!   the independent projections batched: on an n × n grid a level of the vertical, diagonal
+//!   and vertical-bend phases is a row of edges between consecutive particles (a run of edges
+//!   along a row is kept in one level). With one sweep per substep a hanging sheet is far from
+//!   converged and the order decides how far support travels down the sheet per substep, so
+//!   keeping the straightforward order keeps the physics of the plain loop, not just its
+//!   fixed point.
+//! - Phases along rows (horizontal stretch and bend edges) would have one edge per row in a
+//!   level, a column of particles a row apart. When the rows come in whole eights they are
+//!   stored as *strips* instead ([`Group::chained`]): eight rows side by side, each a SIMD lane
+//!   solved left to right, so the kernel loads row segments and transposes them rather than
+//!   gathering one particle per lane. Otherwise every further eight rows start a few levels
+//!   later (skew), so a level's particles do not all fall in one cache set.
 //! - Hinges are ordered by a greedy colouring (lowest colour free at all four particles, 64
 //!   colours tracked per particle); each colour is one phase of one level. Their order
 //!   matters less (bending is soft) and a colouring gives few, large batches.
@@ -33,7 +41,8 @@
 //! leaves its batch (the last slot moves into its place); a constraint whose endpoint moved to a
 //! fresh particle copy, and a new constraint, go to the *tail* group, solved by one thread
 //! after the phases and coloured greedily as they arrive (a constraint finding all 64 colours
-//! taken goes to the tail's serial batch).
+//! taken goes to the tail's serial batch). A group of strips turns back into levels (the same
+//! order) the first time one of its constraints leaves.
 
 pub mod bend;
 pub mod distance;
