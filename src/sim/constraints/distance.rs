@@ -154,7 +154,7 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &[PosW], batch: &
     unsafe { project_raw(kernel, pos.raw(), prev.as_ptr(), batch, k, first) }
 }
 
-/// The projection on raw particle arrays, so disjoint regions can be solved by two threads.
+/// The projection on raw particle arrays, so the two parts of a phase can be solved by two threads.
 ///
 /// # Safety
 /// Every particle index in `batch` must be in bounds of `pos` and `prev`, no other thread may
