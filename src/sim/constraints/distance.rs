@@ -507,13 +507,13 @@ pub(super) mod avx2 {
     #[inline(always)]
     unsafe fn project_remainder(pos: PosPtr, batch: &mut DistanceBatch, full: usize, inv_h2: f32, lanes: &Lanes) {
         let count = batch.id.len() - full;
-        let first = |v: &[f32]| std::array::from_fn::<f32, 8, _>(|k| if k < count { v[full + k] } else { 0.0 });
+        let padded = |v: &[f32]| std::array::from_fn::<f32, 8, _>(|k| if k < count { v[full + k] } else { 0.0 });
         let index = |v: &[u32]| std::array::from_fn::<u32, 8, _>(|k| if k < count { v[full + k] } else { 0 });
         let (a, b) = (index(&batch.a), index(&batch.b));
         let (Some(ra), Some(rb)) = (PartialRun::at(&a, count), PartialRun::at(&b, count)) else {
             return (full..full + count).for_each(|slot| project_one(pos, batch, slot, inv_h2, lanes.first));
         };
-        let (rest, compliance, mut lambda) = (first(&batch.rest), first(&batch.compliance), first(&batch.lambda));
+        let (rest, compliance, mut lambda) = (padded(&batch.rest), padded(&batch.compliance), padded(&batch.lambda));
         let spare = Lanes {
             rest: rest.as_ptr(),
             compliance: compliance.as_ptr(),
@@ -567,22 +567,36 @@ pub(super) mod avx2 {
 
     /// One strip in flight: its lanes' first particles, and a ring of sixteen columns (two
     /// tiles of eight; column c at `c % 16`) in lane-vector form.
-    struct Strip<'a> {
-        batch: &'a mut DistanceBatch,
+    struct Strip {
         first: [usize; 8],
-        /// Columns (particles per lane) the strip touches: steps + end offset.
+        /// Steps (constraints per lane).
+        steps: usize,
+        /// Index offset from a constraint's first end to its second (1 along a row, 2 for
+        /// second neighbours).
+        offset: usize,
+        /// Columns (particles per lane) the strip touches: steps + offset.
         columns: usize,
+        lanes: Lanes,
         window: [Lanes8; 16],
     }
 
-    impl<'a> Strip<'a> {
-        unsafe fn new(batch: &'a mut DistanceBatch) -> Self {
-            let first = std::array::from_fn(|k| batch.a[k] as usize);
-            let columns = batch.id.len() / 8 + (batch.b[0] - batch.a[0]) as usize;
+    impl Strip {
+        #[inline(always)]
+        unsafe fn new(batch: &mut DistanceBatch, inv_h2: __m256, first: bool) -> Self {
+            let steps = batch.id.len() / 8;
+            let offset = (batch.b[0] - batch.a[0]) as usize;
             Strip {
-                batch,
-                first,
-                columns,
+                first: std::array::from_fn(|k| batch.a[k] as usize),
+                steps,
+                offset,
+                columns: steps + offset,
+                lanes: Lanes {
+                    rest: batch.rest.as_ptr(),
+                    compliance: batch.compliance.as_ptr(),
+                    lambda: batch.lambda.as_mut_ptr(),
+                    inv_h2,
+                    first,
+                },
                 window: [[_mm256_setzero_ps(); 4]; 16],
             }
         }
@@ -636,25 +650,11 @@ pub(super) mod avx2 {
 
         /// Solves the steps whose first end lies in tile `t`.
         #[inline(always)]
-        unsafe fn solve_tile(&mut self, pos: PosPtr, t: usize, inv_h2: __m256, first: bool) {
-            let steps = self.batch.id.len() / 8;
-            let offset = (self.batch.b[0] - self.batch.a[0]) as usize;
-            let lanes = Lanes {
-                rest: self.batch.rest.as_ptr(),
-                compliance: self.batch.compliance.as_ptr(),
-                lambda: self.batch.lambda.as_mut_ptr(),
-                inv_h2,
-                first,
-            };
+        unsafe fn solve_tile(&mut self, pos: PosPtr, t: usize) {
             let window = self.window.as_mut_ptr();
-            for s in 8 * t..steps.min(8 * t + 8) {
-                project8(
-                    pos,
-                    &lanes,
-                    8 * s,
-                    Column(window.add(s % 16)),
-                    Column(window.add((s + offset) % 16)),
-                );
+            for s in 8 * t..self.steps.min(8 * t + 8) {
+                let (a, b) = (Column(window.add(s % 16)), Column(window.add((s + self.offset) % 16)));
+                project8(pos, &self.lanes, 8 * s, a, b);
             }
         }
     }
@@ -670,21 +670,29 @@ pub(super) mod avx2 {
     pub(super) unsafe fn project_strips(pos: PosPtr, strips: &mut [DistanceBatch], inv_h2: f32, first: bool) {
         let inv_h2 = _mm256_set1_ps(inv_h2);
         for pair in strips.chunks_mut(2) {
-            let mut in_flight: Vec<Strip> = pair.iter_mut().map(|b| Strip::new(b)).collect();
-            let tiles = in_flight[0].columns.div_ceil(8);
-            for strip in &mut in_flight {
-                strip.load(pos, 0);
+            match pair {
+                [a, b] => solve_side_by_side(pos, &mut [Strip::new(a, inv_h2, first), Strip::new(b, inv_h2, first)]),
+                [a] => solve_side_by_side(pos, &mut [Strip::new(a, inv_h2, first)]),
+                _ => {}
             }
-            for t in 0..tiles {
-                for strip in &mut in_flight {
-                    strip.load(pos, t + 1);
-                }
-                for strip in &mut in_flight {
-                    strip.solve_tile(pos, t, inv_h2, first);
-                }
-                for strip in &in_flight {
-                    strip.store(pos, t);
-                }
+        }
+    }
+
+    /// Runs strips of equal length tile by tile, their steps interleaved.
+    #[inline(always)]
+    unsafe fn solve_side_by_side(pos: PosPtr, in_flight: &mut [Strip]) {
+        for strip in in_flight.iter_mut() {
+            strip.load(pos, 0);
+        }
+        for t in 0..in_flight[0].columns.div_ceil(8) {
+            for strip in in_flight.iter_mut() {
+                strip.load(pos, t + 1);
+            }
+            for strip in in_flight.iter_mut() {
+                strip.solve_tile(pos, t);
+            }
+            for strip in in_flight.iter() {
+                strip.store(pos, t);
             }
         }
     }
