@@ -5,7 +5,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use drape::headless::{tmp15_cloth, tmp15_params};
-use drape::sim::constraints::distance::{project_with, DistanceBatch, Kernel, PosW, SubstepConstants};
+use drape::sim::constraints::distance::{project_with, DistanceBatch, DistanceItem, Kernel, PosW, SubstepConstants};
 use drape::sim::constraints::hinge::{self, HingeBatch, HingeItem};
 use drape::sim::constraints::{bend, distance};
 use drape::sim::particles::Positions;
@@ -35,13 +35,13 @@ fn grid_batch(n: u32, runs: bool) -> (Vec<PosW>, DistanceBatch) {
             .collect()
     };
     for (a, b) in edges {
-        batch.a.push(a);
-        batch.b.push(b);
-        batch.rest.push(0.0101);
-        batch.compliance.push(1e-4);
-        batch.lambda.push(0.0);
-        batch.kind.push(EdgeKind::Stretch);
-        batch.id.push(batch.id.len() as u32);
+        let item = DistanceItem {
+            ends: [a, b],
+            rest: 0.0101,
+            compliance: 1e-4,
+            kind: EdgeKind::Stretch,
+        };
+        batch.push_item(batch.id.len() as u32, item);
     }
     (pos, batch)
 }

@@ -48,6 +48,10 @@ pub struct DistanceBatch {
     pub kind: Vec<EdgeKind>,
     /// Model id of each slot.
     pub id: Vec<u32>,
+    /// True while every slot j joins particles a[0] + j and b[0] + j (a level along a row of
+    /// a grid): the AVX2 kernel then reads no indices. Kept by `push` and `swap_remove`, so
+    /// `a` and `b` must change only through them.
+    contiguous: bool,
 }
 
 impl Batch for DistanceBatch {
@@ -58,6 +62,11 @@ impl Batch for DistanceBatch {
     }
 
     fn push(&mut self, id: u32, item: DistanceItem) {
+        let [a, b] = item.ends;
+        self.contiguous = match (self.a.last(), self.b.last()) {
+            (Some(&last_a), Some(&last_b)) => self.contiguous && last_a.checked_add(1) == Some(a) && last_b.checked_add(1) == Some(b),
+            _ => true,
+        };
         self.a.push(item.ends[0]);
         self.b.push(item.ends[1]);
         self.rest.push(item.rest);
@@ -68,6 +77,8 @@ impl Batch for DistanceBatch {
     }
 
     fn swap_remove(&mut self, index: usize) -> Option<u32> {
+        // Dropping the last slot keeps a contiguous batch contiguous; moving it does not.
+        self.contiguous &= index + 1 == self.a.len();
         self.a.swap_remove(index);
         self.b.swap_remove(index);
         self.rest.swap_remove(index);
@@ -99,6 +110,19 @@ impl Batch for DistanceBatch {
 
     fn len(&self) -> usize {
         self.id.len()
+    }
+}
+
+impl DistanceBatch {
+    /// Appends a constraint with model id `id` (what the scheduler does; benches build batches
+    /// with it).
+    pub fn push_item(&mut self, id: u32, item: DistanceItem) {
+        Batch::push(self, id, item);
+    }
+
+    /// Whether slot j joins particles a[0] + j and b[0] + j for every j.
+    pub fn is_contiguous(&self) -> bool {
+        self.contiguous
     }
 }
 
@@ -331,17 +355,23 @@ pub(super) mod avx2 {
     #[derive(Clone, Copy)]
     struct PartialRun {
         first: usize,
+        /// Lanes in use (< 8), and as a mask.
+        count: usize,
         mask: __m256i,
     }
 
     impl PartialRun {
-        /// The first `count` (≤ 8) lanes of `idx`, if they are consecutive indices.
+        /// The lanes of `mask` at `idx` (the others are not read), if they are consecutive
+        /// indices.
         #[inline(always)]
-        unsafe fn at(idx: &[u32; 8], count: usize) -> Option<Self> {
-            let consecutive = (1..count).all(|k| idx[k] == idx[0] + k as u32);
-            let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(count as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-            consecutive.then(|| PartialRun {
-                first: idx[0] as usize,
+        unsafe fn at(idx: *const u32, count: usize, mask: __m256i) -> Option<Self> {
+            let lanes = _mm256_maskload_epi32(idx as *const i32, mask);
+            let offsets = _mm256_sub_epi32(lanes, _mm256_set1_epi32(*idx as i32));
+            let run = _mm256_cmpeq_epi32(offsets, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            let run_or_spare = _mm256_or_si256(run, _mm256_xor_si256(mask, _mm256_set1_epi32(-1)));
+            (_mm256_movemask_ps(_mm256_castsi256_ps(run_or_spare)) == 0xFF).then_some(PartialRun {
+                first: *idx as usize,
+                count,
                 mask,
             })
         }
@@ -361,9 +391,28 @@ pub(super) mod avx2 {
 
         #[inline(always)]
         unsafe fn store(self, pos: PosPtr, [x, y, z, _]: Lanes8) {
-            _mm256_maskstore_ps(pos.x.add(self.first), self.mask, x);
-            _mm256_maskstore_ps(pos.y.add(self.first), self.mask, y);
-            _mm256_maskstore_ps(pos.z.add(self.first), self.mask, z);
+            store_first(pos.x.add(self.first), x, self.count);
+            store_first(pos.y.add(self.first), y, self.count);
+            store_first(pos.z.add(self.first), z, self.count);
+        }
+    }
+
+    /// Stores the first `count` (< 8) lanes of `v` at `to`: four, two and one at a time, as
+    /// the bits of `count` say (masked stores are microcoded and slow on AMD).
+    #[inline(always)]
+    unsafe fn store_first(to: *mut f32, v: __m256, count: usize) {
+        let (mut to, mut left) = (to, count);
+        let mut part = _mm256_castps256_ps128(v);
+        if left >= 4 {
+            _mm_storeu_ps(to, part);
+            (part, to, left) = (_mm256_extractf128_ps::<1>(v), to.add(4), left - 4);
+        }
+        if left >= 2 {
+            _mm_store_sd(to as *mut f64, _mm_castps_pd(part));
+            (part, to, left) = (_mm_movehl_ps(part, part), to.add(2), left - 2);
+        }
+        if left == 1 {
+            _mm_store_ss(to, part);
         }
     }
 
@@ -405,7 +454,7 @@ pub(super) mod avx2 {
         }
     }
 
-    /// Per-batch inputs of [`project8`].
+    /// Per-batch inputs of [`project8`]: the metadata arrays of a batch.
     #[derive(Clone, Copy)]
     struct Lanes {
         rest: *const f32,
@@ -415,27 +464,84 @@ pub(super) mod avx2 {
         first: bool,
     }
 
-    /// Projects the eight constraints at slot `j` between the particles `a` and `b`.
+    /// One vector's rest lengths, compliances and λ before the projection.
+    #[derive(Clone, Copy)]
+    struct Meta {
+        rest: __m256,
+        compliance: __m256,
+        old_lambda: __m256,
+    }
+
+    impl Lanes {
+        #[inline(always)]
+        fn of(batch: &mut DistanceBatch, inv_h2: __m256, first: bool) -> Self {
+            Lanes {
+                rest: batch.rest.as_ptr(),
+                compliance: batch.compliance.as_ptr(),
+                lambda: batch.lambda.as_mut_ptr(),
+                inv_h2,
+                first,
+            }
+        }
+
+        /// Slots j..j + 8 (on the first sweep of a substep λ is taken as 0).
+        #[inline(always)]
+        unsafe fn load(&self, j: usize) -> Meta {
+            Meta {
+                rest: _mm256_loadu_ps(self.rest.add(j)),
+                compliance: _mm256_loadu_ps(self.compliance.add(j)),
+                old_lambda: if self.first {
+                    _mm256_setzero_ps()
+                } else {
+                    _mm256_loadu_ps(self.lambda.add(j))
+                },
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn store(&self, j: usize, lambda: __m256) {
+            _mm256_storeu_ps(self.lambda.add(j), lambda);
+        }
+
+        /// The slots of `mask` from j on; the other lanes read as 0 (and so are degenerate).
+        #[inline(always)]
+        unsafe fn load_masked(&self, j: usize, mask: __m256i) -> Meta {
+            Meta {
+                rest: _mm256_maskload_ps(self.rest.add(j), mask),
+                compliance: _mm256_maskload_ps(self.compliance.add(j), mask),
+                old_lambda: if self.first {
+                    _mm256_setzero_ps()
+                } else {
+                    _mm256_maskload_ps(self.lambda.add(j), mask)
+                },
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn store_first(&self, j: usize, count: usize, lambda: __m256) {
+            store_first(self.lambda.add(j), lambda, count);
+        }
+    }
+
+    /// Projects eight constraints between the particles `a` and `b`; returns their new λ.
     /// The operations of `project_one`, in its order: see there.
     #[inline(always)]
-    unsafe fn project8(pos: PosPtr, l: &Lanes, j: usize, a: impl Ends, b: impl Ends) {
+    unsafe fn project8(pos: PosPtr, inv_h2: __m256, m: Meta, a: impl Ends, b: impl Ends) -> __m256 {
         let [xa, ya, za, wa] = a.load(pos);
         let [xb, yb, zb, wb] = b.load(pos);
         let zero = _mm256_setzero_ps();
         let (dx, dy, dz) = (_mm256_sub_ps(xa, xb), _mm256_sub_ps(ya, yb), _mm256_sub_ps(za, zb));
         let len2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
         let len = _mm256_sqrt_ps(len2);
-        let alpha_tilde = _mm256_mul_ps(_mm256_loadu_ps(l.compliance.add(j)), l.inv_h2);
+        let alpha_tilde = _mm256_mul_ps(m.compliance, inv_h2);
         let denom = _mm256_add_ps(_mm256_add_ps(wa, wb), alpha_tilde);
-        let old = if l.first { zero } else { _mm256_loadu_ps(l.lambda.add(j)) };
-        let num = _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(l.rest.add(j)), len), _mm256_mul_ps(alpha_tilde, old));
+        let num = _mm256_sub_ps(_mm256_sub_ps(m.rest, len), _mm256_mul_ps(alpha_tilde, m.old_lambda));
         let valid = _mm256_and_ps(
             _mm256_cmp_ps::<_CMP_GT_OQ>(len, _mm256_set1_ps(MIN_LENGTH)),
             _mm256_cmp_ps::<_CMP_GT_OQ>(denom, zero),
         );
         // Degenerate lanes may compute inf or NaN here; the mask turns their f into exactly 0.
         let f = _mm256_and_ps(_mm256_div_ps(num, _mm256_mul_ps(denom, len)), valid);
-        _mm256_storeu_ps(l.lambda.add(j), _mm256_add_ps(old, _mm256_mul_ps(f, len)));
         let (fa, fb) = (_mm256_mul_ps(wa, f), _mm256_mul_ps(wb, f));
         let moved_a = [
             _mm256_add_ps(xa, _mm256_mul_ps(fa, dx)),
@@ -451,6 +557,13 @@ pub(super) mod avx2 {
         ];
         a.store(pos, moved_a);
         b.store(pos, moved_b);
+        _mm256_add_ps(m.old_lambda, _mm256_mul_ps(f, len))
+    }
+
+    /// [`project8`] on slots j..j + 8 of `lanes`, storing λ.
+    #[inline(always)]
+    unsafe fn project_slots(pos: PosPtr, lanes: &Lanes, j: usize, a: impl Ends, b: impl Ends) {
+        lanes.store(j, project8(pos, lanes.inv_h2, lanes.load(j), a, b));
     }
 
     /// [`project_batch`] on one batch.
@@ -474,26 +587,29 @@ pub(super) mod avx2 {
     }
 
     /// Eight constraints per vector where a vector's endpoints are eight consecutive particles
-    /// (a row of a grid): plain loads and stores. Other vectors run as eight scalar projections
-    /// (same operations, same rounding).
+    /// (a row of a grid): plain loads and stores. A contiguous batch reads no indices at all.
+    /// Other vectors run as eight scalar projections (same operations, same rounding).
     #[inline(always)]
     unsafe fn project_batch(pos: PosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) {
         let n = batch.id.len();
         let full = n - n % 8;
-        let lanes = Lanes {
-            rest: batch.rest.as_ptr(),
-            compliance: batch.compliance.as_ptr(),
-            lambda: batch.lambda.as_mut_ptr(),
-            inv_h2: _mm256_set1_ps(inv_h2),
-            first,
-        };
-        let (a, b) = (batch.a.as_ptr(), batch.b.as_ptr());
-        for j in (0..full).step_by(8) {
-            let (ia, ib) = (a.add(j), b.add(j));
-            match (Run::at(ia), Run::at(ib)) {
-                (Some(ra), Some(rb)) => project8(pos, &lanes, j, ra, rb),
-                // Gathers cost more than eight scalar projections on this class of CPU (Zen).
-                _ => (j..j + 8).for_each(|slot| project_one(pos, batch, slot, inv_h2, first)),
+        if n == 0 {
+            return;
+        }
+        let lanes = Lanes::of(batch, _mm256_set1_ps(inv_h2), first);
+        if batch.contiguous {
+            let (a, b) = (batch.a[0] as usize, batch.b[0] as usize);
+            for j in (0..full).step_by(8) {
+                project_slots(pos, &lanes, j, Run(a + j), Run(b + j));
+            }
+        } else {
+            let (a, b) = (batch.a.as_ptr(), batch.b.as_ptr());
+            for j in (0..full).step_by(8) {
+                match (Run::at(a.add(j)), Run::at(b.add(j))) {
+                    (Some(ra), Some(rb)) => project_slots(pos, &lanes, j, ra, rb),
+                    // Gathers cost more than eight scalar projections on this class of CPU (Zen).
+                    _ => (j..j + 8).for_each(|slot| project_one(pos, batch, slot, inv_h2, first)),
+                }
             }
         }
         if full < n {
@@ -507,21 +623,23 @@ pub(super) mod avx2 {
     #[inline(always)]
     unsafe fn project_remainder(pos: PosPtr, batch: &mut DistanceBatch, full: usize, inv_h2: f32, lanes: &Lanes) {
         let count = batch.id.len() - full;
-        let padded = |v: &[f32]| std::array::from_fn::<f32, 8, _>(|k| if k < count { v[full + k] } else { 0.0 });
-        let index = |v: &[u32]| std::array::from_fn::<u32, 8, _>(|k| if k < count { v[full + k] } else { 0 });
-        let (a, b) = (index(&batch.a), index(&batch.b));
-        let (Some(ra), Some(rb)) = (PartialRun::at(&a, count), PartialRun::at(&b, count)) else {
+        let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(count as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        let (a, b) = (batch.a.as_ptr().add(full), batch.b.as_ptr().add(full));
+        let ends = if batch.contiguous {
+            let run = |first: u32| PartialRun {
+                first: first as usize,
+                count,
+                mask,
+            };
+            Some((run(*a), run(*b)))
+        } else {
+            PartialRun::at(a, count, mask).zip(PartialRun::at(b, count, mask))
+        };
+        let Some((ra, rb)) = ends else {
             return (full..full + count).for_each(|slot| project_one(pos, batch, slot, inv_h2, lanes.first));
         };
-        let (rest, compliance, mut lambda) = (padded(&batch.rest), padded(&batch.compliance), padded(&batch.lambda));
-        let spare = Lanes {
-            rest: rest.as_ptr(),
-            compliance: compliance.as_ptr(),
-            lambda: lambda.as_mut_ptr(),
-            ..*lanes
-        };
-        project8(pos, &spare, 0, ra, rb);
-        batch.lambda[full..].copy_from_slice(&lambda[..count]);
+        let lambda = project8(pos, lanes.inv_h2, lanes.load_masked(full, mask), ra, rb);
+        lanes.store_first(full, count, lambda);
     }
 
     /// A column of a strip held in a buffer: the x, y, z, w vectors of eight lanes.
@@ -590,13 +708,7 @@ pub(super) mod avx2 {
                 steps,
                 offset,
                 columns: steps + offset,
-                lanes: Lanes {
-                    rest: batch.rest.as_ptr(),
-                    compliance: batch.compliance.as_ptr(),
-                    lambda: batch.lambda.as_mut_ptr(),
-                    inv_h2,
-                    first,
-                },
+                lanes: Lanes::of(batch, inv_h2, first),
                 window: [[_mm256_setzero_ps(); 4]; 16],
             }
         }
@@ -642,54 +754,73 @@ pub(super) mod avx2 {
                 for (k, &row) in rows.iter().enumerate() {
                     match mask {
                         None => _mm256_storeu_ps(p.add(self.first[k] + 8 * t), row),
-                        Some(mask) => _mm256_maskstore_ps(p.add(self.first[k] + 8 * t), mask, row),
+                        Some(_) => store_first(p.add(self.first[k] + 8 * t), row, self.columns - 8 * t),
                     }
                 }
             }
         }
 
-        /// Solves the steps whose first end lies in tile `t`.
+        /// Solves step `s` (slots 8s..8s + 8), whose columns are in the ring.
         #[inline(always)]
-        unsafe fn solve_tile(&mut self, pos: PosPtr, t: usize) {
+        unsafe fn solve_step(&mut self, pos: PosPtr, s: usize) {
             let window = self.window.as_mut_ptr();
-            for s in 8 * t..self.steps.min(8 * t + 8) {
-                let (a, b) = (Column(window.add(s % 16)), Column(window.add((s + self.offset) % 16)));
-                project8(pos, &self.lanes, 8 * s, a, b);
-            }
+            let (a, b) = (Column(window.add(s % 16)), Column(window.add((s + self.offset) % 16)));
+            project_slots(pos, &self.lanes, 8 * s, a, b);
         }
     }
 
-    /// Strips two at a time: per tile of eight columns, load (eight row segments per lane,
-    /// transposed), solve the tile's steps of both strips interleaved (their latency chains
-    /// overlap), store. A step's second end lies at most eight columns further, in the next
-    /// tile, which is loaded before.
+    /// Strips four at a time: per tile of eight columns, load (eight row segments per lane,
+    /// transposed), solve the tile's steps with the strips interleaved step by step (each
+    /// strip is a chain of dependent steps; four chains keep the divider busy), store. A step's
+    /// second end lies at most eight columns further, in the next tile, which is loaded before.
     ///
     /// # Safety
     /// As [`super::project_group`]; the CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn project_strips(pos: PosPtr, strips: &mut [DistanceBatch], inv_h2: f32, first: bool) {
         let inv_h2 = _mm256_set1_ps(inv_h2);
-        for pair in strips.chunks_mut(2) {
-            match pair {
-                [a, b] => solve_side_by_side(pos, &mut [Strip::new(a, inv_h2, first), Strip::new(b, inv_h2, first)]),
-                [a] => solve_side_by_side(pos, &mut [Strip::new(a, inv_h2, first)]),
+        // (No closure for `Strip::new`: a closure would not inherit AVX2.)
+        for chunk in strips.chunks_mut(4) {
+            match chunk {
+                [a, b, c, d] => solve_side_by_side(
+                    pos,
+                    [
+                        Strip::new(a, inv_h2, first),
+                        Strip::new(b, inv_h2, first),
+                        Strip::new(c, inv_h2, first),
+                        Strip::new(d, inv_h2, first),
+                    ],
+                ),
+                [a, b, c] => solve_side_by_side(
+                    pos,
+                    [
+                        Strip::new(a, inv_h2, first),
+                        Strip::new(b, inv_h2, first),
+                        Strip::new(c, inv_h2, first),
+                    ],
+                ),
+                [a, b] => solve_side_by_side(pos, [Strip::new(a, inv_h2, first), Strip::new(b, inv_h2, first)]),
+                [a] => solve_side_by_side(pos, [Strip::new(a, inv_h2, first)]),
                 _ => {}
             }
         }
     }
 
-    /// Runs strips of equal length tile by tile, their steps interleaved.
+    /// Runs `N` strips of equal length tile by tile, their steps interleaved.
     #[inline(always)]
-    unsafe fn solve_side_by_side(pos: PosPtr, in_flight: &mut [Strip]) {
+    unsafe fn solve_side_by_side<const N: usize>(pos: PosPtr, mut in_flight: [Strip; N]) {
         for strip in in_flight.iter_mut() {
             strip.load(pos, 0);
         }
-        for t in 0..in_flight[0].columns.div_ceil(8) {
+        let (steps, columns) = (in_flight[0].steps, in_flight[0].columns);
+        for t in 0..columns.div_ceil(8) {
             for strip in in_flight.iter_mut() {
                 strip.load(pos, t + 1);
             }
-            for strip in in_flight.iter_mut() {
-                strip.solve_tile(pos, t);
+            for s in 8 * t..steps.min(8 * t + 8) {
+                for strip in in_flight.iter_mut() {
+                    strip.solve_step(pos, s);
+                }
             }
             for strip in in_flight.iter() {
                 strip.store(pos, t);

@@ -510,36 +510,54 @@ fn is_strided<B: Batch>(group: &Group<B>) -> bool {
     strided * 3 > pairs
 }
 
-/// Level-schedules the constraints `items` (model ids `ids`) in order into one group: the k-th constraint goes to the lowest level
-/// not below `earliest(k)`, after every earlier constraint sharing a particle, and not below
-/// the previous constraint's level when it continues that constraint's run (each particle one
-/// further: the next edge along a row). The last rule keeps a row of edges in one level even
-/// where its first edge is free earlier (a diagonal starting mid-sheet), so levels stay
-/// contiguous runs; any level assignment that respects shared particles is the same sweep.
+/// Level-schedules the constraints `items` (model ids `ids`) in order into one group, a run at
+/// a time (see [`run_end`]: consecutive constraints each one particle further, such as the
+/// edges along a row). A run goes to the lowest level not below `earliest` of its members and
+/// after every earlier constraint sharing a particle with any of them. Placing whole runs keeps
+/// a row of edges in one level even where its later edges would be free earlier (the diagonals
+/// of a sheet's lower half each start at a different row), so levels stay contiguous runs; any
+/// level assignment that respects shared particles is the same sweep.
 /// `scratch` (one entry per particle, all zero) holds 1 + the last level on each particle and
 /// is left zeroed.
 fn level_schedule<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32], earliest: impl Fn(usize) -> u32) -> Group<B> {
     let mut group = Group::default();
-    let mut previous: Option<(&[u32], u32)> = None;
-    for (k, &id) in ids.iter().enumerate() {
-        let item = &items[k];
-        let particles = B::particles(item);
-        let continues =
-            |(before, _): &(&[u32], u32)| before.len() == particles.len() && before.iter().zip(particles).all(|(p, q)| p + 1 == *q);
-        let run_level = previous.filter(continues).map_or(0, |(_, level)| level);
-        let level = particles
-            .iter()
-            .map(|&p| scratch[p as usize])
-            .fold(earliest(k).max(run_level), u32::max);
-        particles.iter().for_each(|&p| scratch[p as usize] = level + 1);
+    let mut start = 0;
+    while start < items.len() {
+        let run = start..run_end::<B>(items, start);
+        let touched = || run.clone().flat_map(|k| B::particles(&items[k]));
+        let floor = run.clone().map(&earliest).max().unwrap_or(0);
+        let level = touched().map(|&p| scratch[p as usize]).fold(floor, u32::max);
+        touched().for_each(|&p| scratch[p as usize] = level + 1);
         if group.batches.len() <= level as usize {
             group.batches.resize_with(level as usize + 1, B::default);
         }
-        group.batches[level as usize].push(id, *item);
-        previous = Some((particles, level));
+        run.clone().for_each(|k| group.batches[level as usize].push(ids[k], items[k]));
+        start = run.end;
     }
     items.iter().flat_map(B::particles).for_each(|&p| scratch[p as usize] = 0);
     group
+}
+
+/// End (exclusive) of the run of constraints starting at `start`: each next constraint touches
+/// the previous one's particles one further. Member i then touches first + i, so two members
+/// would share a particle once the run is as long as two of the first's particles are apart;
+/// the run stops before that.
+fn run_end<B: Batch>(items: &[B::Item], start: usize) -> usize {
+    let first = B::particles(&items[start]);
+    let closest = first
+        .iter()
+        .flat_map(|&p| first.iter().filter(move |&&q| q > p).map(move |&q| (q - p) as usize))
+        .min()
+        .unwrap_or(usize::MAX);
+    let continues = |k: usize| {
+        let (before, next) = (B::particles(&items[k - 1]), B::particles(&items[k]));
+        before.len() == next.len() && before.iter().zip(next).all(|(p, q)| p + 1 == *q)
+    };
+    let mut end = start + 1;
+    while end < items.len() && end - start < closest && continues(end) {
+        end += 1;
+    }
+    end
 }
 
 #[cfg(test)]
