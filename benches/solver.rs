@@ -8,7 +8,7 @@ use drape::headless::{tmp15_cloth, tmp15_params};
 use drape::sim::constraints::distance::{project_with, DistanceBatch, DistanceItem, Kernel, PosW, SubstepConstants};
 use drape::sim::constraints::hinge::{self, HingeBatch, HingeItem};
 use drape::sim::constraints::{bend, distance};
-use drape::sim::particles::Positions;
+use drape::sim::particles::{Positions, Vectors};
 use drape::sim::{EdgeKind, Material};
 
 const K: SubstepConstants = SubstepConstants {
@@ -54,16 +54,18 @@ fn distance_kernels(c: &mut Criterion) {
             group.throughput(Throughput::Elements(batch.id.len() as u64));
             for kernel in [Kernel::Scalar, Kernel::detect()] {
                 let (mut p, mut b) = (Positions::from(pos.as_slice()), batch.clone());
+                let prev = Vectors::from(pos.as_slice());
                 group.bench_with_input(BenchmarkId::new(format!("{name}/{kernel:?}"), n), &n, |bench, _| {
-                    bench.iter(|| project_with(kernel, &mut p, &pos, &mut b, K, true))
+                    bench.iter(|| project_with(kernel, &mut p, &prev, &mut b, K, true))
                 });
             }
         }
     }
     let (pos, batch) = grid_batch(256, true);
     let (mut p, mut b) = (Positions::from(pos.as_slice()), batch);
+    let prev = Vectors::from(pos.as_slice());
     group.bench_function("runs/auto/256", |bench| {
-        bench.iter(|| distance::project(&mut p, &pos, &mut b, K, true))
+        bench.iter(|| distance::project(&mut p, &prev, &mut b, K, true))
     });
     group.finish();
 }
@@ -102,8 +104,9 @@ fn hinge_kernel(c: &mut Criterion) {
     group.throughput(Throughput::Elements(batch.items.len() as u64));
     for kernel in [Kernel::Scalar, Kernel::detect()] {
         let mut p = Positions::from(pos.as_slice());
+        let prev = Vectors::from(pos.as_slice());
         group.bench_function(format!("{kernel:?}"), |bench| {
-            bench.iter(|| hinge::project_with(kernel, &mut p, &pos, &mut batch, K, true))
+            bench.iter(|| hinge::project_with(kernel, &mut p, &prev, &mut batch, K, true))
         });
     }
     group.finish();

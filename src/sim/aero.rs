@@ -41,13 +41,13 @@ impl Cloth {
                 continue; // degenerate triangle: no area, no force
             }
             let n = cross / twice_area;
-            let relative = wind - (p.vel[a] + p.vel[b] + p.vel[c]) / 3.0;
+            let relative = wind - (p.vel.get(a) + p.vel.get(b) + p.vel.get(c)) / 3.0;
             let normal_speed = relative.dot(n);
             // ½ρ C_d A (u·n)|u·n| n · h / 3 with A = |cross| / 2.
             let impulse = n * (scale * 0.5 * twice_area * normal_speed * normal_speed.abs());
             for i in [a, b, c] {
                 let gain = (impulse * p.inverse_mass(i)).clamp_length_max(normal_speed.abs());
-                p.vel[i] += gain;
+                p.vel.set(i, p.vel.get(i) + gain);
             }
         }
     }

@@ -203,8 +203,8 @@ impl Cloth {
         debug_assert_eq!(bounds, self.hinges.bounds());
         let frame = Frame {
             pos: p.pos.raw(),
-            prev: p.prev.as_mut_ptr(),
-            vel: p.vel.as_mut_ptr(),
+            prev: p.prev.raw(),
+            vel: p.vel.raw(),
             particles: p.len(),
             distance_phases: self.distances.phase_count(),
             distances: self.distances.groups_mut().as_mut_ptr(),
@@ -266,7 +266,7 @@ impl Cloth {
     pub fn release(&mut self, throw: Option<Vec3>) {
         let Some(g) = self.grab.take() else { return };
         if let Some(v) = throw.filter(|v| v.is_finite()) {
-            self.particles.vel[g.particle as usize] = v;
+            self.particles.vel.set(g.particle as usize, v);
         }
         self.update_inverse_masses();
     }
@@ -284,7 +284,7 @@ impl Cloth {
         if i < self.particles.len() {
             self.particles.pinned[i] = pinned;
             if pinned {
-                self.particles.vel[i] = Vec3::ZERO;
+                self.particles.vel.set(i, Vec3::ZERO);
             }
             self.update_inverse_masses();
         }
@@ -308,7 +308,7 @@ impl Cloth {
         super::error::check_finite_vec("position", position)?;
         super::error::check_finite_vec("velocity", velocity)?;
         self.particles.set_position(i as usize, position);
-        self.particles.vel[i as usize] = velocity;
+        self.particles.vel.set(i as usize, velocity);
         Ok(())
     }
 

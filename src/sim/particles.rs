@@ -3,7 +3,9 @@
 //! Positions and inverse masses are four arrays (x, y, z, w): eight consecutive particles are
 //! one 32-byte load per coordinate, so a batch of constraints between consecutive particles (a
 //! row of a grid) is projected with plain vector loads and stores, no shuffles. The other
-//! quantities live in their own arrays and are touched only by the per-particle passes.
+//! quantities live in their own arrays and are touched only by the per-particle passes; the
+//! substep start positions and velocities are three arrays each ([`Vectors`]), so those passes
+//! run eight particles per vector too.
 
 use glam::Vec3;
 
@@ -14,10 +16,10 @@ use super::constraints::distance::PosW;
 pub struct Particles {
     /// Position (m) and inverse mass (1/kg; 0 while pinned or held).
     pub(crate) pos: Positions,
-    /// Position at the start of the current substep (m); w unused.
-    pub(crate) prev: Vec<PosW>,
+    /// Position at the start of the current substep (m).
+    pub(crate) prev: Vectors,
     /// Velocity in m/s.
-    pub(crate) vel: Vec<Vec3>,
+    pub(crate) vel: Vectors,
     /// Area lumped to the particle (m²); mass = area · ρ_A + point mass.
     pub(crate) area: Vec<f32>,
     /// Extra mass in kg.
@@ -44,7 +46,7 @@ impl Particles {
 
     /// Velocity of particle `i` in m/s.
     pub fn velocity(&self, i: usize) -> Vec3 {
-        self.vel[i]
+        self.vel.get(i)
     }
 
     /// Inverse mass of particle `i` as the solver uses it (0 when pinned or held).
@@ -74,7 +76,7 @@ impl Particles {
     /// Appends a particle (used by tearing when a vertex is split).
     pub(crate) fn push(&mut self, pos: Vec3, inv_mass: f32, vel: Vec3, area: f32, point_mass: f32, pinned: bool) -> u32 {
         self.pos.push([pos.x, pos.y, pos.z, inv_mass]);
-        self.prev.push([pos.x, pos.y, pos.z, 0.0]);
+        self.prev.push(pos);
         self.vel.push(vel);
         self.area.push(area);
         self.point_mass.push(point_mass);
@@ -176,5 +178,105 @@ impl PosPtr {
     #[inline(always)]
     pub unsafe fn set_xyz(self, i: usize, [x, y, z]: [f32; 3]) {
         (*self.x.add(i), *self.y.add(i), *self.z.add(i)) = (x, y, z);
+    }
+}
+
+/// Three-component vectors (start positions, velocities) as three arrays.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Vectors {
+    pub(crate) x: Vec<f32>,
+    pub(crate) y: Vec<f32>,
+    pub(crate) z: Vec<f32>,
+}
+
+impl Vectors {
+    /// Number of vectors.
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.x.is_empty()
+    }
+
+    /// Vector `i`.
+    pub fn get(&self, i: usize) -> Vec3 {
+        Vec3::new(self.x[i], self.y[i], self.z[i])
+    }
+
+    /// Sets vector `i`.
+    pub fn set(&mut self, i: usize, v: Vec3) {
+        (self.x[i], self.y[i], self.z[i]) = (v.x, v.y, v.z);
+    }
+
+    /// Appends a vector.
+    pub fn push(&mut self, v: Vec3) {
+        self.x.push(v.x);
+        self.y.push(v.y);
+        self.z.push(v.z);
+    }
+
+    /// The arrays as raw pointers for reading only (constraint damping reads the start
+    /// positions through these).
+    pub(crate) fn read_only(&self) -> VecPtr {
+        VecPtr {
+            x: self.x.as_ptr().cast_mut(),
+            y: self.y.as_ptr().cast_mut(),
+            z: self.z.as_ptr().cast_mut(),
+        }
+    }
+
+    /// The arrays as raw pointers, for the solver's threads.
+    pub(crate) fn raw(&mut self) -> VecPtr {
+        VecPtr {
+            x: self.x.as_mut_ptr(),
+            y: self.y.as_mut_ptr(),
+            z: self.z.as_mut_ptr(),
+        }
+    }
+}
+
+/// The xyz parts of packed particles (tests and benches start from those).
+impl From<&[PosW]> for Vectors {
+    fn from(particles: &[PosW]) -> Self {
+        let mut vectors = Self::default();
+        particles.iter().for_each(|&p| vectors.push(xyz(p)));
+        vectors
+    }
+}
+
+/// Raw pointers to the three arrays of [`Vectors`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VecPtr {
+    pub x: *mut f32,
+    pub y: *mut f32,
+    pub z: *mut f32,
+}
+
+impl VecPtr {
+    /// For calls on paths that never read the vectors (undamped constraints).
+    pub const UNREAD: VecPtr = VecPtr {
+        x: std::ptr::null_mut(),
+        y: std::ptr::null_mut(),
+        z: std::ptr::null_mut(),
+    };
+
+    /// Vector `i`.
+    ///
+    /// # Safety
+    /// `i` in bounds, no other thread writing vector `i`.
+    #[inline(always)]
+    pub unsafe fn get(self, i: usize) -> Vec3 {
+        Vec3::new(*self.x.add(i), *self.y.add(i), *self.z.add(i))
+    }
+
+    /// Sets vector `i`.
+    ///
+    /// # Safety
+    /// As [`Self::get`], and no other thread reading vector `i`.
+    #[inline(always)]
+    pub unsafe fn set(self, i: usize, v: Vec3) {
+        (*self.x.add(i), *self.y.add(i), *self.z.add(i)) = (v.x, v.y, v.z);
     }
 }

@@ -18,11 +18,11 @@ use std::ops::Range;
 use glam::Vec3;
 
 use super::collision::{project_contact, Collider, ContactSettings};
-use super::constraints::distance::{self, DistanceBatch, Kernel, PosW, SubstepConstants};
+use super::constraints::distance::{self, DistanceBatch, Kernel, SubstepConstants};
 use super::constraints::hinge::{self, HingeBatch};
 use super::constraints::{Group, PARTS};
 use super::parallel::SpinBarrier;
-use super::particles::{xyz, PosPtr};
+use super::particles::{xyz, PosPtr, VecPtr};
 
 /// Everything the substep loop needs besides the state.
 #[derive(Debug, Clone, Copy)]
@@ -46,8 +46,8 @@ pub(crate) struct FrameSettings {
 /// The state of one frame as raw pointers, so two threads can work on disjoint parts.
 pub(crate) struct Frame<'a> {
     pub pos: PosPtr,
-    pub prev: *mut PosW,
-    pub vel: *mut Vec3,
+    pub prev: VecPtr,
+    pub vel: VecPtr,
     pub particles: usize,
     /// Phase parts (`phase * PARTS + part`), then the tail group.
     pub distances: *mut Group<DistanceBatch>,
@@ -139,30 +139,42 @@ impl Frame<'_> {
     /// save a pass over the particles), remember positions, apply gravity and air damping,
     /// move free particles by h·v and the held particle to its interpolated target.
     unsafe fn advance(&self, range: Range<usize>, held: Option<(usize, Vec3)>, finish: bool) {
-        let s = &self.settings;
-        for i in range.clone() {
-            let (pos, prev, vel) = (self.pos.get(i), &mut *self.prev.add(i), &mut *self.vel.add(i));
-            let v = if finish { self.velocity(pos, *prev) } else { *vel };
-            *prev = pos;
-            // Selects rather than a branch, so the loop stays branch-free.
-            let free = pos[3] > 0.0;
-            // Air damping acts on the velocity carried in, not on this substep's gravity, so the
-            // resting sag does not depend on the air damping.
-            let moved = v * s.air + s.gravity * s.h;
-            let v = if free { moved } else { v };
-            let step = if free { v * s.h } else { Vec3::ZERO };
-            self.pos.set_xyz(i, [pos[0] + step.x, pos[1] + step.y, pos[2] + step.z]);
-            *vel = v;
+        let mut scalar_from = range.start;
+        #[cfg(target_arch = "x86_64")]
+        if self.kernel == Kernel::Avx2 {
+            scalar_from = avx2::advance(self, range.clone(), finish);
         }
+        (scalar_from..range.end).for_each(|i| self.advance_one(i, finish));
         if let Some((i, target)) = held.filter(|(i, _)| range.contains(i)) {
             self.pos.set_xyz(i, target.to_array());
         }
     }
 
-    /// v = (x − x_prev)/h, clamped to `max_speed` (0 = no clamp). A true division, as the
-    /// straightforward loop writes it, so the two round alike.
-    fn velocity(&self, pos: PosW, prev: PosW) -> Vec3 {
-        let v = (xyz(pos) - xyz(prev)) / self.settings.h;
+    /// [`Self::advance`] for particle `i`. The AVX2 pass evaluates the same operations in the
+    /// same order, so both round alike (and any split of the particles between threads gives
+    /// the same result).
+    #[inline(always)]
+    unsafe fn advance_one(&self, i: usize, finish: bool) {
+        let s = &self.settings;
+        let pos = self.pos.get(i);
+        let v = if finish { self.velocity(i) } else { self.vel.get(i) };
+        self.prev.set(i, xyz(pos));
+        // Selects rather than a branch, so the loop stays branch-free.
+        let free = pos[3] > 0.0;
+        // Air damping acts on the velocity carried in, not on this substep's gravity, so the
+        // resting sag does not depend on the air damping.
+        let moved = v * s.air + s.gravity * s.h;
+        let v = if free { moved } else { v };
+        let step = if free { v * s.h } else { Vec3::ZERO };
+        self.pos.set_xyz(i, [pos[0] + step.x, pos[1] + step.y, pos[2] + step.z]);
+        self.vel.set(i, v);
+    }
+
+    /// v = (x − x_prev)/h of particle `i`, clamped to `max_speed` (0 = no clamp). A true
+    /// division, as the straightforward loop writes it, so the two round alike.
+    #[inline(always)]
+    unsafe fn velocity(&self, i: usize) -> Vec3 {
+        let v = (xyz(self.pos.get(i)) - self.prev.get(i)) / self.settings.h;
         let max_speed = self.settings.max_speed;
         if max_speed > 0.0 {
             v.clamp_length_max(max_speed)
@@ -177,24 +189,123 @@ impl Frame<'_> {
             return;
         }
         for i in range {
-            let (pos, prev) = (self.pos.get(i), &mut *self.prev.add(i));
+            let pos = self.pos.get(i);
             if pos[3] == 0.0 {
                 continue;
             }
-            let (mut x, mut start) = (xyz(pos), xyz(*prev));
+            let (mut x, mut start) = (xyz(pos), self.prev.get(i));
             for collider in self.colliders {
                 project_contact(collider, &mut x, &mut start, self.settings.contact);
             }
             self.pos.set_xyz(i, x.to_array());
-            prev[..3].copy_from_slice(&start.to_array());
+            self.prev.set(i, start);
         }
     }
 
     /// End of the frame: the last substep's velocities.
     unsafe fn update_velocities(&self, range: Range<usize>) {
-        for i in range {
-            *self.vel.add(i) = self.velocity(self.pos.get(i), *self.prev.add(i));
+        let mut scalar_from = range.start;
+        #[cfg(target_arch = "x86_64")]
+        if self.kernel == Kernel::Avx2 {
+            scalar_from = avx2::update_velocities(self, range.clone());
         }
+        (scalar_from..range.end).for_each(|i| self.vel.set(i, self.velocity(i)));
+    }
+}
+
+/// The per-particle passes eight particles at a time, in the scalar passes' operations.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+    use std::ops::Range;
+
+    use super::Frame;
+
+    /// x, y, z of eight particles.
+    type Xyz = [__m256; 3];
+
+    /// Loads three arrays at `i`. (Plain statements throughout this module: a closure would
+    /// not inherit AVX2 and its intrinsics would become calls.)
+    #[inline(always)]
+    unsafe fn load([x, y, z]: [*mut f32; 3], i: usize) -> Xyz {
+        [_mm256_loadu_ps(x.add(i)), _mm256_loadu_ps(y.add(i)), _mm256_loadu_ps(z.add(i))]
+    }
+
+    #[inline(always)]
+    unsafe fn store(arrays: [*mut f32; 3], i: usize, v: Xyz) {
+        for (p, v) in arrays.into_iter().zip(v) {
+            _mm256_storeu_ps(p.add(i), v);
+        }
+    }
+
+    /// [`Frame::velocity`] of particles i..i + 8.
+    #[inline(always)]
+    unsafe fn velocity(frame: &Frame, i: usize) -> Xyz {
+        let pos = [frame.pos.x, frame.pos.y, frame.pos.z];
+        let prev = [frame.prev.x, frame.prev.y, frame.prev.z];
+        let (x, start, h) = (load(pos, i), load(prev, i), _mm256_set1_ps(frame.settings.h));
+        let mut v = [_mm256_setzero_ps(); 3];
+        for c in 0..3 {
+            v[c] = _mm256_div_ps(_mm256_sub_ps(x[c], start[c]), h);
+        }
+        let max_speed = frame.settings.max_speed;
+        if max_speed <= 0.0 {
+            return v;
+        }
+        // glam's clamp_length_max: max · (v / |v|) where |v|² > max².
+        let length_sq = _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(v[0], v[0]), _mm256_mul_ps(v[1], v[1])),
+            _mm256_mul_ps(v[2], v[2]),
+        );
+        let max = _mm256_set1_ps(max_speed);
+        let over = _mm256_cmp_ps::<_CMP_GT_OQ>(length_sq, _mm256_mul_ps(max, max));
+        let length = _mm256_sqrt_ps(length_sq);
+        for c in &mut v {
+            *c = _mm256_blendv_ps(*c, _mm256_mul_ps(max, _mm256_div_ps(*c, length)), over);
+        }
+        v
+    }
+
+    /// [`Frame::advance_one`] for the whole vectors of `range`; returns where the scalar rest
+    /// starts.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn advance(frame: &Frame, range: Range<usize>, finish: bool) -> usize {
+        let s = &frame.settings;
+        let (air, h) = (_mm256_set1_ps(s.air), _mm256_set1_ps(s.h));
+        let g = s.gravity * s.h;
+        let gravity_h = [_mm256_set1_ps(g.x), _mm256_set1_ps(g.y), _mm256_set1_ps(g.z)];
+        let (pos, prev, vel) = (
+            [frame.pos.x, frame.pos.y, frame.pos.z],
+            [frame.prev.x, frame.prev.y, frame.prev.z],
+            [frame.vel.x, frame.vel.y, frame.vel.z],
+        );
+        let end = range.start + range.len() / 8 * 8;
+        for i in (range.start..end).step_by(8) {
+            let mut v = if finish { velocity(frame, i) } else { load(vel, i) };
+            let mut x = load(pos, i);
+            store(prev, i, x);
+            let free = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_loadu_ps(frame.pos.w.add(i)), _mm256_setzero_ps());
+            for c in 0..3 {
+                v[c] = _mm256_blendv_ps(v[c], _mm256_add_ps(_mm256_mul_ps(v[c], air), gravity_h[c]), free);
+                // A pinned particle's step is +0.0, as in the scalar pass.
+                x[c] = _mm256_add_ps(x[c], _mm256_and_ps(_mm256_mul_ps(v[c], h), free));
+            }
+            store(pos, i, x);
+            store(vel, i, v);
+        }
+        end
+    }
+
+    /// [`Frame::update_velocities`] for the whole vectors of `range`; returns where the scalar
+    /// rest starts.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn update_velocities(frame: &Frame, range: Range<usize>) -> usize {
+        let vel = [frame.vel.x, frame.vel.y, frame.vel.z];
+        let end = range.start + range.len() / 8 * 8;
+        for i in (range.start..end).step_by(8) {
+            store(vel, i, velocity(frame, i));
+        }
+        end
     }
 }
 

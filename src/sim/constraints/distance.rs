@@ -9,7 +9,7 @@
 
 use super::Batch;
 use crate::sim::model::EdgeKind;
-use crate::sim::particles::{PosPtr, Positions};
+use crate::sim::particles::{PosPtr, Positions, VecPtr, Vectors};
 
 /// Below this length (m) an edge has no direction; it is skipped, never divided by.
 pub(crate) const MIN_LENGTH: f32 = 1e-9;
@@ -158,13 +158,13 @@ impl Kernel {
 /// Projects every constraint of `batch` once with the fastest kernel. On the first sweep of a
 /// substep (`first`) λ is taken as 0 and overwritten, which replaces a reset pass. `prev` is
 /// only read when damping is on.
-pub fn project(pos: &mut Positions, prev: &[PosW], batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
+pub fn project(pos: &mut Positions, prev: &Vectors, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
     project_with(Kernel::detect(), pos, prev, batch, k, first);
 }
 
 /// [`project`] with a chosen kernel (tests compare them). Panics if `kernel` is not supported
 /// by this CPU or an index is out of range.
-pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &[PosW], batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
+pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
     assert!(
         kernel == Kernel::Scalar || Kernel::detect() == kernel,
         "{kernel:?} is not supported here"
@@ -175,7 +175,7 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &[PosW], batch: &
         "particle index out of range"
     );
     // SAFETY: indices checked above; the arrays are borrowed exclusively.
-    unsafe { project_raw(kernel, pos.raw(), prev.as_ptr(), batch, k, first) }
+    unsafe { project_raw(kernel, pos.raw(), prev.read_only(), batch, k, first) }
 }
 
 /// The projection on raw particle arrays, so the two parts of a phase can be solved by two threads.
@@ -183,14 +183,7 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &[PosW], batch: &
 /// # Safety
 /// Every particle index in `batch` must be in bounds of `pos` and `prev`, no other thread may
 /// touch those particles during the call, and `kernel` must be supported by this CPU.
-pub(crate) unsafe fn project_raw(
-    kernel: Kernel,
-    pos: PosPtr,
-    prev: *const PosW,
-    batch: &mut DistanceBatch,
-    k: SubstepConstants,
-    first: bool,
-) {
+pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
     // γ = αβ/h vanishes for rigid constraints: only batches with compliant ones need the
     // damped path, so β leaves rigid constraints bit-for-bit untouched (V8).
     if k.damping_over_h > 0.0 && batch.compliance.iter().any(|&alpha| alpha > 0.0) {
@@ -212,7 +205,7 @@ pub(crate) unsafe fn project_raw(
 pub(crate) unsafe fn project_group(
     kernel: Kernel,
     pos: PosPtr,
-    prev: *const PosW,
+    prev: VecPtr,
     batches: &mut [DistanceBatch],
     chained: bool,
     k: SubstepConstants,
@@ -268,7 +261,7 @@ unsafe fn project_one(pos: PosPtr, batch: &mut DistanceBatch, j: usize, inv_h2: 
 ///
 /// # Safety
 /// As [`project_raw`].
-unsafe fn project_damped(pos: PosPtr, prev: *const PosW, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
+unsafe fn project_damped(pos: PosPtr, prev: VecPtr, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
     for j in 0..batch.id.len() {
         let (ia, ib) = (batch.a[j] as usize, batch.b[j] as usize);
         let (pa, pb) = (pos.get(ia), pos.get(ib));
@@ -285,7 +278,7 @@ unsafe fn project_damped(pos: PosPtr, prev: *const PosW, batch: &mut DistanceBat
             continue;
         }
         let n = [d[0] / len, d[1] / len, d[2] / len];
-        let (qa, qb) = (*prev.add(ia), *prev.add(ib));
+        let (qa, qb) = (prev.get(ia), prev.get(ib));
         let damping = gamma * (0..3).map(|c| n[c] * ((pa[c] - qa[c]) - (pb[c] - qb[c]))).sum::<f32>();
         let c = len - batch.rest[j];
         let dl = (-c - alpha_tilde * batch.lambda[j] - damping) / denom;
@@ -846,7 +839,7 @@ mod tests {
     /// [`project_with`] on particles given as `[x, y, z, w]`.
     fn project_aos(kernel: Kernel, pos: &mut Vec<PosW>, prev: &[PosW], batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
         let mut soa = Positions::from(pos.as_slice());
-        project_with(kernel, &mut soa, prev, batch, k, first);
+        project_with(kernel, &mut soa, &Vectors::from(prev), batch, k, first);
         *pos = soa.to_vec();
     }
 

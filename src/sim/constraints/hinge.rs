@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use super::distance::{Kernel, PosW, SubstepConstants};
 use super::Batch;
-use crate::sim::particles::{PosPtr, Positions};
+use crate::sim::particles::{PosPtr, Positions, VecPtr, Vectors};
 
 /// One hinge as the solver stores it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,14 +73,14 @@ fn xyz(p: PosW) -> Vec3 {
 /// Projects every hinge of `batch` once with the scalar kernel (safe wrapper of
 /// [`project_raw`]; panics on an out-of-range index). On the first sweep of a substep
 /// (`first`) λ starts from 0.
-pub fn project(pos: &mut Positions, prev: &[PosW], batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
+pub fn project(pos: &mut Positions, prev: &Vectors, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
     project_with(Kernel::Scalar, pos, prev, batch, k, first);
 }
 
 /// [`project`] with a chosen kernel (benches and tests compare them). Panics on an
 /// out-of-range index, an unsupported kernel, or (for a vector kernel) hinges sharing a
 /// particle.
-pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &[PosW], batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
+pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
     assert!(
         kernel == Kernel::Scalar || Kernel::detect() == kernel,
         "{kernel:?} is not supported here"
@@ -96,7 +96,7 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &[PosW], batch: &
         );
     }
     // SAFETY: indices and disjointness checked above; the slices are borrowed exclusively.
-    unsafe { project_raw(kernel, pos.raw(), prev.as_ptr(), batch, k, first) }
+    unsafe { project_raw(kernel, pos.raw(), prev.read_only(), batch, k, first) }
 }
 
 /// Projects every hinge of `batch` once on raw particle arrays with `kernel` (AVX2 for undamped
@@ -106,7 +106,7 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &[PosW], batch: &
 /// Every particle index in `batch` must be in bounds of `pos` and `prev`, no other thread may
 /// touch those particles during the call, `kernel` must be supported by this CPU, and unless
 /// it is [`Kernel::Scalar`] no two hinges of the batch may share a particle.
-pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: *const PosW, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
+pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
     let n = batch.items.len();
     match kernel {
         #[cfg(target_arch = "x86_64")]
@@ -119,7 +119,7 @@ pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: *const PosW,
 ///
 /// # Safety
 /// As [`project_raw`].
-unsafe fn project_scalar(pos: PosPtr, prev: *const PosW, batch: &mut HingeBatch, range: Range<usize>, k: SubstepConstants, first: bool) {
+unsafe fn project_scalar(pos: PosPtr, prev: VecPtr, batch: &mut HingeBatch, range: Range<usize>, k: SubstepConstants, first: bool) {
     for (item, lambda) in batch.items[range.clone()].iter().zip(batch.lambda[range].iter_mut()) {
         if first {
             *lambda = 0.0;
@@ -138,7 +138,7 @@ unsafe fn project_scalar(pos: PosPtr, prev: *const PosW, batch: &mut HingeBatch,
             continue;
         }
         let damping = if gamma > 0.0 {
-            gamma * (0..4).map(|i| grads[i].dot(p[i] - xyz(*prev.add(idx[i])))).sum::<f32>()
+            gamma * (0..4).map(|i| grads[i].dot(p[i] - prev.get(idx[i]))).sum::<f32>()
         } else {
             0.0
         };
@@ -176,7 +176,7 @@ mod avx2 {
     use std::f32::consts::{FRAC_PI_2, FRAC_PI_4, PI, TAU};
 
     use super::super::distance::avx2::{Ends, Gathered};
-    use super::{project_scalar, HingeBatch, PosPtr, SubstepConstants, DEGENERATE};
+    use super::{project_scalar, HingeBatch, PosPtr, SubstepConstants, VecPtr, DEGENERATE};
 
     type V3 = [__m256; 3];
 
@@ -295,7 +295,7 @@ mod avx2 {
             let c = _mm256_sub_ps(theta, rest);
             let pi = _mm256_set1_ps(PI);
             if _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_andnot_ps(_mm256_set1_ps(-0.0), rest), pi)) != 0 {
-                project_scalar(pos, std::ptr::null(), batch, j..j + 8, k, first);
+                project_scalar(pos, VecPtr::UNREAD, batch, j..j + 8, k, first);
                 continue;
             }
             let c = _mm256_blendv_ps(c, _mm256_sub_ps(c, _mm256_set1_ps(TAU)), _mm256_cmp_ps::<_CMP_GT_OQ>(c, pi));
@@ -323,7 +323,7 @@ mod avx2 {
             }
         }
         // Without damping the scalar path never reads `prev`.
-        project_scalar(pos, std::ptr::null(), batch, full..n, k, first);
+        project_scalar(pos, VecPtr::UNREAD, batch, full..n, k, first);
     }
 }
 
@@ -374,10 +374,11 @@ mod tests {
             }
             let [scalar, simd] = [Kernel::Scalar, Kernel::Avx2].map(|kernel| {
                 let (mut p, mut b) = (Positions::from(pos.as_slice()), batch.clone());
+                let prev = Vectors::from(pos.as_slice());
                 // SAFETY: indices in range, single thread, kernel detected above, hinges disjoint.
                 unsafe {
-                    project_raw(kernel, p.raw(), pos.as_ptr(), &mut b, k, true);
-                    project_raw(kernel, p.raw(), pos.as_ptr(), &mut b, k, false);
+                    project_raw(kernel, p.raw(), prev.read_only(), &mut b, k, true);
+                    project_raw(kernel, p.raw(), prev.read_only(), &mut b, k, false);
                 }
                 (p.to_vec(), b.lambda)
             });

@@ -479,8 +479,8 @@ impl Cloth {
     fn copy_particle(&mut self, v: u32) -> u32 {
         let i = v as usize;
         let p = &mut self.particles;
-        let copy = p.push(p.position(i), 0.0, p.vel[i], 0.0, 0.0, false);
-        p.prev[copy as usize] = p.prev[i];
+        let copy = p.push(p.position(i), 0.0, p.vel.get(i), 0.0, 0.0, false);
+        p.prev.set(copy as usize, p.prev.get(i));
         let m = &mut self.model;
         m.positions.push(m.positions[i]);
         m.lumped_area.push(0.0);
