@@ -133,6 +133,16 @@ impl Positions {
         (0..self.len()).map(|i| self.get(i)).collect()
     }
 
+    /// The arrays as raw pointers for reading only (statistics).
+    pub(crate) fn read_only(&self) -> PosPtr {
+        PosPtr {
+            x: self.x.as_ptr().cast_mut(),
+            y: self.y.as_ptr().cast_mut(),
+            z: self.z.as_ptr().cast_mut(),
+            w: self.w.as_ptr().cast_mut(),
+        }
+    }
+
     /// The arrays as raw pointers, for the solver's threads.
     pub(crate) fn raw(&mut self) -> PosPtr {
         PosPtr {

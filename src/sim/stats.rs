@@ -1,7 +1,7 @@
 //! Per-step statistics: what the app's stats panel and the CLI's JSON line report.
 
 use super::cloth::Cloth;
-use super::model::EdgeKind;
+use super::constraints::distance::{strain_sums, Kernel, StrainSums};
 use super::params::Material;
 
 /// Measurements taken at the end of a step.
@@ -33,28 +33,27 @@ impl StepStats {
             .filter(|&i| p.inverse_mass(i) > 0.0)
             .map(|i| 0.5 * p.mass(i, material.areal_density) as f64 * p.velocity(i).length_squared() as f64)
             .sum();
-        let (mut max_strain, mut sum, mut count, mut max_tension) = (0.0f32, 0.0f64, 0usize, 0.0f32);
         let pos = &cloth.particles.pos;
-        let inv_h2 = 1.0 / (h * h);
-        for batch in cloth.distances.iter_batches() {
-            // A phase's batches hold one kind, so this branch is predictable.
-            for slot in (0..batch.id.len()).filter(|&slot| batch.kind[slot] == EdgeKind::Stretch) {
-                let (a, b, rest) = (pos.get(batch.a[slot] as usize), pos.get(batch.b[slot] as usize), batch.rest[slot]);
-                let len = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
-                let strain = if rest > 0.0 { (len - rest) / rest } else { 0.0 };
-                max_strain = max_strain.max(strain);
-                sum += strain.abs() as f64;
-                count += 1;
-                max_tension = max_tension.max(-batch.lambda[slot] * inv_h2);
-            }
-        }
+        // The solver relies on the same bound for every constraint index.
+        assert!(cloth.distances.particle_count() <= pos.len());
+        let kernel = Kernel::detect();
+        let sums = cloth
+            .distances
+            .iter_batches()
+            // SAFETY: indices are below the schedule's particle count, checked above.
+            .map(|batch| unsafe { strain_sums(kernel, pos, batch) })
+            .fold(StrainSums::default(), StrainSums::merge);
         Self {
             particles: p.len(),
             constraints: cloth.constraint_count(),
             kinetic_energy,
-            max_strain,
-            mean_strain: if count > 0 { (sum / count as f64) as f32 } else { 0.0 },
-            max_tension,
+            max_strain: sums.max_strain,
+            mean_strain: if sums.count > 0 {
+                (sums.abs_sum / sums.count as f64) as f32
+            } else {
+                0.0
+            },
+            max_tension: sums.max_neg_lambda / (h * h),
             torn_edges: cloth.torn_edges(),
             step_ms: 0.0,
         }

@@ -256,6 +256,71 @@ unsafe fn project_one(pos: PosPtr, batch: &mut DistanceBatch, j: usize, inv_h2: 
     pos.set_xyz(ib, std::array::from_fn(|c| pb[c] - fb * d[c]));
 }
 
+/// Strain statistics of a batch's stretch edges (other kinds are skipped).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct StrainSums {
+    /// Largest engineering strain (l − l0)/l0, at least 0.
+    pub max_strain: f32,
+    /// Σ |strain|.
+    pub abs_sum: f64,
+    /// Number of stretch edges.
+    pub count: usize,
+    /// Largest −λ (N·s²), at least 0: the largest tension times h².
+    pub max_neg_lambda: f32,
+}
+
+impl StrainSums {
+    /// Adds one edge; `strain` as [`strain`] gives it.
+    fn add(&mut self, strain: f32, lambda: f32) {
+        self.max_strain = self.max_strain.max(strain);
+        self.abs_sum += strain.abs() as f64;
+        self.count += 1;
+        self.max_neg_lambda = self.max_neg_lambda.max(-lambda);
+    }
+
+    /// Both sets together.
+    pub fn merge(self, other: Self) -> Self {
+        StrainSums {
+            max_strain: self.max_strain.max(other.max_strain),
+            abs_sum: self.abs_sum + other.abs_sum,
+            count: self.count + other.count,
+            max_neg_lambda: self.max_neg_lambda.max(other.max_neg_lambda),
+        }
+    }
+}
+
+/// Engineering strain (l − l0)/l0 of an edge of length `len` and rest length `rest` (0 for a
+/// zero rest length).
+#[inline(always)]
+fn strain(len: f32, rest: f32) -> f32 {
+    if rest > 0.0 {
+        (len - rest) / rest
+    } else {
+        0.0
+    }
+}
+
+/// [`StrainSums`] of the stretch edges of `batch`: eight per AVX2 vector when the batch holds
+/// only stretch edges, else one at a time.
+///
+/// # Safety
+/// Every particle index in `batch` must be in bounds of `pos` (a [`super::Coloured`]'s
+/// particle count at most `pos.len()`).
+pub(crate) unsafe fn strain_sums(kernel: Kernel, pos: &Positions, batch: &DistanceBatch) -> StrainSums {
+    let mut sums = StrainSums::default();
+    let mut scalar_from = 0;
+    #[cfg(target_arch = "x86_64")]
+    if kernel == Kernel::Avx2 && batch.kind.iter().all(|&k| k == EdgeKind::Stretch) {
+        (sums, scalar_from) = avx2::strain_sums(pos.read_only(), batch);
+    }
+    for slot in (scalar_from..batch.len()).filter(|&slot| batch.kind[slot] == EdgeKind::Stretch) {
+        let (a, b) = (pos.get(batch.a[slot] as usize), pos.get(batch.b[slot] as usize));
+        let len = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+        sums.add(strain(len, batch.rest[slot]), batch.lambda[slot]);
+    }
+    sums
+}
+
 /// The general projection with constraint damping γ = α β/h (XPBD eq. 26), which needs the
 /// substep's start positions. Rarely used, so scalar.
 ///
@@ -635,6 +700,67 @@ pub(super) mod avx2 {
         lanes.store_first(full, count, lambda);
     }
 
+    /// [`super::strain_sums`] of the whole vectors of a batch of stretch edges (contiguous
+    /// ends as plain loads, others gathered); returns the sums and where the scalar rest starts.
+    /// Strain is (l − l0)/l0 as the scalar path evaluates it; Σ|strain| is summed per lane in
+    /// f32, then in f64.
+    ///
+    /// # Safety
+    /// Indices in bounds; the CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn strain_sums(pos: PosPtr, batch: &DistanceBatch) -> (super::StrainSums, usize) {
+        let n = batch.id.len();
+        let full = n - n % 8;
+        let zero = _mm256_setzero_ps();
+        let (mut max_strain, mut abs_sum, mut max_neg_lambda) = (zero, zero, zero);
+        for j in (0..full).step_by(8) {
+            let strain = if batch.contiguous {
+                strain8(pos, batch, j, Run(batch.a[0] as usize + j), Run(batch.b[0] as usize + j))
+            } else {
+                strain8(
+                    pos,
+                    batch,
+                    j,
+                    Gathered::at(batch.a.as_ptr().add(j)),
+                    Gathered::at(batch.b.as_ptr().add(j)),
+                )
+            };
+            max_strain = _mm256_max_ps(max_strain, strain);
+            abs_sum = _mm256_add_ps(abs_sum, _mm256_andnot_ps(_mm256_set1_ps(-0.0), strain));
+            let neg_lambda = _mm256_sub_ps(zero, _mm256_loadu_ps(batch.lambda.as_ptr().add(j)));
+            max_neg_lambda = _mm256_max_ps(max_neg_lambda, neg_lambda);
+        }
+        let sums = super::StrainSums {
+            max_strain: to_array(max_strain).into_iter().fold(0.0, f32::max),
+            abs_sum: to_array(abs_sum).into_iter().map(f64::from).sum(),
+            count: full,
+            max_neg_lambda: to_array(max_neg_lambda).into_iter().fold(0.0, f32::max),
+        };
+        (sums, full)
+    }
+
+    /// The eight lanes of `v`.
+    #[inline(always)]
+    unsafe fn to_array(v: __m256) -> [f32; 8] {
+        let mut out = [0f32; 8];
+        _mm256_storeu_ps(out.as_mut_ptr(), v);
+        out
+    }
+
+    /// Strains of slots j..j + 8 between the particles `a` and `b`.
+    #[inline(always)]
+    unsafe fn strain8(pos: PosPtr, batch: &DistanceBatch, j: usize, a: impl Ends, b: impl Ends) -> __m256 {
+        let ([xa, ya, za, _], [xb, yb, zb, _]) = (a.load(pos), b.load(pos));
+        let (dx, dy, dz) = (_mm256_sub_ps(xa, xb), _mm256_sub_ps(ya, yb), _mm256_sub_ps(za, zb));
+        let len = _mm256_sqrt_ps(_mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+            _mm256_mul_ps(dz, dz),
+        ));
+        let rest = _mm256_loadu_ps(batch.rest.as_ptr().add(j));
+        let positive = _mm256_cmp_ps::<_CMP_GT_OQ>(rest, _mm256_setzero_ps());
+        _mm256_and_ps(_mm256_div_ps(_mm256_sub_ps(len, rest), rest), positive)
+    }
+
     /// A column of a strip held in a buffer: the x, y, z, w vectors of eight lanes.
     #[derive(Clone, Copy)]
     struct Column(*mut Lanes8);
@@ -950,6 +1076,56 @@ mod tests {
                 "{} vs {expected}",
                 batch.lambda[0]
             );
+        }
+    }
+
+    /// Strain statistics: a row of edges each stretched to (1 + k/10) of its rest length has
+    /// strains k/10 exactly as computed; the vector path (contiguous, gathered, with a scalar
+    /// rest) agrees with the scalar one.
+    #[test]
+    fn strain_sums_give_the_closed_form_strains_on_every_path() {
+        // Particles 0..=n on the x axis, edge k from particle k to k + 1 with rest length 0.1
+        // and actual length 0.1 · (1 + k/10); λ = −k.
+        let n = 19u32;
+        let mut x = 0.0f32;
+        let mut pos = vec![[0.0, 0.0, 0.0, 1.0]];
+        for k in 0..n {
+            x += 0.1 * (1.0 + k as f32 / 10.0);
+            pos.push([x, 0.0, 0.0, 1.0]);
+        }
+        let soa = Positions::from(pos.as_slice());
+        let expected = |order: &[u32]| {
+            let strains: Vec<f32> = order
+                .iter()
+                .map(|&k| strain(soa.x[k as usize + 1] - soa.x[k as usize], 0.1))
+                .collect();
+            (
+                strains.iter().fold(0.0f32, |m, &s| m.max(s)),
+                strains.iter().map(|&s| s.abs() as f64).sum::<f64>(),
+            )
+        };
+        for order in [(0..n).collect::<Vec<u32>>(), (0..n).rev().collect()] {
+            let mut batch = DistanceBatch::default();
+            for &k in &order {
+                batch.push(k, item(k, k + 1, 0.1, 0.0));
+                *batch.lambda.last_mut().unwrap() = -(k as f32);
+            }
+            assert_eq!(batch.is_contiguous(), order[0] == 0);
+            let (max_strain, abs_sum) = expected(&order);
+            // The closed form, to the rounding of the positions.
+            assert!((max_strain - 1.8).abs() < 1e-5, "{max_strain}");
+            for kernel in [Kernel::Scalar, Kernel::detect()] {
+                // SAFETY: indices below n + 1 = pos.len().
+                let sums = unsafe { strain_sums(kernel, &soa, &batch) };
+                assert_eq!(sums.count, n as usize);
+                assert_eq!(sums.max_strain, max_strain, "{kernel:?}");
+                assert_eq!(sums.max_neg_lambda, (n - 1) as f32, "{kernel:?}");
+                assert!(
+                    (sums.abs_sum - abs_sum).abs() < 1e-6 * abs_sum,
+                    "{kernel:?}: {} vs {abs_sum}",
+                    sums.abs_sum
+                );
+            }
         }
     }
 }
