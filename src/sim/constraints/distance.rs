@@ -308,9 +308,13 @@ fn strain(len: f32, rest: f32) -> f32 {
 /// particle count at most `pos.len()`).
 pub(crate) unsafe fn strain_sums(kernel: Kernel, pos: &Positions, batch: &DistanceBatch) -> StrainSums {
     let mut sums = StrainSums::default();
+    let stretch = batch.kind.iter().filter(|&&k| k == EdgeKind::Stretch).count();
+    if stretch == 0 {
+        return sums;
+    }
     let mut scalar_from = 0;
     #[cfg(target_arch = "x86_64")]
-    if kernel == Kernel::Avx2 && batch.kind.iter().all(|&k| k == EdgeKind::Stretch) {
+    if kernel == Kernel::Avx2 && stretch == batch.len() {
         (sums, scalar_from) = avx2::strain_sums(pos.read_only(), batch);
     }
     for slot in (scalar_from..batch.len()).filter(|&slot| batch.kind[slot] == EdgeKind::Stretch) {
