@@ -188,18 +188,27 @@ impl Frame<'_> {
         if self.colliders.is_empty() {
             return;
         }
-        for i in range {
-            let pos = self.pos.get(i);
-            if pos[3] == 0.0 {
-                continue;
-            }
-            let (mut x, mut start) = (xyz(pos), self.prev.get(i));
-            for collider in self.colliders {
-                project_contact(collider, &mut x, &mut start, self.settings.contact);
-            }
-            self.pos.set_xyz(i, x.to_array());
-            self.prev.set(i, start);
+        let mut scalar_from = range.start;
+        #[cfg(target_arch = "x86_64")]
+        if self.kernel == Kernel::Avx2 {
+            scalar_from = avx2::project_contacts(self, range.clone());
         }
+        (scalar_from..range.end).for_each(|i| self.project_contact(i));
+    }
+
+    /// Contacts of particle `i` with every collider.
+    #[inline(always)]
+    unsafe fn project_contact(&self, i: usize) {
+        let pos = self.pos.get(i);
+        if pos[3] == 0.0 {
+            return;
+        }
+        let (mut x, mut start) = (xyz(pos), self.prev.get(i));
+        for collider in self.colliders {
+            project_contact(collider, &mut x, &mut start, self.settings.contact);
+        }
+        self.pos.set_xyz(i, x.to_array());
+        self.prev.set(i, start);
     }
 
     /// End of the frame: the last substep's velocities.
@@ -219,7 +228,7 @@ mod avx2 {
     use std::arch::x86_64::*;
     use std::ops::Range;
 
-    use super::Frame;
+    use super::{Collider, Frame};
 
     /// x, y, z of eight particles.
     type Xyz = [__m256; 3];
@@ -292,6 +301,63 @@ mod avx2 {
             }
             store(pos, i, x);
             store(vel, i, v);
+        }
+        end
+    }
+
+    /// |v| as glam evaluates it: √((x² + y²) + z²).
+    #[inline(always)]
+    unsafe fn length(v: Xyz) -> __m256 {
+        _mm256_sqrt_ps(_mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(v[0], v[0]), _mm256_mul_ps(v[1], v[1])),
+            _mm256_mul_ps(v[2], v[2]),
+        ))
+    }
+
+    /// Whether all of particles i..i + 8 pass the scalar contact's early out for every
+    /// collider (outside by more than the substep's travel: untouched), evaluated with the same
+    /// operations; false when a collider has no vector form here (capsules, boxes).
+    #[inline(always)]
+    unsafe fn clear_of_colliders(frame: &Frame, i: usize) -> bool {
+        let x = load([frame.pos.x, frame.pos.y, frame.pos.z], i);
+        let start = load([frame.prev.x, frame.prev.y, frame.prev.z], i);
+        let travel = length([
+            _mm256_sub_ps(start[0], x[0]),
+            _mm256_sub_ps(start[1], x[1]),
+            _mm256_sub_ps(start[2], x[2]),
+        ]);
+        let thickness = _mm256_set1_ps(frame.settings.contact.thickness);
+        let mut clear = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+        for collider in frame.colliders {
+            let surface = match *collider {
+                Collider::Ground { height } => _mm256_sub_ps(x[1], _mm256_set1_ps(height)),
+                Collider::Sphere { center, radius } => {
+                    let c = [_mm256_set1_ps(center.x), _mm256_set1_ps(center.y), _mm256_set1_ps(center.z)];
+                    let d = [_mm256_sub_ps(x[0], c[0]), _mm256_sub_ps(x[1], c[1]), _mm256_sub_ps(x[2], c[2])];
+                    _mm256_sub_ps(length(d), _mm256_set1_ps(radius))
+                }
+                _ => return false,
+            };
+            let gap = _mm256_sub_ps(surface, thickness);
+            let untouched = _mm256_and_ps(
+                _mm256_cmp_ps::<_CMP_GE_OQ>(gap, _mm256_setzero_ps()),
+                _mm256_cmp_ps::<_CMP_LT_OQ>(travel, gap),
+            );
+            clear = _mm256_and_ps(clear, untouched);
+        }
+        _mm256_movemask_ps(clear) == 0xFF
+    }
+
+    /// [`Frame::project_contacts`] for the whole vectors of `range`: eight particles clear of
+    /// every collider are skipped together (the scalar pass would leave them unchanged), the
+    /// others go one by one; returns where the scalar rest starts.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn project_contacts(frame: &Frame, range: Range<usize>) -> usize {
+        let end = range.start + range.len() / 8 * 8;
+        for i in (range.start..end).step_by(8) {
+            if !clear_of_colliders(frame, i) {
+                (i..i + 8).for_each(|p| frame.project_contact(p));
+            }
         }
         end
     }
