@@ -96,12 +96,10 @@ fn hinge_kernel(c: &mut Criterion) {
             xyz(item.particles[3])
         )
         .is_some());
-        batch.items.push(item);
-        batch.lambda.push(0.0);
-        batch.id.push(batch.id.len() as u32);
+        batch.push_item(batch.id.len() as u32, item);
     }
     let mut group = c.benchmark_group("hinge_kernel");
-    group.throughput(Throughput::Elements(batch.items.len() as u64));
+    group.throughput(Throughput::Elements(batch.id.len() as u64));
     for kernel in [Kernel::Scalar, Kernel::detect()] {
         let mut p = Positions::from(pos.as_slice());
         let prev = Vectors::from(pos.as_slice());

@@ -75,8 +75,8 @@ impl Cloth {
         }
         let mut from_hinge = vec![f32::NAN; self.model.hinges.len()];
         for batch in self.hinges.iter_batches() {
-            for (item, &id) in batch.items.iter().zip(&batch.id) {
-                from_hinge[id as usize] = item.compliance;
+            for (&compliance, &id) in batch.compliance.iter().zip(&batch.id) {
+                from_hinge[id as usize] = compliance;
             }
         }
         ComplianceRamp {
@@ -103,9 +103,9 @@ impl Cloth {
             }
         }
         for batch in self.hinges.iter_batches_mut() {
-            for (item, &id) in batch.items.iter_mut().zip(&batch.id) {
+            for (compliance, &id) in batch.compliance.iter_mut().zip(&batch.id) {
                 let to = hinge_compliance(&self.model.hinges[id as usize], material);
-                item.compliance = ramp.map_or(to, |r| blend(r.from_hinge.get(id as usize), to, r));
+                *compliance = ramp.map_or(to, |r| blend(r.from_hinge.get(id as usize), to, r));
             }
         }
     }

@@ -21,12 +21,16 @@ pub struct HingeItem {
     pub compliance: f32,
 }
 
-/// A colour batch of hinges (array of structs: the hinge solve is gradient-bound, not
-/// load-bound, and hinges are a small share of the work).
+/// A colour batch of hinges in structure-of-arrays layout: the vector kernel loads eight
+/// hinges' indices, rest angles and compliances with one load each.
 #[derive(Debug, Default, Clone)]
 pub struct HingeBatch {
-    /// The hinges.
-    pub items: Vec<HingeItem>,
+    /// Particle k of every hinge (the order of [`HingeItem::particles`]).
+    pub particles: [Vec<u32>; 4],
+    /// Rest angles θ0 in radians.
+    pub rest_angle: Vec<f32>,
+    /// Effective compliances α in 1/(N·m).
+    pub compliance: Vec<f32>,
     /// Lagrange multipliers of the current substep.
     pub lambda: Vec<f32>,
     /// Model id of each slot.
@@ -41,20 +45,32 @@ impl Batch for HingeBatch {
     }
 
     fn push(&mut self, id: u32, item: HingeItem) {
-        self.items.push(item);
+        for (column, &p) in self.particles.iter_mut().zip(&item.particles) {
+            column.push(p);
+        }
+        self.rest_angle.push(item.rest_angle);
+        self.compliance.push(item.compliance);
         self.lambda.push(0.0);
         self.id.push(id);
     }
 
     fn swap_remove(&mut self, index: usize) -> Option<u32> {
-        self.items.swap_remove(index);
+        for column in &mut self.particles {
+            column.swap_remove(index);
+        }
+        self.rest_angle.swap_remove(index);
+        self.compliance.swap_remove(index);
         self.lambda.swap_remove(index);
         self.id.swap_remove(index);
         self.id.get(index).copied()
     }
 
     fn get(&self, index: usize) -> HingeItem {
-        self.items[index]
+        HingeItem {
+            particles: self.particles.each_ref().map(|column| column[index]),
+            rest_angle: self.rest_angle[index],
+            compliance: self.compliance[index],
+        }
     }
 
     fn id(&self, index: usize) -> u32 {
@@ -63,6 +79,14 @@ impl Batch for HingeBatch {
 
     fn len(&self) -> usize {
         self.id.len()
+    }
+}
+
+impl HingeBatch {
+    /// Appends a hinge with model id `id` (what the scheduler does; benches build batches
+    /// with it).
+    pub fn push_item(&mut self, id: u32, item: HingeItem) {
+        Batch::push(self, id, item);
     }
 }
 
@@ -87,7 +111,7 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
     );
     let n = pos.len().min(prev.len());
     let mut seen = vec![false; n];
-    for i in batch.items.iter().flat_map(|h| h.particles) {
+    for &i in batch.particles.iter().flatten() {
         let i = i as usize;
         assert!(i < n, "particle index out of range");
         assert!(
@@ -107,7 +131,7 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
 /// touch those particles during the call, `kernel` must be supported by this CPU, and unless
 /// it is [`Kernel::Scalar`] no two hinges of the batch may share a particle.
 pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
-    let n = batch.items.len();
+    let n = batch.len();
     match kernel {
         #[cfg(target_arch = "x86_64")]
         Kernel::Avx2 if k.damping_over_h == 0.0 => avx2::project(pos, batch, k.inv_h2, first),
@@ -120,7 +144,9 @@ pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batc
 /// # Safety
 /// As [`project_raw`].
 unsafe fn project_scalar(pos: PosPtr, prev: VecPtr, batch: &mut HingeBatch, range: Range<usize>, k: SubstepConstants, first: bool) {
-    for (item, lambda) in batch.items[range.clone()].iter().zip(batch.lambda[range].iter_mut()) {
+    for j in range {
+        let item = batch.get(j);
+        let lambda = &mut batch.lambda[j];
         if first {
             *lambda = 0.0;
         }
@@ -241,24 +267,23 @@ mod avx2 {
     /// As [`super::project_raw`]; the CPU must support AVX2 and FMA; no damping.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn project(pos: PosPtr, batch: &mut HingeBatch, inv_h2: f32, first: bool) {
-        let n = batch.items.len();
+        let n = batch.id.len();
         let full = n - n % 8;
         let k = SubstepConstants {
             inv_h2,
             damping_over_h: 0.0,
         };
-        let mut idx = [[0u32; 8]; 4];
         for j in (0..full).step_by(8) {
-            let items = &batch.items[j..j + 8];
-            for (lane, item) in items.iter().enumerate() {
-                for (q, &p) in item.particles.iter().enumerate() {
-                    idx[q][lane] = p;
-                }
-            }
-            let lanes = |f: &dyn Fn(usize) -> f32| _mm256_setr_ps(f(0), f(1), f(2), f(3), f(4), f(5), f(6), f(7));
-            let rest = lanes(&|l| items[l].rest_angle);
-            let compliance = lanes(&|l| items[l].compliance);
-            let ends = idx.map(|i| Gathered::at(i.as_ptr()));
+            let rest = _mm256_loadu_ps(batch.rest_angle.as_ptr().add(j));
+            let compliance = _mm256_loadu_ps(batch.compliance.as_ptr().add(j));
+            // (No closure here: it would not inherit AVX2.)
+            let p = &batch.particles;
+            let ends = [
+                Gathered::at(p[0].as_ptr().add(j)),
+                Gathered::at(p[1].as_ptr().add(j)),
+                Gathered::at(p[2].as_ptr().add(j)),
+                Gathered::at(p[3].as_ptr().add(j)),
+            ];
             let q = ends.map(|e| e.load(pos));
             let p: [V3; 4] = [0, 1, 2, 3].map(|i| [q[i][0], q[i][1], q[i][2]]);
             let e = sub(p[3], p[2]);

@@ -722,7 +722,7 @@ mod tests {
             assert!(group.batches.len() <= 1);
             for batch in &group.batches {
                 let mut seen = std::collections::HashSet::new();
-                assert!(batch.items.iter().flat_map(|h| h.particles).all(|p| seen.insert(p)));
+                assert!(batch.particles.iter().flatten().all(|&p| seen.insert(p)));
             }
         }
         assert_eq!(set.len(), 2000);
