@@ -412,8 +412,8 @@ pub(super) mod avx2 {
     }
 
     /// The first lanes of a run of consecutive particles (the rest of a batch): masked loads
-    /// and stores, so the lanes past the run neither read nor write memory. Their zero inverse
-    /// masses and lengths make them degenerate, so they move nothing.
+    /// and partial stores ([`store_first`]), so the lanes past the run neither read nor write
+    /// memory. Their zero inverse masses and lengths make them degenerate, so they move nothing.
     #[derive(Clone, Copy)]
     struct PartialRun {
         first: usize,

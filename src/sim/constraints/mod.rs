@@ -15,8 +15,12 @@
 //!   (level scheduling). Constraints sharing a particle keep their order and one level shares
 //!   no particle, so solving the levels in turn *is* the sequential sweep, bit for bit, with
 //!   the independent projections batched: on an n × n grid a level of the vertical, diagonal
-//!   and vertical-bend phases is a row of edges between consecutive particles (a run of edges
-//!   along a row is kept in one level). With one sweep per substep a hanging sheet is far from
+//!   and vertical-bend phases is a row of edges between consecutive particles. A *run*
+//!   (consecutive constraints each one particle further: the edges along a row) is placed as
+//!   a whole, so a row stays one level even where its later edges would be free earlier (the
+//!   diagonals of a sheet's lower half each start at a different row), and a level whose slot
+//!   j joins particles a₀ + j and b₀ + j is marked contiguous: the kernel then reads no
+//!   indices. With one sweep per substep a hanging sheet is far from
 //!   converged and the order decides how far support travels down the sheet per substep, so
 //!   keeping the straightforward order keeps the physics of the plain loop, not just its
 //!   fixed point.
