@@ -52,6 +52,9 @@ pub struct DistanceBatch {
     /// a grid): the AVX2 kernel then reads no indices. Kept by `push` and `swap_remove`, so
     /// `a` and `b` must change only through them.
     contiguous: bool,
+    /// Number of stretch edges (statistics skip batches without any). Kept by `push` and
+    /// `swap_remove`, like `contiguous`.
+    stretch_count: usize,
 }
 
 impl Batch for DistanceBatch {
@@ -67,6 +70,7 @@ impl Batch for DistanceBatch {
             (Some(&last_a), Some(&last_b)) => self.contiguous && last_a.checked_add(1) == Some(a) && last_b.checked_add(1) == Some(b),
             _ => true,
         };
+        self.stretch_count += usize::from(item.kind == EdgeKind::Stretch);
         self.a.push(item.ends[0]);
         self.b.push(item.ends[1]);
         self.rest.push(item.rest);
@@ -79,6 +83,7 @@ impl Batch for DistanceBatch {
     fn swap_remove(&mut self, index: usize) -> Option<u32> {
         // Dropping the last slot keeps a contiguous batch contiguous; moving it does not.
         self.contiguous &= index + 1 == self.a.len();
+        self.stretch_count -= usize::from(self.kind[index] == EdgeKind::Stretch);
         self.a.swap_remove(index);
         self.b.swap_remove(index);
         self.rest.swap_remove(index);
@@ -308,7 +313,7 @@ fn strain(len: f32, rest: f32) -> f32 {
 /// particle count at most `pos.len()`).
 pub(crate) unsafe fn strain_sums(kernel: Kernel, pos: &Positions, batch: &DistanceBatch) -> StrainSums {
     let mut sums = StrainSums::default();
-    let stretch = batch.kind.iter().filter(|&&k| k == EdgeKind::Stretch).count();
+    let stretch = batch.stretch_count;
     if stretch == 0 {
         return sums;
     }
@@ -1130,6 +1135,19 @@ mod tests {
                     sums.abs_sum
                 );
             }
+            // A shear edge (stretched 10×) in the batch is not a stretch edge: same sums, on
+            // the one-at-a-time path; removing it again restores the vector path's input.
+            let shear = DistanceItem {
+                kind: EdgeKind::Shear,
+                ..item(0, n, 0.01, 0.0)
+            };
+            batch.push(n, shear);
+            // SAFETY: as above.
+            let with_shear = unsafe { strain_sums(Kernel::detect(), &soa, &batch) };
+            assert_eq!((with_shear.count, with_shear.max_strain), (n as usize, max_strain));
+            batch.swap_remove(n as usize);
+            // SAFETY: as above.
+            assert_eq!(unsafe { strain_sums(Kernel::detect(), &soa, &batch) }.count, n as usize);
         }
     }
 }
