@@ -5,7 +5,7 @@ use std::time::Instant;
 use glam::Vec3;
 
 use super::collision::{Collider, ContactSettings};
-use super::constraints::distance::{DistanceBatch, DistanceItem, Kernel, SubstepConstants};
+use super::constraints::distance::{self, DistanceBatch, DistanceItem, Kernel, SubstepConstants};
 use super::constraints::hinge::{HingeBatch, HingeItem};
 use super::constraints::Coloured;
 use super::error::SimError;
@@ -357,14 +357,11 @@ impl Cloth {
 
     /// Engineering strain (l − l0)/l0 of a distance constraint (0 for zero rest length).
     pub fn strain_of(&self, c: &DistanceConstraint) -> f32 {
-        if c.rest <= 0.0 {
-            return 0.0;
-        }
-        let l = self
+        let length = self
             .particles
             .position(c.a as usize)
             .distance(self.particles.position(c.b as usize));
-        (l - c.rest) / c.rest
+        distance::strain(length, c.rest)
     }
 
     /// Ids of the live distance constraints.

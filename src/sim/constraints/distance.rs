@@ -297,7 +297,7 @@ impl StrainSums {
 /// Engineering strain (l − l0)/l0 of an edge of length `len` and rest length `rest` (0 for a
 /// zero rest length).
 #[inline(always)]
-fn strain(len: f32, rest: f32) -> f32 {
+pub(crate) fn strain(len: f32, rest: f32) -> f32 {
     if rest > 0.0 {
         (len - rest) / rest
     } else {

@@ -23,6 +23,7 @@
 use glam::Vec3;
 
 use super::cloth::{distance_item, hinge_item, Cloth};
+use super::constraints::distance;
 use super::interaction::Ray;
 use super::model::{Compliance, DistanceConstraint, EdgeKind};
 
@@ -227,7 +228,7 @@ impl Cloth {
                     self.particles.position(batch.a[slot] as usize),
                     self.particles.position(batch.b[slot] as usize),
                 );
-                let strain = (pa.distance(pb) - rest) / rest;
+                let strain = distance::strain(pa.distance(pb), rest);
                 let threshold = limit * self.tearing.weakness.get(id as usize).copied().unwrap_or(1.0);
                 if strain > threshold && batch.kind[slot] == EdgeKind::Stretch {
                     failing.push((strain, id));
