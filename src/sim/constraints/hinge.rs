@@ -1,14 +1,12 @@
 //! Dihedral bending hinges, one colour batch at a time (angles and gradients in
 //! [`super::bend`]).
 
-use glam::Vec3;
-
 use super::bend::{dihedral_gradients, wrap_angle, DEGENERATE};
 use std::ops::Range;
 
-use super::distance::{Kernel, PosW, SubstepConstants};
+use super::distance::{Kernel, SubstepConstants};
 use super::Batch;
-use crate::sim::particles::{PosPtr, Positions, VecPtr, Vectors};
+use crate::sim::particles::{xyz, PosPtr, Positions, VecPtr, Vectors};
 
 /// One hinge as the solver stores it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -88,10 +86,6 @@ impl HingeBatch {
     pub fn push_item(&mut self, id: u32, item: HingeItem) {
         Batch::push(self, id, item);
     }
-}
-
-fn xyz(p: PosW) -> Vec3 {
-    Vec3::new(p[0], p[1], p[2])
 }
 
 /// Projects every hinge of `batch` once with the scalar kernel (safe wrapper of
@@ -354,6 +348,8 @@ mod avx2 {
 
 #[cfg(test)]
 mod tests {
+    use glam::Vec3;
+
     use super::*;
 
     #[test]
