@@ -27,6 +27,7 @@ pub mod cloth;
 pub mod collision;
 pub mod constraints;
 pub mod error;
+mod float_mode;
 pub mod grid;
 pub mod interaction;
 pub mod model;

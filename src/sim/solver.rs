@@ -21,6 +21,7 @@ use super::collision::{project_contact, Collider, ContactSettings};
 use super::constraints::distance::{self, DistanceBatch, Kernel, SubstepConstants};
 use super::constraints::hinge::{self, HingeBatch};
 use super::constraints::{Group, PARTS};
+use super::float_mode::FlushSubnormals;
 use super::parallel::SpinBarrier;
 use super::particles::{xyz, PosPtr, VecPtr};
 
@@ -86,6 +87,7 @@ impl Frame<'_> {
     /// `threads` must be 1, or 2 with both threads running this concurrently on the same
     /// frame and barrier; the pointers must be valid for the frame.
     pub unsafe fn run(&self, t: usize, threads: usize, barrier: &SpinBarrier) {
+        let _subnormals_off = FlushSubnormals::enable();
         let s = self.settings;
         let parties = threads as u32;
         let owned = self.owned(t, threads);
