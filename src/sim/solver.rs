@@ -464,6 +464,31 @@ mod tests {
         }
     }
 
+    /// Subnormal coordinates (here planted in both threads' halves of a flat curtain) read as
+    /// zero inside the solver and never come out of it, on one thread and on two; the caller's
+    /// thread keeps IEEE subnormals after the step.
+    #[test]
+    fn no_subnormal_leaves_the_solver_and_the_caller_keeps_ieee_mode() {
+        let subnormal = f32::MIN_POSITIVE / 16.0;
+        for threads in [1, 2] {
+            let mut cloth = curtain(80, 60);
+            for i in [1000, 4000] {
+                let p = cloth.particles().positions().nth(i).unwrap();
+                let planted = Vec3::new(p.x, p.y, subnormal);
+                cloth.set_state(i as u32, planted, Vec3::new(0.0, 0.0, subnormal)).unwrap();
+            }
+            let params = SolverParams {
+                threads,
+                ..SolverParams::default()
+            };
+            cloth.step(&params, &Material::default()).unwrap();
+            let coordinates = cloth.particles().positions().flat_map(|p| p.to_array());
+            let leaked = coordinates.filter(|c| *c != 0.0 && !c.is_normal()).count();
+            assert_eq!(leaked, 0, "{threads} thread(s): subnormal coordinates after a frame");
+        }
+        assert!(std::hint::black_box(f32::MIN_POSITIVE) / 2.0 > 0.0, "caller's mode restored");
+    }
+
     #[test]
     fn small_cloths_stay_on_one_thread() {
         let cloth = crate::headless::tmp15_cloth(32).unwrap();
