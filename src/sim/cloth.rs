@@ -5,6 +5,7 @@ use std::time::Instant;
 use glam::Vec3;
 
 use super::collision::{Collider, ContactSettings};
+use super::constraints::distance::PosW;
 use super::constraints::distance::{self, DistanceBatch, DistanceItem, Kernel, SubstepConstants};
 use super::constraints::hinge::{HingeBatch, HingeItem};
 use super::constraints::Coloured;
@@ -12,7 +13,7 @@ use super::error::SimError;
 use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
 use super::parallel::{self, SpinBarrier};
 use super::params::{Material, SolverParams};
-use super::particles::Particles;
+use super::particles::{AosPtr, Particles};
 use super::ramp::ComplianceRamp;
 use super::solver::{Frame, FrameSettings};
 use super::stats::StepStats;
@@ -47,6 +48,9 @@ pub struct Cloth {
     time: f64,
     /// A stiffness change being blended in (see [`super::ramp`]).
     pub(crate) ramp: Option<ComplianceRamp>,
+    /// Scratch for the hinge phases: the positions as one `[x, y, z, w]` per particle
+    /// (see [`Frame::hinge_copy`]).
+    hinge_positions: Vec<PosW>,
 }
 
 impl Cloth {
@@ -83,6 +87,7 @@ impl Cloth {
             tearing: TearState::default(),
             time: 0.0,
             ramp: None,
+            hinge_positions: Vec::new(),
         };
         cloth.update_inverse_masses();
         Ok(cloth)
@@ -201,6 +206,12 @@ impl Cloth {
         assert!(p.prev.len() == p.len() && p.vel.len() == p.len());
         let bounds = self.distances.bounds().to_vec();
         debug_assert_eq!(bounds, self.hinges.bounds());
+        let kernel = Kernel::detect();
+        let copy_pays = kernel != Kernel::Scalar && settings.constants.damping_over_h == 0.0 && self.hinges.phase_count() > 0;
+        let hinge_copy = copy_pays.then(|| {
+            self.hinge_positions.resize(p.len(), [0.0; 4]);
+            AosPtr(self.hinge_positions.as_mut_ptr())
+        });
         let frame = Frame {
             pos: p.pos.raw(),
             prev: p.prev.raw(),
@@ -210,10 +221,11 @@ impl Cloth {
             distances: self.distances.groups_mut().as_mut_ptr(),
             hinge_phases: self.hinges.phase_count(),
             hinges: self.hinges.groups_mut().as_mut_ptr(),
+            hinge_copy,
             bounds: &bounds,
             colliders: &self.colliders,
             settings,
-            kernel: Kernel::detect(),
+            kernel,
         };
         let barrier = SpinBarrier::default();
         // SAFETY: `frame` borrows the state exclusively until both threads have returned; the

@@ -191,6 +191,51 @@ impl PosPtr {
     }
 }
 
+/// Raw pointer to positions stored one `[x, y, z, w]` per particle: the solver's working copy
+/// for the hinge phases, where a particle then moves with one 16-byte load and store instead of
+/// four gathered and three scattered 4-byte ones.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AosPtr(pub *mut PosW);
+
+/// Reading and writing particles by index, in either layout.
+pub(crate) trait ParticleAccess: Copy {
+    /// Particle `i` as `[x, y, z, w]`.
+    ///
+    /// # Safety
+    /// `i` in bounds, no other thread writing particle `i`.
+    unsafe fn get(self, i: usize) -> PosW;
+    /// Writes particle `i`'s position.
+    ///
+    /// # Safety
+    /// As [`Self::get`], and no other thread reading particle `i`.
+    unsafe fn set_xyz(self, i: usize, p: [f32; 3]);
+}
+
+impl ParticleAccess for PosPtr {
+    #[inline(always)]
+    unsafe fn get(self, i: usize) -> PosW {
+        PosPtr::get(self, i)
+    }
+
+    #[inline(always)]
+    unsafe fn set_xyz(self, i: usize, p: [f32; 3]) {
+        PosPtr::set_xyz(self, i, p)
+    }
+}
+
+impl ParticleAccess for AosPtr {
+    #[inline(always)]
+    unsafe fn get(self, i: usize) -> PosW {
+        *self.0.add(i)
+    }
+
+    #[inline(always)]
+    unsafe fn set_xyz(self, i: usize, [x, y, z]: [f32; 3]) {
+        let w = (*self.0.add(i))[3];
+        *self.0.add(i) = [x, y, z, w];
+    }
+}
+
 /// Three-component vectors (start positions, velocities) as three arrays.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Vectors {

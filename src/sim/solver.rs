@@ -23,7 +23,7 @@ use super::constraints::hinge::{self, HingeBatch};
 use super::constraints::{Group, PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::SpinBarrier;
-use super::particles::{xyz, PosPtr, VecPtr};
+use super::particles::{xyz, AosPtr, PosPtr, VecPtr};
 
 /// Everything the substep loop needs besides the state.
 #[derive(Debug, Clone, Copy)]
@@ -56,6 +56,10 @@ pub(crate) struct Frame<'a> {
     /// Same layout for the hinges.
     pub hinges: *mut Group<HingeBatch>,
     pub hinge_phases: usize,
+    /// The `[x, y, z, w]` copy the hinge phases run on (one entry per particle), when the
+    /// vector kernel can use it (AVX2, no damping, some hinge phase); otherwise they run on
+    /// `pos`. The copy is filled after the distance phases and copied back before the tail.
+    pub hinge_copy: Option<AosPtr>,
     /// Bounds of the per-particle passes (`parts + 1` entries) from
     /// [`super::constraints::Coloured::bounds`].
     pub bounds: &'a [u32],
@@ -104,13 +108,25 @@ impl Frame<'_> {
                     parts.clone().for_each(|part| self.solve_distances(phase * PARTS + part, first));
                     barrier.wait(parties);
                 }
+                if let Some(copy) = self.hinge_copy {
+                    owned
+                        .iter()
+                        .for_each(|r| hinge::copy_to_aos(self.kernel, self.pos, copy, r.clone()));
+                    barrier.wait(parties);
+                }
                 for phase in 0..self.hinge_phases {
                     parts.clone().for_each(|part| self.solve_hinges(phase * PARTS + part, first));
                     barrier.wait(parties);
                 }
+                if let Some(copy) = self.hinge_copy {
+                    owned
+                        .iter()
+                        .for_each(|r| hinge::copy_from_aos(self.kernel, copy, self.pos, r.clone()));
+                    barrier.wait(parties);
+                }
                 if t == 0 {
                     self.solve_distances(self.distance_phases * PARTS, first);
-                    self.solve_hinges(self.hinge_phases * PARTS, first);
+                    self.solve_hinge_group(self.hinge_phases * PARTS, first);
                 }
                 barrier.wait(parties);
                 owned.iter().for_each(|r| self.project_contacts(r.clone()));
@@ -127,8 +143,19 @@ impl Frame<'_> {
         distance::project_raw(Kernel::Scalar, self.pos, self.prev, &mut group.tail, k, first);
     }
 
-    /// Group `g`'s hinge batches in order (a tail group's serial batch one at a time).
+    /// Phase part `g`'s hinge batches in order, on the `[x, y, z, w]` copy when there is one.
     unsafe fn solve_hinges(&self, g: usize, first: bool) {
+        let Some(copy) = self.hinge_copy else {
+            return self.solve_hinge_group(g, first);
+        };
+        let k = self.settings.constants;
+        for batch in &mut (*self.hinges.add(g)).batches {
+            hinge::project_raw_aos(self.kernel, copy, batch, k, first);
+        }
+    }
+
+    /// Group `g`'s hinge batches in order on `pos` (a tail group's serial batch one at a time).
+    unsafe fn solve_hinge_group(&self, g: usize, first: bool) {
         let k = self.settings.constants;
         let group = &mut *self.hinges.add(g);
         for batch in &mut group.batches {
