@@ -126,5 +126,31 @@ fn tmp15_frames(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, distance_kernels, hinge_kernel, tmp15_frames);
+/// Whole frames of the default preset (hanging curtain: stretch, shear and bending hinges,
+/// ground contact) at 128 × 128 particles with the preset's 15 × 1 substeps, on one and two
+/// threads: the app's workload, where the hinges dominate.
+fn curtain_frames(c: &mut Criterion) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/default.ron");
+    let mut preset = drape::preset::Preset::load(&path).unwrap();
+    (preset.cloth.columns, preset.cloth.rows) = (128, 128);
+    let mut group = c.benchmark_group("curtain_128_step");
+    group.sample_size(10);
+    for threads in [1u32, 2] {
+        let mut cloth = preset.build().unwrap();
+        let params = drape::sim::SolverParams {
+            threads,
+            ..preset.solver.clone()
+        };
+        // Let the curtain fall and fold first, as it has in the app.
+        for _ in 0..60 {
+            cloth.step(&params, &preset.material).unwrap();
+        }
+        group.bench_function(format!("threads{threads}"), |bench| {
+            bench.iter(|| cloth.step(&params, &preset.material).map(|s| s.step_ms).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, distance_kernels, hinge_kernel, tmp15_frames, curtain_frames);
 criterion_main!(benches);
