@@ -8,10 +8,16 @@
 //! Per substep:
 //! ```text
 //! velocities of the previous substep + predict, own particles
-//! repeat iterations: barrier | for each phase: own part | barrier
+//! repeat iterations: barrier | for each distance phase: own part | barrier
+//!                    | own particles to the [x, y, z, w] copy | barrier
+//!                    | for each hinge phase: own part (on the copy) | barrier
+//!                    | own particles back from the copy | barrier
 //!                    | tail (thread 0) | barrier | contacts of own particles
 //! (after the last substep) velocities of own particles
 //! ```
+//! (Without the copy — no AVX2, or constraint damping, which reads the start positions — the
+//! hinge phases run on the arrays themselves and the two copy steps drop out.) Every thread
+//! runs with subnormals flushed ([`super::float_mode`]).
 
 use std::ops::Range;
 
