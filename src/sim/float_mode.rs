@@ -3,9 +3,10 @@
 //! A sheet that buckles out of its plane spreads the motion to its neighbours with factors
 //! below one per particle and per sweep, so the fringe of every disturbance holds coordinates,
 //! velocities and corrections that shrink geometrically, through the subnormal range
-//! (|x| < 1.2·10⁻³⁸) before they reach zero or the motion arrives. x86 CPUs handle an operation
-//! with a subnormal operand or result in microcode, about a hundred times slower than a normal
-//! one: the default curtain at 128 × 128 spent half its solver time on them. Values of that size
+//! (|x| < 1.2·10⁻³⁸) before they reach zero or the motion arrives. On x86 an operation with a
+//! subnormal operand or result can take a microcode assist (on Intel cores on the order of a
+//! hundred cycles): the default curtain at 128 × 128 spent half its solver time on them in its
+//! first seconds of buckling (measured on an Intel Xeon). Values of that size
 //! carry no physical meaning next to positions in metres (the ulp of 1 mm is 10⁻¹⁰ m), so the
 //! solver threads run with flush-to-zero (subnormal results become 0) and denormals-are-zero
 //! (subnormal inputs read as 0), the usual setting of physics and audio engines.
