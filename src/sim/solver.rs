@@ -202,7 +202,8 @@ impl Frame<'_> {
         let v = if free { moved } else { v };
         let step = if free { v * s.h } else { Vec3::ZERO };
         self.pos.set_xyz(i, [pos[0] + step.x, pos[1] + step.y, pos[2] + step.z]);
-        self.vel.set(i, v);
+        // The velocity is not stored: the next substep recomputes it from the positions, and
+        // the frame's last pass writes the final one.
     }
 
     /// v = (x − x_prev)/h of particle `i`, clamped to `max_speed` (0 = no clamp). A true
@@ -320,6 +321,7 @@ mod avx2 {
             [frame.prev.x, frame.prev.y, frame.prev.z],
             [frame.vel.x, frame.vel.y, frame.vel.z],
         );
+        // As the scalar pass, the velocity is read (first substep) but not stored.
         let end = range.start + range.len() / 8 * 8;
         for i in (range.start..end).step_by(8) {
             let mut v = if finish { velocity(frame, i) } else { load(vel, i) };
@@ -332,7 +334,6 @@ mod avx2 {
                 x[c] = _mm256_add_ps(x[c], _mm256_and_ps(_mm256_mul_ps(v[c], h), free));
             }
             store(pos, i, x);
-            store(vel, i, v);
         }
         end
     }
