@@ -194,11 +194,12 @@ unsafe fn project_scalar(
             *lambda = 0.0;
         }
         let idx = item.particles.map(|i| i as usize);
-        let p = idx.map(|i| xyz(pos.get(i)));
+        let particles = idx.map(|i| pos.get(i));
+        let p = particles.map(xyz);
         let Some((theta, grads)) = dihedral_gradients(p[0], p[1], p[2], p[3]) else {
             continue;
         };
-        let w = idx.map(|i| pos.get(i)[3]);
+        let w = particles.map(|q| q[3]);
         let weighted: f32 = (0..4).map(|i| w[i] * grads[i].length_squared()).sum();
         let alpha_tilde = item.compliance * k.inv_h2;
         let gamma = item.compliance * k.damping_over_h;
@@ -309,7 +310,7 @@ mod avx2 {
     }
 
     /// Vectors of eight hinges staged together: the kernel runs each stage over a block before
-    /// the next, because one vector's chain (gathers, cross products, square root, three
+    /// the next, because one vector's chain (loads, cross products, square root, three
     /// divisions, atan2, another division) is longer than the out-of-order window can hide, while
     /// a stage's iterations are independent and overlap. Hinges of a batch share no particle, so
     /// deferring a block's stores past its loads gives the same result.
