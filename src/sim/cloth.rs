@@ -7,7 +7,7 @@ use glam::Vec3;
 use super::collision::{Collider, ContactSettings};
 use super::constraints::distance::PosW;
 use super::constraints::distance::{self, DistanceBatch, DistanceItem, Kernel, SubstepConstants};
-use super::constraints::hinge::{HingeBatch, HingeItem};
+use super::constraints::hinge::{self, HingeBatch, HingeItem};
 use super::constraints::Coloured;
 use super::error::SimError;
 use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
@@ -207,7 +207,7 @@ impl Cloth {
         let bounds = self.distances.bounds().to_vec();
         debug_assert_eq!(bounds, self.hinges.bounds());
         let kernel = Kernel::detect();
-        let copy_pays = kernel != Kernel::Scalar && settings.constants.damping_over_h == 0.0 && self.hinges.phase_count() > 0;
+        let copy_pays = hinge::vector_kernel_applies(kernel, settings.constants) && self.hinges.phase_count() > 0;
         let hinge_copy = copy_pays.then(|| {
             self.hinge_positions.resize(p.len(), [0.0; 4]);
             AosPtr(self.hinge_positions.as_mut_ptr())

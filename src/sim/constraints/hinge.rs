@@ -125,12 +125,18 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
 /// touch those particles during the call, `kernel` must be supported by this CPU, and unless
 /// it is [`Kernel::Scalar`] no two hinges of the batch may share a particle.
 pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
-    let n = batch.len();
-    match kernel {
-        #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 if k.damping_over_h == 0.0 => avx2::project(pos, batch, k.inv_h2, first),
-        _ => project_scalar(pos, prev, batch, 0..n, k, first),
+    #[cfg(target_arch = "x86_64")]
+    if vector_kernel_applies(kernel, k) {
+        return avx2::project(pos, batch, k.inv_h2, first);
     }
+    project_scalar(pos, prev, batch, 0..batch.len(), k, first)
+}
+
+/// Whether hinge batches run in the vector kernel: AVX2 and no constraint damping (the vector
+/// kernel has no damping term, which reads the start positions). The solver keeps the
+/// `[x, y, z, w]` copy for the hinge phases exactly then.
+pub(crate) fn vector_kernel_applies(kernel: Kernel, k: SubstepConstants) -> bool {
+    kernel == Kernel::Avx2 && k.damping_over_h == 0.0
 }
 
 /// [`project_raw`] on the solver's `[x, y, z, w]` copy of the positions, without damping.
@@ -139,12 +145,11 @@ pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batc
 /// As [`project_raw`], with every index in bounds of `pos`; no damping.
 pub(crate) unsafe fn project_raw_aos(kernel: Kernel, pos: AosPtr, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
     debug_assert_eq!(k.damping_over_h, 0.0, "damping reads the start positions");
-    let n = batch.len();
-    match kernel {
-        #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 => avx2::project(pos, batch, k.inv_h2, first),
-        _ => project_scalar(pos, VecPtr::UNREAD, batch, 0..n, k, first),
+    #[cfg(target_arch = "x86_64")]
+    if vector_kernel_applies(kernel, k) {
+        return avx2::project(pos, batch, k.inv_h2, first);
     }
+    project_scalar(pos, VecPtr::UNREAD, batch, 0..batch.len(), k, first)
 }
 
 /// Copies the positions of particles `range` into the `[x, y, z, w]` copy (before the hinge
