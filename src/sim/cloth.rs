@@ -51,6 +51,8 @@ pub struct Cloth {
     /// Scratch for the hinge phases: the positions as one `[x, y, z, w]` per particle
     /// (see [`Frame::hinge_copy`]).
     hinge_positions: Vec<PosW>,
+    /// The projection loops the solver runs (the fastest this CPU has unless chosen).
+    kernel: Kernel,
 }
 
 impl Cloth {
@@ -88,6 +90,7 @@ impl Cloth {
             time: 0.0,
             ramp: None,
             hinge_positions: Vec::new(),
+            kernel: Kernel::detect(),
         };
         cloth.update_inverse_masses();
         Ok(cloth)
@@ -134,6 +137,18 @@ impl Cloth {
     /// [`super::ramp::RAMP_SECONDS`].
     pub fn applied_material(&self) -> &Material {
         &self.applied
+    }
+
+    /// The projection loops the solver runs.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// Chooses the projection loops (benches and tests compare them; results agree bit for
+    /// bit between the vector kernels). Panics if this CPU does not support `kernel`.
+    pub fn set_kernel(&mut self, kernel: Kernel) {
+        assert!(kernel.is_supported(), "{kernel:?} is not supported here");
+        self.kernel = kernel;
     }
 
     /// Number of live constraints (distances + hinges).
@@ -206,7 +221,7 @@ impl Cloth {
         assert!(p.prev.len() == p.len() && p.vel.len() == p.len());
         let bounds = self.distances.bounds().to_vec();
         debug_assert_eq!(bounds, self.hinges.bounds());
-        let kernel = Kernel::detect();
+        let kernel = self.kernel;
         let copy_pays = hinge::vector_kernel_applies(kernel, settings.constants) && self.hinges.phase_count() > 0;
         let hinge_copy = copy_pays.then(|| {
             self.hinge_positions.resize(p.len(), [0.0; 4]);

@@ -140,13 +140,15 @@ pub struct SubstepConstants {
     pub damping_over_h: f32,
 }
 
-/// Which projection loop runs a batch.
+/// Which projection loops run the batches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kernel {
     /// Portable scalar loop.
     Scalar,
     /// Eight constraints per AVX2 + FMA vector (x86-64, detected at run time).
     Avx2,
+    /// [`Kernel::Avx2`], with hinges sixteen per AVX-512F vector (x86-64, detected at run time).
+    Avx512,
 }
 
 impl Kernel {
@@ -154,9 +156,27 @@ impl Kernel {
     pub fn detect() -> Self {
         #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            return Kernel::Avx2;
+            return if is_x86_feature_detected!("avx512f") {
+                Kernel::Avx512
+            } else {
+                Kernel::Avx2
+            };
         }
         Kernel::Scalar
+    }
+
+    /// Whether this CPU runs the kernel.
+    pub fn is_supported(self) -> bool {
+        match self {
+            Kernel::Scalar => true,
+            Kernel::Avx2 => Kernel::detect().has_avx2(),
+            Kernel::Avx512 => Kernel::detect() == Kernel::Avx512,
+        }
+    }
+
+    /// Whether the AVX2 + FMA loops run (every kernel but the scalar one).
+    pub fn has_avx2(self) -> bool {
+        self != Kernel::Scalar
     }
 }
 
@@ -170,10 +190,7 @@ pub fn project(pos: &mut Positions, prev: &Vectors, batch: &mut DistanceBatch, k
 /// [`project`] with a chosen kernel (tests compare them). Panics if `kernel` is not supported
 /// by this CPU or an index is out of range.
 pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
-    assert!(
-        kernel == Kernel::Scalar || Kernel::detect() == kernel,
-        "{kernel:?} is not supported here"
-    );
+    assert!(kernel.is_supported(), "{kernel:?} is not supported here");
     let n = pos.len().min(prev.len());
     assert!(
         batch.a.iter().chain(&batch.b).all(|&i| (i as usize) < n),
@@ -196,7 +213,7 @@ pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batc
     }
     match kernel {
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 => avx2::project(pos, batch, k.inv_h2, first),
+        Kernel::Avx2 | Kernel::Avx512 => avx2::project(pos, batch, k.inv_h2, first),
         _ => (0..batch.id.len()).for_each(|j| project_one(pos, batch, j, k.inv_h2, first)),
     }
 }
@@ -219,9 +236,9 @@ pub(crate) unsafe fn project_group(
     let damped = k.damping_over_h > 0.0 && batches.iter().any(|b| b.compliance.iter().any(|&alpha| alpha > 0.0));
     match kernel {
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 if !damped && chained => avx2::project_strips(pos, batches, k.inv_h2, first),
+        Kernel::Avx2 | Kernel::Avx512 if !damped && chained => avx2::project_strips(pos, batches, k.inv_h2, first),
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 if !damped => avx2::project_levels(pos, batches, k.inv_h2, first),
+        Kernel::Avx2 | Kernel::Avx512 if !damped => avx2::project_levels(pos, batches, k.inv_h2, first),
         // A strip's slot order is an order each lane keeps, so one at a time it is a batch.
         _ => {
             let kernel = if chained { Kernel::Scalar } else { kernel };
@@ -319,7 +336,7 @@ pub(crate) unsafe fn strain_sums(kernel: Kernel, pos: &Positions, batch: &Distan
     }
     let mut scalar_from = 0;
     #[cfg(target_arch = "x86_64")]
-    if kernel == Kernel::Avx2 && stretch == batch.len() {
+    if kernel.has_avx2() && stretch == batch.len() {
         (sums, scalar_from) = avx2::strain_sums(pos.read_only(), batch);
     }
     for slot in (scalar_from..batch.len()).filter(|&slot| batch.kind[slot] == EdgeKind::Stretch) {

@@ -99,10 +99,7 @@ pub fn project(pos: &mut Positions, prev: &Vectors, batch: &mut HingeBatch, k: S
 /// out-of-range index, an unsupported kernel, or (for a vector kernel) hinges sharing a
 /// particle.
 pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
-    assert!(
-        kernel == Kernel::Scalar || Kernel::detect() == kernel,
-        "{kernel:?} is not supported here"
-    );
+    assert!(kernel.is_supported(), "{kernel:?} is not supported here");
     let n = pos.len().min(prev.len());
     let mut seen = vec![false; n];
     for &i in batch.particles.iter().flatten() {
@@ -117,8 +114,9 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
     unsafe { project_raw(kernel, pos.raw(), prev.read_only(), batch, k, first) }
 }
 
-/// Projects every hinge of `batch` once on raw particle arrays with `kernel` (AVX2 for undamped
-/// colour batches; a batch shares no particle, so eight hinges run in lanes).
+/// Projects every hinge of `batch` once on raw particle arrays with `kernel` (the vector kernel
+/// for undamped colour batches: a batch shares no particle, so eight or sixteen hinges run in
+/// lanes).
 ///
 /// # Safety
 /// Every particle index in `batch` must be in bounds of `pos` and `prev`, no other thread may
@@ -127,16 +125,16 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
 pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
     #[cfg(target_arch = "x86_64")]
     if vector_kernel_applies(kernel, k) {
-        return avx2::project(pos, batch, k.inv_h2, first);
+        return vector::project(kernel, pos, batch, k.inv_h2, first);
     }
     project_scalar(pos, prev, batch, 0..batch.len(), k, first)
 }
 
-/// Whether hinge batches run in the vector kernel: AVX2 and no constraint damping (the vector
+/// Whether hinge batches run in the vector kernel: AVX2 (or AVX-512) and no constraint damping (the vector
 /// kernel has no damping term, which reads the start positions). The solver keeps the
 /// `[x, y, z, w]` copy for the hinge phases exactly then.
 pub(crate) fn vector_kernel_applies(kernel: Kernel, k: SubstepConstants) -> bool {
-    kernel == Kernel::Avx2 && k.damping_over_h == 0.0
+    kernel.has_avx2() && k.damping_over_h == 0.0
 }
 
 /// [`project_raw`] on the solver's `[x, y, z, w]` copy of the positions, without damping.
@@ -147,7 +145,7 @@ pub(crate) unsafe fn project_raw_aos(kernel: Kernel, pos: AosPtr, batch: &mut Hi
     debug_assert_eq!(k.damping_over_h, 0.0, "damping reads the start positions");
     #[cfg(target_arch = "x86_64")]
     if vector_kernel_applies(kernel, k) {
-        return avx2::project(pos, batch, k.inv_h2, first);
+        return vector::project(kernel, pos, batch, k.inv_h2, first);
     }
     project_scalar(pos, VecPtr::UNREAD, batch, 0..batch.len(), k, first)
 }
@@ -160,8 +158,8 @@ pub(crate) unsafe fn project_raw_aos(kernel: Kernel, pos: AosPtr, batch: &mut Hi
 pub(crate) unsafe fn copy_to_aos(kernel: Kernel, pos: PosPtr, copy: AosPtr, range: Range<usize>) {
     let mut scalar_from = range.start;
     #[cfg(target_arch = "x86_64")]
-    if kernel == Kernel::Avx2 {
-        scalar_from = avx2::copy_to_aos(pos, copy, range.clone());
+    if kernel.has_avx2() {
+        scalar_from = vector::copy_to_aos(pos, copy, range.clone());
     }
     (scalar_from..range.end).for_each(|i| *copy.0.add(i) = pos.get(i));
 }
@@ -174,8 +172,8 @@ pub(crate) unsafe fn copy_to_aos(kernel: Kernel, pos: PosPtr, copy: AosPtr, rang
 pub(crate) unsafe fn copy_from_aos(kernel: Kernel, copy: AosPtr, pos: PosPtr, range: Range<usize>) {
     let mut scalar_from = range.start;
     #[cfg(target_arch = "x86_64")]
-    if kernel == Kernel::Avx2 {
-        scalar_from = avx2::copy_from_aos(copy, pos, range.clone());
+    if kernel.has_avx2() {
+        scalar_from = vector::copy_from_aos(copy, pos, range.clone());
     }
     (scalar_from..range.end).for_each(|i| pos.set_xyz(i, xyz(copy.get(i)).to_array()));
 }
@@ -243,78 +241,78 @@ fn wrap_difference(a: f32) -> f32 {
     }
 }
 
-/// The AVX2 hinge kernel: eight hinges per iteration, with the same formulas as
-/// [`angle_and_gradients`] and a vectorised atan2 (Cephes polynomial, about 1e-7 rad).
+/// The vector hinge kernel: eight hinges per iteration (AVX2 + FMA) or sixteen (AVX-512F),
+/// one generic body ([`super::lanes`]) with the same formulas as [`angle_and_gradients`] and a
+/// vectorised atan2 (Cephes polynomial, about 1e-7 rad). Both widths evaluate the same
+/// operations per lane, so they agree bit for bit.
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
+mod vector {
     use std::arch::x86_64::*;
     use std::f32::consts::{FRAC_PI_2, FRAC_PI_4, PI, TAU};
     use std::mem::MaybeUninit;
     use std::ops::Range;
 
-    use super::super::distance::avx2::{Ends, Gathered, Lanes8};
-    use super::{project_scalar, AosPtr, HingeBatch, ParticleAccess, PosPtr, SubstepConstants, VecPtr, DEGENERATE};
+    use super::super::lanes::{Avx2, Avx512, Lanes};
+    use super::{project_scalar, AosPtr, HingeBatch, Kernel, ParticleAccess, PosPtr, SubstepConstants, VecPtr, DEGENERATE};
 
-    type V3 = [__m256; 3];
+    type V3<L> = [<L as Lanes>::V; 3];
 
     #[inline(always)]
-    unsafe fn sub(a: V3, b: V3) -> V3 {
-        [_mm256_sub_ps(a[0], b[0]), _mm256_sub_ps(a[1], b[1]), _mm256_sub_ps(a[2], b[2])]
+    unsafe fn sub<L: Lanes>(a: V3<L>, b: V3<L>) -> V3<L> {
+        [L::sub(a[0], b[0]), L::sub(a[1], b[1]), L::sub(a[2], b[2])]
     }
 
     #[inline(always)]
-    unsafe fn scale(a: V3, s: __m256) -> V3 {
-        [_mm256_mul_ps(a[0], s), _mm256_mul_ps(a[1], s), _mm256_mul_ps(a[2], s)]
+    unsafe fn scale<L: Lanes>(a: V3<L>, s: L::V) -> V3<L> {
+        [L::mul(a[0], s), L::mul(a[1], s), L::mul(a[2], s)]
     }
 
     #[inline(always)]
-    unsafe fn dot(a: V3, b: V3) -> __m256 {
-        _mm256_fmadd_ps(a[2], b[2], _mm256_fmadd_ps(a[1], b[1], _mm256_mul_ps(a[0], b[0])))
+    unsafe fn dot<L: Lanes>(a: V3<L>, b: V3<L>) -> L::V {
+        L::fmadd(a[2], b[2], L::fmadd(a[1], b[1], L::mul(a[0], b[0])))
     }
 
     #[inline(always)]
-    unsafe fn cross(a: V3, b: V3) -> V3 {
+    unsafe fn cross<L: Lanes>(a: V3<L>, b: V3<L>) -> V3<L> {
         [
-            _mm256_fmsub_ps(a[1], b[2], _mm256_mul_ps(a[2], b[1])),
-            _mm256_fmsub_ps(a[2], b[0], _mm256_mul_ps(a[0], b[2])),
-            _mm256_fmsub_ps(a[0], b[1], _mm256_mul_ps(a[1], b[0])),
+            L::fmsub(a[1], b[2], L::mul(a[2], b[1])),
+            L::fmsub(a[2], b[0], L::mul(a[0], b[2])),
+            L::fmsub(a[0], b[1], L::mul(a[1], b[0])),
         ]
     }
 
     /// −(s·a + t·b).
     #[inline(always)]
-    unsafe fn neg_combine(s: __m256, a: V3, t: __m256, b: V3) -> V3 {
-        let c = |i: usize| _mm256_fnmsub_ps(s, a[i], _mm256_mul_ps(t, b[i]));
-        [c(0), c(1), c(2)]
+    unsafe fn neg_combine<L: Lanes>(s: L::V, a: V3<L>, t: L::V, b: V3<L>) -> V3<L> {
+        [
+            L::fnmsub(s, a[0], L::mul(t, b[0])),
+            L::fnmsub(s, a[1], L::mul(t, b[1])),
+            L::fnmsub(s, a[2], L::mul(t, b[2])),
+        ]
     }
 
     /// atan2(y, x) for lanes where x and y are not both zero.
     #[inline(always)]
-    unsafe fn atan2(y: __m256, x: __m256) -> __m256 {
-        let sign = _mm256_set1_ps(-0.0);
-        let (ax, ay) = (_mm256_andnot_ps(sign, x), _mm256_andnot_ps(sign, y));
-        let t = _mm256_div_ps(_mm256_min_ps(ax, ay), _mm256_max_ps(ax, ay));
+    unsafe fn atan2<L: Lanes>(y: L::V, x: L::V) -> L::V {
+        let (ax, ay) = (L::abs(x), L::abs(y));
+        let t = L::div(L::min(ax, ay), L::max(ax, ay));
         // atan t on [0, 1]: above tan(π/8) use atan t = π/4 + atan((t − 1)/(t + 1)).
-        let big = _mm256_cmp_ps::<_CMP_GT_OQ>(t, _mm256_set1_ps(0.414_213_57));
-        let one = _mm256_set1_ps(1.0);
-        let u = _mm256_blendv_ps(t, _mm256_div_ps(_mm256_sub_ps(t, one), _mm256_add_ps(t, one)), big);
-        let base = _mm256_and_ps(big, _mm256_set1_ps(FRAC_PI_4));
-        let z = _mm256_mul_ps(u, u);
-        let mut poly = _mm256_set1_ps(8.053_744_5e-2);
+        let big = L::gt(t, L::splat(0.414_213_57));
+        let one = L::splat(1.0);
+        let u = L::select(big, L::div(L::sub(t, one), L::add(t, one)), t);
+        let base = L::keep(L::splat(FRAC_PI_4), big);
+        let z = L::mul(u, u);
+        let mut poly = L::splat(8.053_744_5e-2);
         for c in [-1.387_768_6e-1, 1.997_771_1e-1, -3.333_295e-1] {
-            poly = _mm256_fmadd_ps(poly, z, _mm256_set1_ps(c));
+            poly = L::fmadd(poly, z, L::splat(c));
         }
-        let r = _mm256_add_ps(base, _mm256_fmadd_ps(_mm256_mul_ps(poly, z), u, u));
-        let r = _mm256_blendv_ps(r, _mm256_sub_ps(_mm256_set1_ps(FRAC_PI_2), r), _mm256_cmp_ps::<_CMP_GT_OQ>(ay, ax));
-        let r = _mm256_blendv_ps(
-            r,
-            _mm256_sub_ps(_mm256_set1_ps(PI), r),
-            _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_setzero_ps()),
-        );
-        _mm256_or_ps(r, _mm256_and_ps(y, sign))
+        let r = L::add(base, L::fmadd(L::mul(poly, z), u, u));
+        let r = L::select(L::gt(ay, ax), L::sub(L::splat(FRAC_PI_2), r), r);
+        let r = L::select(L::lt(x, L::splat(0.0)), L::sub(L::splat(PI), r), r);
+        L::or_sign(r, y)
     }
 
-    /// Vectors of eight hinges staged together: the kernel runs each stage over a block before
+    /// Vectors of hinges staged together: the kernel runs each stage over a block before
     /// the next, because one vector's chain (loads, cross products, square root, three
     /// divisions, atan2, another division) is longer than the out-of-order window can hide, while
     /// a stage's iterations are independent and overlap. Hinges of a batch share no particle, so
@@ -323,89 +321,62 @@ mod avx2 {
 
     /// One vector after the geometry stage: everything the projection needs but the angle.
     #[derive(Clone, Copy)]
-    struct Staged {
+    struct Staged<L: Lanes> {
         /// Positions and inverse masses of p0…p3.
-        q: [[__m256; 4]; 4],
+        q: [[L::V; 4]; 4],
         /// ∇θ with respect to p0…p3.
-        grads: [V3; 4],
+        grads: [V3<L>; 4],
         /// atan2 arguments: θ = atan2(sin_part, cos_part).
-        sin_part: __m256,
-        cos_part: __m256,
+        sin_part: L::V,
+        cos_part: L::V,
         /// Σ wᵢ |∇ᵢθ|² + α̃ and α̃ = α / h².
-        denom: __m256,
-        alpha_tilde: __m256,
-        /// All-ones in lanes whose hinge is not degenerate.
-        valid: __m256,
+        denom: L::V,
+        alpha_tilde: L::V,
+        /// Lanes whose hinge is not degenerate.
+        valid: L::M,
     }
 
-    /// Eight particles at a time, in one of the two layouts.
-    pub(super) trait Storage: ParticleAccess {
-        /// Loads particles `indices[0..8]` as x, y, z, w lanes.
-        unsafe fn load8(self, indices: *const u32) -> Lanes8;
-        /// Stores the x, y, z lanes to particles `indices[0..8]` (all distinct).
-        unsafe fn store8(self, indices: *const u32, xyzw: Lanes8);
+    /// A vector's worth of particles at a time, in one of the two layouts.
+    pub(super) trait Storage<L: Lanes>: ParticleAccess {
+        /// Loads particles `indices[0..L::WIDTH]` as x, y, z, w lanes.
+        unsafe fn load_lanes(self, indices: *const u32) -> [L::V; 4];
+        /// Stores the x, y, z lanes to particles `indices[0..L::WIDTH]` (all distinct).
+        unsafe fn store_lanes(self, indices: *const u32, xyzw: [L::V; 4]);
     }
 
-    impl Storage for PosPtr {
+    /// The solver's arrays: gathered, and stored lane by lane.
+    impl<L: Lanes> Storage<L> for PosPtr {
         #[inline(always)]
-        unsafe fn load8(self, indices: *const u32) -> Lanes8 {
-            Gathered::at(indices).load(self)
+        unsafe fn load_lanes(self, indices: *const u32) -> [L::V; 4] {
+            [self.x, self.y, self.z, self.w].map(|c| L::gather(c, indices))
         }
 
         #[inline(always)]
-        unsafe fn store8(self, indices: *const u32, xyzw: Lanes8) {
-            Gathered::at(indices).store(self, xyzw)
-        }
-    }
-
-    impl Storage for AosPtr {
-        /// Eight 16-byte loads, paired into 256-bit rows (lanes l and l + 4) and transposed.
-        #[inline(always)]
-        unsafe fn load8(self, indices: *const u32) -> Lanes8 {
-            let rows = [
-                self.pair(indices, 0),
-                self.pair(indices, 1),
-                self.pair(indices, 2),
-                self.pair(indices, 3),
-            ];
-            transpose(rows)
-        }
-
-        /// The transpose back, and eight 16-byte stores (w unchanged: the kernel never moves
-        /// it, and no other lane touches the particle).
-        #[inline(always)]
-        unsafe fn store8(self, indices: *const u32, xyzw: Lanes8) {
-            let rows = transpose(xyzw);
-            for (l, row) in rows.into_iter().enumerate() {
-                let (low, high) = (_mm256_castps256_ps128(row), _mm256_extractf128_ps::<1>(row));
-                _mm_storeu_ps(self.0.add(*indices.add(l) as usize) as *mut f32, low);
-                _mm_storeu_ps(self.0.add(*indices.add(l + 4) as usize) as *mut f32, high);
+        unsafe fn store_lanes(self, indices: *const u32, [x, y, z, _]: [L::V; 4]) {
+            // Room for the widest vector; the first L::WIDTH lanes are used.
+            let [mut xs, mut ys, mut zs] = [[0f32; 16]; 3];
+            for (lanes, v) in [&mut xs, &mut ys, &mut zs].into_iter().zip([x, y, z]) {
+                L::store(lanes.as_mut_ptr(), v);
+            }
+            let lanes = xs.into_iter().zip(ys).zip(zs).take(L::WIDTH);
+            for (l, ((x, y), z)) in lanes.enumerate() {
+                self.set_xyz(*indices.add(l) as usize, [x, y, z]);
             }
         }
     }
 
-    impl AosPtr {
-        /// Particles `indices[l]` (low half) and `indices[l + 4]` (high half).
+    /// The `[x, y, z, w]` copy: one 16-byte load or store per particle (w unchanged on store:
+    /// the kernel never moves it, and no other lane touches the particle).
+    impl<L: Lanes> Storage<L> for AosPtr {
         #[inline(always)]
-        unsafe fn pair(self, indices: *const u32, l: usize) -> __m256 {
-            let low = _mm_loadu_ps(self.0.add(*indices.add(l) as usize) as *const f32);
-            let high = _mm_loadu_ps(self.0.add(*indices.add(l + 4) as usize) as *const f32);
-            _mm256_set_m128(high, low)
+        unsafe fn load_lanes(self, indices: *const u32) -> [L::V; 4] {
+            L::load_aos(self, indices)
         }
-    }
 
-    /// 4 × 4 transpose in each 128-bit half: rows [a_l | a_{l+4}] of [x, y, z, w] become
-    /// x, y, z, w vectors of lanes 0…7, and back (the transpose is its own inverse).
-    #[inline(always)]
-    unsafe fn transpose([r0, r1, r2, r3]: Lanes8) -> Lanes8 {
-        let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpacklo_ps(r2, r3));
-        let (t2, t3) = (_mm256_unpackhi_ps(r0, r1), _mm256_unpackhi_ps(r2, r3));
-        [
-            _mm256_shuffle_ps::<0x44>(t0, t1),
-            _mm256_shuffle_ps::<0xEE>(t0, t1),
-            _mm256_shuffle_ps::<0x44>(t2, t3),
-            _mm256_shuffle_ps::<0xEE>(t2, t3),
-        ]
+        #[inline(always)]
+        unsafe fn store_lanes(self, indices: *const u32, xyzw: [L::V; 4]) {
+            L::store_aos(self, indices, xyzw)
+        }
     }
 
     /// [`super::copy_to_aos`] for the whole vectors of `range`; returns where the scalar rest
@@ -417,7 +388,7 @@ mod avx2 {
     pub(super) unsafe fn copy_to_aos(pos: PosPtr, copy: AosPtr, range: Range<usize>) -> usize {
         let vectors_end = range.end - range.len() % 8;
         for i in (range.start..vectors_end).step_by(8) {
-            let rows = transpose([
+            let rows = Avx2::transpose([
                 _mm256_loadu_ps(pos.x.add(i)),
                 _mm256_loadu_ps(pos.y.add(i)),
                 _mm256_loadu_ps(pos.z.add(i)),
@@ -444,7 +415,7 @@ mod avx2 {
                 let low = _mm_loadu_ps(copy.0.add(i + l) as *const f32);
                 _mm256_set_m128(_mm_loadu_ps(copy.0.add(i + l + 4) as *const f32), low)
             });
-            let [x, y, z, _] = transpose(rows);
+            let [x, y, z, _] = Avx2::transpose(rows);
             _mm256_storeu_ps(pos.x.add(i), x);
             _mm256_storeu_ps(pos.y.add(i), y);
             _mm256_storeu_ps(pos.z.add(i), z);
@@ -452,7 +423,7 @@ mod avx2 {
         vectors_end
     }
 
-    /// Particle k's indices of the eight hinges at slot `j`.
+    /// Particle k's indices of the hinges at slot `j`.
     #[inline(always)]
     unsafe fn indices(batch: &HingeBatch, k: usize, j: usize) -> *const u32 {
         batch.particles[k].as_ptr().add(j)
@@ -461,51 +432,47 @@ mod avx2 {
     /// Geometry stage: loads the hinges at slot `j` and computes the angle's arguments, the
     /// gradients and the denominator (formulas of [`super::super::bend`]).
     #[inline(always)]
-    unsafe fn geometry<P: Storage>(pos: P, batch: &HingeBatch, j: usize, inv_h2: f32) -> Staged {
-        let compliance = _mm256_loadu_ps(batch.compliance.as_ptr().add(j));
+    unsafe fn geometry<L: Lanes, P: Storage<L>>(pos: P, batch: &HingeBatch, j: usize, inv_h2: f32) -> Staged<L> {
+        let compliance = L::load(batch.compliance.as_ptr().add(j));
         let q = [
-            pos.load8(indices(batch, 0, j)),
-            pos.load8(indices(batch, 1, j)),
-            pos.load8(indices(batch, 2, j)),
-            pos.load8(indices(batch, 3, j)),
+            pos.load_lanes(indices(batch, 0, j)),
+            pos.load_lanes(indices(batch, 1, j)),
+            pos.load_lanes(indices(batch, 2, j)),
+            pos.load_lanes(indices(batch, 3, j)),
         ];
-        let p: [V3; 4] = [0, 1, 2, 3].map(|i| [q[i][0], q[i][1], q[i][2]]);
-        let e = sub(p[3], p[2]);
-        let n1 = cross(sub(p[2], p[0]), sub(p[3], p[0]));
-        let n2 = cross(sub(p[3], p[1]), sub(p[2], p[1]));
-        let (l1, l2, le) = (dot(n1, n1), dot(n2, n2), dot(e, e));
-        let degenerate = _mm256_set1_ps(DEGENERATE);
-        let mut valid = _mm256_and_ps(
-            _mm256_and_ps(
-                _mm256_cmp_ps::<_CMP_GE_OQ>(l1, degenerate),
-                _mm256_cmp_ps::<_CMP_GE_OQ>(l2, degenerate),
-            ),
-            _mm256_cmp_ps::<_CMP_GE_OQ>(le, degenerate),
-        );
-        let one = _mm256_set1_ps(1.0);
-        let e_len = _mm256_sqrt_ps(le);
-        let e_hat = scale(e, _mm256_div_ps(one, e_len));
-        let (m1, m2) = (scale(n1, _mm256_div_ps(one, l1)), scale(n2, _mm256_div_ps(one, l2)));
-        let neg_e = _mm256_sub_ps(_mm256_setzero_ps(), e_len);
+        let p: [V3<L>; 4] = [0, 1, 2, 3].map(|i| [q[i][0], q[i][1], q[i][2]]);
+        let e = sub::<L>(p[3], p[2]);
+        let n1 = cross::<L>(sub::<L>(p[2], p[0]), sub::<L>(p[3], p[0]));
+        let n2 = cross::<L>(sub::<L>(p[3], p[1]), sub::<L>(p[2], p[1]));
+        let (l1, l2, le) = (dot::<L>(n1, n1), dot::<L>(n2, n2), dot::<L>(e, e));
+        let degenerate = L::splat(DEGENERATE);
+        let valid = L::and(L::and(L::ge(l1, degenerate), L::ge(l2, degenerate)), L::ge(le, degenerate));
+        let one = L::splat(1.0);
+        let e_len = L::sqrt(le);
+        let e_hat = scale::<L>(e, L::div(one, e_len));
+        let (m1, m2) = (scale::<L>(n1, L::div(one, l1)), scale::<L>(n2, L::div(one, l2)));
+        let neg_e = L::sub(L::splat(0.0), e_len);
         let grads = [
-            scale(m1, neg_e),
-            scale(m2, neg_e),
-            neg_combine(dot(sub(p[0], p[3]), e_hat), m1, dot(sub(p[1], p[3]), e_hat), m2),
-            neg_combine(dot(sub(p[2], p[0]), e_hat), m1, dot(sub(p[2], p[1]), e_hat), m2),
+            scale::<L>(m1, neg_e),
+            scale::<L>(m2, neg_e),
+            neg_combine::<L>(dot::<L>(sub::<L>(p[0], p[3]), e_hat), m1, dot::<L>(sub::<L>(p[1], p[3]), e_hat), m2),
+            neg_combine::<L>(dot::<L>(sub::<L>(p[2], p[0]), e_hat), m1, dot::<L>(sub::<L>(p[2], p[1]), e_hat), m2),
         ];
-        let weighted = (0..4).fold(_mm256_setzero_ps(), |acc, i| _mm256_fmadd_ps(q[i][3], dot(grads[i], grads[i]), acc));
-        let alpha_tilde = _mm256_mul_ps(compliance, _mm256_set1_ps(inv_h2));
-        let denom = _mm256_add_ps(weighted, alpha_tilde);
-        valid = _mm256_and_ps(valid, _mm256_cmp_ps::<_CMP_GT_OQ>(denom, _mm256_set1_ps(1e-30)));
-        valid = _mm256_and_ps(valid, _mm256_cmp_ps::<_CMP_LT_OQ>(denom, _mm256_set1_ps(f32::INFINITY)));
+        let mut weighted = L::splat(0.0);
+        for i in 0..4 {
+            weighted = L::fmadd(q[i][3], dot::<L>(grads[i], grads[i]), weighted);
+        }
+        let alpha_tilde = L::mul(compliance, L::splat(inv_h2));
+        let denom = L::add(weighted, alpha_tilde);
+        let finite = L::and(L::gt(denom, L::splat(1e-30)), L::lt(denom, L::splat(f32::INFINITY)));
         Staged {
             q,
             grads,
-            sin_part: dot(cross(n1, n2), e_hat),
-            cos_part: dot(n1, n2),
+            sin_part: dot::<L>(cross::<L>(n1, n2), e_hat),
+            cos_part: dot::<L>(n1, n2),
             denom,
             alpha_tilde,
-            valid,
+            valid: L::and(valid, finite),
         }
     }
 
@@ -513,79 +480,109 @@ mod avx2 {
     /// lanes); updates λ at slot `j`. `None` when a rest angle lies outside [−π, π]: one turn
     /// does not suffice to wrap, so the scalar path (with the general wrap) takes the vector.
     #[inline(always)]
-    unsafe fn multiplier(staged: &Staged, batch: &mut HingeBatch, j: usize, first: bool) -> Option<__m256> {
-        let rest = _mm256_loadu_ps(batch.rest_angle.as_ptr().add(j));
-        let pi = _mm256_set1_ps(PI);
-        if _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_andnot_ps(_mm256_set1_ps(-0.0), rest), pi)) != 0 {
+    unsafe fn multiplier<L: Lanes>(staged: &Staged<L>, batch: &mut HingeBatch, j: usize, first: bool) -> Option<L::V> {
+        let rest = L::load(batch.rest_angle.as_ptr().add(j));
+        let pi = L::splat(PI);
+        if L::any(L::gt(L::abs(rest), pi)) {
             return None;
         }
-        let theta = atan2(staged.sin_part, staged.cos_part);
-        let c = _mm256_sub_ps(theta, rest);
-        let c = _mm256_blendv_ps(c, _mm256_sub_ps(c, _mm256_set1_ps(TAU)), _mm256_cmp_ps::<_CMP_GT_OQ>(c, pi));
-        let c = _mm256_blendv_ps(
-            c,
-            _mm256_add_ps(c, _mm256_set1_ps(TAU)),
-            _mm256_cmp_ps::<_CMP_LE_OQ>(c, _mm256_sub_ps(_mm256_setzero_ps(), pi)),
-        );
+        let theta = atan2::<L>(staged.sin_part, staged.cos_part);
+        let c = L::sub(theta, rest);
+        let c = L::select(L::gt(c, pi), L::sub(c, L::splat(TAU)), c);
+        let c = L::select(L::le(c, L::sub(L::splat(0.0), pi)), L::add(c, L::splat(TAU)), c);
         let lambda = batch.lambda.as_mut_ptr().add(j);
-        let old = if first { _mm256_setzero_ps() } else { _mm256_loadu_ps(lambda) };
-        let num = _mm256_fnmadd_ps(staged.alpha_tilde, old, _mm256_sub_ps(_mm256_setzero_ps(), c));
-        let dl = _mm256_and_ps(_mm256_div_ps(num, staged.denom), staged.valid);
-        _mm256_storeu_ps(lambda, _mm256_add_ps(old, dl));
+        let old = if first { L::splat(0.0) } else { L::load(lambda) };
+        let num = L::fnmadd(staged.alpha_tilde, old, L::sub(L::splat(0.0), c));
+        let dl = L::keep(L::div(num, staged.denom), staged.valid);
+        L::store(lambda, L::add(old, dl));
         Some(dl)
     }
 
     /// Position stage: moves the hinges at slot `j` by wᵢ Δλ ∇ᵢθ.
     #[inline(always)]
-    unsafe fn apply<P: Storage>(pos: P, batch: &HingeBatch, j: usize, staged: &Staged, dl: __m256) {
+    unsafe fn apply<L: Lanes, P: Storage<L>>(pos: P, batch: &HingeBatch, j: usize, staged: &Staged<L>, dl: L::V) {
         let (q, grads) = (&staged.q, &staged.grads);
         for i in 0..4 {
             // Masked lanes have dl = 0 but may carry NaN gradients: mask the step itself.
-            let s = _mm256_mul_ps(q[i][3], dl);
-            let step = |c: usize| _mm256_and_ps(_mm256_mul_ps(s, grads[i][c]), staged.valid);
+            let s = L::mul(q[i][3], dl);
             let moved = [
-                _mm256_add_ps(q[i][0], step(0)),
-                _mm256_add_ps(q[i][1], step(1)),
-                _mm256_add_ps(q[i][2], step(2)),
+                L::add(q[i][0], L::keep(L::mul(s, grads[i][0]), staged.valid)),
+                L::add(q[i][1], L::keep(L::mul(s, grads[i][1]), staged.valid)),
+                L::add(q[i][2], L::keep(L::mul(s, grads[i][2]), staged.valid)),
                 q[i][3],
             ];
-            pos.store8(indices(batch, i, j), moved);
+            pos.store_lanes(indices(batch, i, j), moved);
         }
     }
 
+    /// Sixteen hinges per vector with [`Kernel::Avx512`], eight with [`Kernel::Avx2`].
+    ///
     /// # Safety
-    /// As [`super::project_raw`]; the CPU must support AVX2 and FMA; no damping.
+    /// As [`super::project_raw`]; `kernel` is a vector kernel this CPU supports; no damping.
+    pub(super) unsafe fn project<P: Storage<Avx2> + Storage<Avx512>>(
+        kernel: Kernel,
+        pos: P,
+        batch: &mut HingeBatch,
+        inv_h2: f32,
+        first: bool,
+    ) {
+        match kernel {
+            Kernel::Avx512 => project_avx512(pos, batch, inv_h2, first),
+            _ => project_avx2(pos, batch, inv_h2, first),
+        }
+    }
+
+    /// Without damping the scalar path never reads `prev`.
+    const NO_DAMPING: SubstepConstants = SubstepConstants {
+        inv_h2: 0.0,
+        damping_over_h: 0.0,
+    };
+
     #[target_feature(enable = "avx2,fma")]
+    unsafe fn project_avx2<P: Storage<Avx2>>(pos: P, batch: &mut HingeBatch, inv_h2: f32, first: bool) {
+        let done = project_vectors::<Avx2, P>(pos, batch, 0, inv_h2, first);
+        let k = SubstepConstants { inv_h2, ..NO_DAMPING };
+        project_scalar(pos, VecPtr::UNREAD, batch, done..batch.id.len(), k, first);
+    }
+
+    /// Sixteen at a time, then one vector of eight where eight are left, so every hinge the
+    /// AVX2 kernel runs in a vector runs in one here too: the two kernels agree bit for bit
+    /// (but for vectors holding a rest angle outside [−π, π], which go scalar sixteen at a time).
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    unsafe fn project_avx512<P: Storage<Avx512> + Storage<Avx2>>(pos: P, batch: &mut HingeBatch, inv_h2: f32, first: bool) {
+        let done = project_vectors::<Avx512, P>(pos, batch, 0, inv_h2, first);
+        let done = project_vectors::<Avx2, P>(pos, batch, done, inv_h2, first);
+        let k = SubstepConstants { inv_h2, ..NO_DAMPING };
+        project_scalar(pos, VecPtr::UNREAD, batch, done..batch.id.len(), k, first);
+    }
+
+    /// The staged loop over the whole vectors from slot `from` on; returns where they end.
+    #[inline(always)]
     // Index loops: the same stages written with zipped iterators compiled 1.6× slower.
     #[allow(clippy::needless_range_loop)]
-    pub(super) unsafe fn project<P: Storage>(pos: P, batch: &mut HingeBatch, inv_h2: f32, first: bool) {
-        let n = batch.id.len();
-        let full = n - n % 8;
-        let k = SubstepConstants {
-            inv_h2,
-            damping_over_h: 0.0,
-        };
-        let mut staged = [const { MaybeUninit::<Staged>::uninit() }; BLOCK];
+    unsafe fn project_vectors<L: Lanes, P: Storage<L>>(pos: P, batch: &mut HingeBatch, from: usize, inv_h2: f32, first: bool) -> usize {
+        let full = from + (batch.id.len() - from) / L::WIDTH * L::WIDTH;
+        let k = SubstepConstants { inv_h2, ..NO_DAMPING };
+        let mut staged = [const { MaybeUninit::<Staged<L>>::uninit() }; BLOCK];
         let mut steps = [None; BLOCK];
-        for block in (0..full).step_by(8 * BLOCK) {
-            let vectors = BLOCK.min((full - block) / 8);
+        for block in (from..full).step_by(L::WIDTH * BLOCK) {
+            let vectors = BLOCK.min((full - block) / L::WIDTH);
             for v in 0..vectors {
-                staged[v].write(geometry(pos, batch, block + 8 * v, inv_h2));
+                staged[v].write(geometry::<L, P>(pos, batch, block + L::WIDTH * v, inv_h2));
             }
             // Every slot below `vectors` was written just above.
             for v in 0..vectors {
-                steps[v] = multiplier(staged[v].assume_init_ref(), batch, block + 8 * v, first);
+                steps[v] = multiplier::<L>(staged[v].assume_init_ref(), batch, block + L::WIDTH * v, first);
             }
             for v in 0..vectors {
-                let j = block + 8 * v;
+                let j = block + L::WIDTH * v;
                 match steps[v] {
-                    Some(dl) => apply(pos, batch, j, staged[v].assume_init_ref(), dl),
-                    None => project_scalar(pos, VecPtr::UNREAD, batch, j..j + 8, k, first),
+                    Some(dl) => apply::<L, P>(pos, batch, j, staged[v].assume_init_ref(), dl),
+                    None => project_scalar(pos, VecPtr::UNREAD, batch, j..j + L::WIDTH, k, first),
                 }
             }
         }
-        // Without damping the scalar path never reads `prev`.
-        project_scalar(pos, VecPtr::UNREAD, batch, full..n, k, first);
+        full
     }
 }
 
@@ -593,11 +590,84 @@ mod avx2 {
 mod tests {
     use glam::Vec3;
 
+    use crate::sim::constraints::distance::PosW;
+
     use super::*;
+
+    /// `hinges` random hinges on disjoint particles, every 7th with a degenerate wing and, when
+    /// `wild_rest`, every 13th with a rest angle beyond π (its vector takes the scalar path).
+    fn random_hinges(next: &mut impl FnMut() -> f32, hinges: u32, wild_rest: bool) -> (Vec<PosW>, HingeBatch) {
+        let mut pos = Vec::new();
+        let mut batch = HingeBatch::default();
+        for j in 0..hinges {
+            // Two triangles on the edge (−0.5, 0, 0)–(0.5, 0, 0), folded by a random angle.
+            let fold = (next() - 0.5) * 6.0;
+            let mut w = |pinned: bool| {
+                let r = next();
+                if pinned {
+                    0.0
+                } else {
+                    0.5 + r
+                }
+            };
+            let (w0, w1, w2, w3) = (w(j % 5 == 0), w(false), w(j % 3 == 0), w(false));
+            let wing = Vec3::new(next() - 0.5, fold.cos(), fold.sin()) * (0.5 + next());
+            let mut quad = [
+                [next() - 0.5, -0.8, 0.05 * next(), w0],
+                [wing.x, wing.y, wing.z, w1],
+                [-0.5, 0.0, 0.0, w2],
+                [0.5, 0.0, 0.0, w3],
+            ];
+            if j % 7 == 6 {
+                quad[1] = [quad[2][0], quad[2][1], quad[2][2], quad[1][3]]; // degenerate wing
+            }
+            pos.extend(quad);
+            let rest_angle = (next() - 0.5) * 6.2;
+            batch.push(
+                j,
+                HingeItem {
+                    particles: [4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3],
+                    rest_angle: if wild_rest && j % 13 == 12 { 3.5 } else { rest_angle },
+                    compliance: [0.0, 1e-3, 1.0][j as usize % 3],
+                },
+            );
+        }
+        (pos, batch)
+    }
+
+    /// Two sweeps (the first resets λ) with `kernel` on the solver's arrays, or on the
+    /// `[x, y, z, w]` copy filled and read back with the copy passes.
+    fn two_sweeps(kernel: Kernel, on_copy: bool, pos: &[PosW], batch: &HingeBatch) -> (Vec<PosW>, Vec<f32>) {
+        let k = SubstepConstants {
+            inv_h2: 900.0 * 900.0,
+            damping_over_h: 0.0,
+        };
+        let (mut p, mut b, prev) = (Positions::from(pos), batch.clone(), Vectors::from(pos));
+        let mut copy = vec![[f32::NAN; 4]; pos.len()];
+        let copy = AosPtr(copy.as_mut_ptr());
+        // SAFETY: indices in range, single thread, kernel supported (checked by the caller),
+        // hinges disjoint, the copy holds every particle.
+        unsafe {
+            if on_copy {
+                copy_to_aos(kernel, p.raw(), copy, 0..pos.len());
+            }
+            for first in [true, false] {
+                match on_copy {
+                    true => project_raw_aos(kernel, copy, &mut b, k, first),
+                    false => project_raw(kernel, p.raw(), prev.read_only(), &mut b, k, first),
+                }
+            }
+            if on_copy {
+                copy_from_aos(kernel, copy, p.raw(), 0..pos.len());
+            }
+        }
+        (p.to_vec(), b.lambda)
+    }
 
     #[test]
     fn simd_hinges_match_scalar_hinges_on_random_batches() {
-        if Kernel::detect() == Kernel::Scalar {
+        let vector_kernels: Vec<Kernel> = [Kernel::Avx2, Kernel::Avx512].into_iter().filter(|k| k.is_supported()).collect();
+        if vector_kernels.is_empty() {
             return;
         }
         let mut seed = 11u64;
@@ -605,75 +675,37 @@ mod tests {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (seed >> 40) as f32 / (1u64 << 24) as f32
         };
-        let k = SubstepConstants {
-            inv_h2: 900.0 * 900.0,
-            damping_over_h: 0.0,
-        };
-        // 21: a partial block of two vectors and a scalar remainder; 40: a full block of four
-        // and one more; 64: two full blocks.
-        for hinges in [3u32, 8, 21, 40, 64] {
-            let mut pos = Vec::new();
-            let mut batch = HingeBatch::default();
-            for j in 0..hinges {
-                // Two triangles on the edge (−0.5, 0, 0)–(0.5, 0, 0), folded by a random angle.
-                let fold = (next() - 0.5) * 6.0;
-                let w = |pinned: bool, r: f32| if pinned { 0.0 } else { 0.5 + r };
-                let wing = Vec3::new(next() - 0.5, fold.cos(), fold.sin()) * (0.5 + next());
-                let mut quad = [
-                    [next() - 0.5, -0.8, 0.05 * next(), w(j % 5 == 0, next())],
-                    [wing.x, wing.y, wing.z, w(false, next())],
-                    [-0.5, 0.0, 0.0, w(j % 3 == 0, next())],
-                    [0.5, 0.0, 0.0, w(false, next())],
-                ];
-                if j % 7 == 6 {
-                    quad[1] = [quad[2][0], quad[2][1], quad[2][2], quad[1][3]]; // degenerate wing
+        // 21: a partial block and a scalar remainder at both widths; 40: a full AVX2 block and
+        // one more vector, two AVX-512 vectors and an AVX2 one; 64: whole blocks of eight lanes;
+        // 100: a whole AVX-512 block, two more vectors and a scalar rest; 84 particles for 21
+        // hinges give the copy passes a scalar rest.
+        for hinges in [3u32, 8, 21, 40, 64, 100] {
+            for wild_rest in [true, false] {
+                let (pos, batch) = random_hinges(&mut next, hinges, wild_rest);
+                let scalar = two_sweeps(Kernel::Scalar, false, &pos, &batch);
+                let simd = vector_kernels
+                    .iter()
+                    .map(|&kernel| two_sweeps(kernel, false, &pos, &batch))
+                    .collect::<Vec<_>>();
+                for (&kernel, result) in vector_kernels.iter().zip(&simd) {
+                    assert!(
+                        two_sweeps(kernel, true, &pos, &batch) == *result,
+                        "{hinges} hinges, {kernel:?}: the copy's result differs"
+                    );
+                    for (s, v) in scalar.0.iter().zip(&result.0) {
+                        for c in 0..4 {
+                            assert!(v[c].is_finite() && (s[c] - v[c]).abs() <= 2e-5, "{s:?} vs {v:?}");
+                        }
+                    }
+                    for (s, v) in scalar.1.iter().zip(&result.1) {
+                        assert!(v.is_finite() && (s - v).abs() <= 1e-3 * s.abs() + 1e-9, "λ {s} vs {v}");
+                    }
                 }
-                pos.extend(quad);
-                batch.push(
-                    j,
-                    HingeItem {
-                        particles: [4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3],
-                        // Every 13th rest angle lies beyond π: its vector takes the scalar
-                        // path in the middle of a block.
-                        rest_angle: if j % 13 == 12 { 3.5 } else { (next() - 0.5) * 6.2 },
-                        compliance: [0.0, 1e-3, 1.0][j as usize % 3],
-                    },
-                );
-            }
-            let [scalar, simd] = [Kernel::Scalar, Kernel::Avx2].map(|kernel| {
-                let (mut p, mut b) = (Positions::from(pos.as_slice()), batch.clone());
-                let prev = Vectors::from(pos.as_slice());
-                // SAFETY: indices in range, single thread, kernel detected above, hinges disjoint.
-                unsafe {
-                    project_raw(kernel, p.raw(), prev.read_only(), &mut b, k, true);
-                    project_raw(kernel, p.raw(), prev.read_only(), &mut b, k, false);
+                // The widths agree bit for bit (a vector with a rest angle beyond π goes scalar
+                // whole, and a whole AVX-512 vector holds more hinges).
+                if !wild_rest && simd.len() == 2 {
+                    assert!(simd[0] == simd[1], "{hinges} hinges: AVX-512 differs from AVX2");
                 }
-                (p.to_vec(), b.lambda)
-            });
-            // The vector kernel on the [x, y, z, w] copy, filled and read back with the copy
-            // passes (84 particles for 21 hinges: a scalar rest), is the same bit for bit.
-            let mut p = Positions::from(pos.as_slice());
-            let mut copy = vec![[f32::NAN; 4]; pos.len()];
-            let (mut b, everything) = (batch.clone(), 0..pos.len());
-            // SAFETY: as above; the copy holds every particle.
-            unsafe {
-                let copy = AosPtr(copy.as_mut_ptr());
-                copy_to_aos(Kernel::Avx2, p.raw(), copy, everything.clone());
-                project_raw_aos(Kernel::Avx2, copy, &mut b, k, true);
-                project_raw_aos(Kernel::Avx2, copy, &mut b, k, false);
-                copy_from_aos(Kernel::Avx2, copy, p.raw(), everything);
-            }
-            assert!(
-                p.to_vec() == simd.0 && b.lambda == simd.1,
-                "{hinges} hinges: the copy's result differs"
-            );
-            for (s, v) in scalar.0.iter().zip(&simd.0) {
-                for c in 0..4 {
-                    assert!(v[c].is_finite() && (s[c] - v[c]).abs() <= 2e-5, "{s:?} vs {v:?}");
-                }
-            }
-            for (s, v) in scalar.1.iter().zip(&simd.1) {
-                assert!(v.is_finite() && (s - v).abs() <= 1e-3 * s.abs() + 1e-9, "λ {s} vs {v}");
             }
         }
     }

@@ -51,6 +51,8 @@
 pub mod bend;
 pub mod distance;
 pub mod hinge;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
 
 /// Colour index of the serial batch of the tail group (constraints that found no free colour).
 pub(crate) const TAIL: u32 = u32::MAX;

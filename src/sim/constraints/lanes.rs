@@ -1,0 +1,371 @@
+//! One vector kernel, two widths: the operations a constraint kernel needs, on eight lanes
+//! (AVX2 + FMA, `__m256`) or sixteen (AVX-512F, `__m512`).
+//!
+//! A kernel written against [`Lanes`] compiles to either width. Each method is one
+//! instruction of the same IEEE operation at both widths (a masked blend for `blendv`, a
+//! zero-masked move for an `and` with a comparison mask), so a lane rounds identically at
+//! either width and the two kernels agree bit for bit.
+//!
+//! The methods are `#[inline(always)]` and carry no target feature of their own: they are only
+//! ever inlined into a `#[target_feature]` entry point of the matching width, which is where
+//! the intrinsics get their instructions.
+
+use std::arch::x86_64::*;
+
+use crate::sim::particles::AosPtr;
+
+/// A SIMD width and its instructions.
+pub(crate) trait Lanes: Copy {
+    /// f32 lanes.
+    type V: Copy;
+    /// One bit (AVX-512) or one all-ones lane (AVX2) per lane that passed a comparison.
+    type M: Copy;
+    /// Lanes per vector.
+    const WIDTH: usize;
+
+    unsafe fn splat(x: f32) -> Self::V;
+    unsafe fn load(p: *const f32) -> Self::V;
+    unsafe fn store(p: *mut f32, v: Self::V);
+    /// Lanes `base[idx[l]]`.
+    unsafe fn gather(base: *const f32, idx: *const u32) -> Self::V;
+    unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn sub(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn mul(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn div(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn sqrt(a: Self::V) -> Self::V;
+    unsafe fn min(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn max(a: Self::V, b: Self::V) -> Self::V;
+    /// a·b + c, one rounding.
+    unsafe fn fmadd(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// a·b − c, one rounding.
+    unsafe fn fmsub(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// −(a·b) + c, one rounding.
+    unsafe fn fnmadd(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// −(a·b) − c, one rounding.
+    unsafe fn fnmsub(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// |a| (sign bit cleared).
+    unsafe fn abs(a: Self::V) -> Self::V;
+    /// `magnitude` with the sign bit of `sign` or-ed in.
+    unsafe fn or_sign(magnitude: Self::V, sign: Self::V) -> Self::V;
+    /// a > b (ordered, quiet).
+    unsafe fn gt(a: Self::V, b: Self::V) -> Self::M;
+    /// a ≥ b (ordered, quiet).
+    unsafe fn ge(a: Self::V, b: Self::V) -> Self::M;
+    /// a < b (ordered, quiet).
+    unsafe fn lt(a: Self::V, b: Self::V) -> Self::M;
+    /// a ≤ b (ordered, quiet).
+    unsafe fn le(a: Self::V, b: Self::V) -> Self::M;
+    unsafe fn and(a: Self::M, b: Self::M) -> Self::M;
+    /// Whether any lane is set.
+    unsafe fn any(m: Self::M) -> bool;
+    /// `if_set` in the lanes of `m`, `otherwise` elsewhere.
+    unsafe fn select(m: Self::M, if_set: Self::V, otherwise: Self::V) -> Self::V;
+    /// `v` in the lanes of `m`, +0 elsewhere.
+    unsafe fn keep(v: Self::V, m: Self::M) -> Self::V;
+    /// Particles `idx[0..WIDTH]` of an `[x, y, z, w]` array as x, y, z, w vectors.
+    unsafe fn load_aos(base: AosPtr, idx: *const u32) -> [Self::V; 4];
+    /// Stores x, y, z, w vectors to particles `idx[0..WIDTH]` of an `[x, y, z, w]` array.
+    unsafe fn store_aos(base: AosPtr, idx: *const u32, xyzw: [Self::V; 4]);
+    /// 4 × 4 transposes in every 128-bit quarter: rows [a_l | a_{l+4} | …] of [x, y, z, w]
+    /// become x, y, z, w vectors of lanes 0, 1, 2, 3 | 4, 5, 6, 7 | …, and back (the transpose
+    /// is its own inverse).
+    unsafe fn transpose(rows: [Self::V; 4]) -> [Self::V; 4];
+}
+
+/// Eight lanes: AVX2 + FMA.
+#[derive(Clone, Copy)]
+pub(crate) struct Avx2;
+
+/// Sixteen lanes: AVX-512F.
+#[derive(Clone, Copy)]
+pub(crate) struct Avx512;
+
+/// [`Lanes::transpose`]: the instructions work per 128-bit quarter at either width.
+macro_rules! transpose4 {
+    ($rows:expr, $unpacklo:ident, $unpackhi:ident, $shuffle:ident) => {{
+        let [r0, r1, r2, r3] = $rows;
+        let (t0, t1) = ($unpacklo(r0, r1), $unpacklo(r2, r3));
+        let (t2, t3) = ($unpackhi(r0, r1), $unpackhi(r2, r3));
+        [
+            $shuffle::<0x44>(t0, t1),
+            $shuffle::<0xEE>(t0, t1),
+            $shuffle::<0x44>(t2, t3),
+            $shuffle::<0xEE>(t2, t3),
+        ]
+    }};
+}
+
+impl Lanes for Avx2 {
+    type V = __m256;
+    type M = __m256;
+    const WIDTH: usize = 8;
+
+    #[inline(always)]
+    unsafe fn splat(x: f32) -> __m256 {
+        _mm256_set1_ps(x)
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> __m256 {
+        _mm256_loadu_ps(p)
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, v: __m256) {
+        _mm256_storeu_ps(p, v)
+    }
+    #[inline(always)]
+    unsafe fn gather(base: *const f32, idx: *const u32) -> __m256 {
+        _mm256_i32gather_ps::<4>(base, _mm256_loadu_si256(idx as *const __m256i))
+    }
+    #[inline(always)]
+    unsafe fn add(a: __m256, b: __m256) -> __m256 {
+        _mm256_add_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn sub(a: __m256, b: __m256) -> __m256 {
+        _mm256_sub_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn mul(a: __m256, b: __m256) -> __m256 {
+        _mm256_mul_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn div(a: __m256, b: __m256) -> __m256 {
+        _mm256_div_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn sqrt(a: __m256) -> __m256 {
+        _mm256_sqrt_ps(a)
+    }
+    #[inline(always)]
+    unsafe fn min(a: __m256, b: __m256) -> __m256 {
+        _mm256_min_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn max(a: __m256, b: __m256) -> __m256 {
+        _mm256_max_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn fmadd(a: __m256, b: __m256, c: __m256) -> __m256 {
+        _mm256_fmadd_ps(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn fmsub(a: __m256, b: __m256, c: __m256) -> __m256 {
+        _mm256_fmsub_ps(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn fnmadd(a: __m256, b: __m256, c: __m256) -> __m256 {
+        _mm256_fnmadd_ps(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn fnmsub(a: __m256, b: __m256, c: __m256) -> __m256 {
+        _mm256_fnmsub_ps(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn abs(a: __m256) -> __m256 {
+        _mm256_andnot_ps(_mm256_set1_ps(-0.0), a)
+    }
+    #[inline(always)]
+    unsafe fn or_sign(magnitude: __m256, sign: __m256) -> __m256 {
+        _mm256_or_ps(magnitude, _mm256_and_ps(sign, _mm256_set1_ps(-0.0)))
+    }
+    #[inline(always)]
+    unsafe fn gt(a: __m256, b: __m256) -> __m256 {
+        _mm256_cmp_ps::<_CMP_GT_OQ>(a, b)
+    }
+    #[inline(always)]
+    unsafe fn ge(a: __m256, b: __m256) -> __m256 {
+        _mm256_cmp_ps::<_CMP_GE_OQ>(a, b)
+    }
+    #[inline(always)]
+    unsafe fn lt(a: __m256, b: __m256) -> __m256 {
+        _mm256_cmp_ps::<_CMP_LT_OQ>(a, b)
+    }
+    #[inline(always)]
+    unsafe fn le(a: __m256, b: __m256) -> __m256 {
+        _mm256_cmp_ps::<_CMP_LE_OQ>(a, b)
+    }
+    #[inline(always)]
+    unsafe fn and(a: __m256, b: __m256) -> __m256 {
+        _mm256_and_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn any(m: __m256) -> bool {
+        _mm256_movemask_ps(m) != 0
+    }
+    #[inline(always)]
+    unsafe fn select(m: __m256, if_set: __m256, otherwise: __m256) -> __m256 {
+        _mm256_blendv_ps(otherwise, if_set, m)
+    }
+    #[inline(always)]
+    unsafe fn keep(v: __m256, m: __m256) -> __m256 {
+        _mm256_and_ps(v, m)
+    }
+
+    #[inline(always)]
+    unsafe fn transpose(rows: [__m256; 4]) -> [__m256; 4] {
+        transpose4!(rows, _mm256_unpacklo_ps, _mm256_unpackhi_ps, _mm256_shuffle_ps)
+    }
+
+    /// Eight 16-byte loads, paired into 256-bit rows (particles l and l + 4), transposed.
+    #[inline(always)]
+    unsafe fn load_aos(base: AosPtr, idx: *const u32) -> [__m256; 4] {
+        let particle = |l: usize| _mm_loadu_ps(base.0.add(*idx.add(l) as usize) as *const f32);
+        let rows = [0, 1, 2, 3].map(|l| _mm256_set_m128(particle(l + 4), particle(l)));
+        Self::transpose(rows)
+    }
+
+    /// The transpose back, and eight 16-byte stores.
+    #[inline(always)]
+    unsafe fn store_aos(base: AosPtr, idx: *const u32, xyzw: [__m256; 4]) {
+        let rows = Self::transpose(xyzw);
+        for (l, row) in rows.into_iter().enumerate() {
+            let particle = |l: usize| base.0.add(*idx.add(l) as usize) as *mut f32;
+            _mm_storeu_ps(particle(l), _mm256_castps256_ps128(row));
+            _mm_storeu_ps(particle(l + 4), _mm256_extractf128_ps::<1>(row));
+        }
+    }
+}
+
+impl Lanes for Avx512 {
+    type V = __m512;
+    type M = __mmask16;
+    const WIDTH: usize = 16;
+
+    #[inline(always)]
+    unsafe fn splat(x: f32) -> __m512 {
+        _mm512_set1_ps(x)
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> __m512 {
+        _mm512_loadu_ps(p)
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, v: __m512) {
+        _mm512_storeu_ps(p, v)
+    }
+    #[inline(always)]
+    unsafe fn gather(base: *const f32, idx: *const u32) -> __m512 {
+        _mm512_i32gather_ps::<4>(_mm512_loadu_si512(idx as *const __m512i), base)
+    }
+    #[inline(always)]
+    unsafe fn add(a: __m512, b: __m512) -> __m512 {
+        _mm512_add_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn sub(a: __m512, b: __m512) -> __m512 {
+        _mm512_sub_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn mul(a: __m512, b: __m512) -> __m512 {
+        _mm512_mul_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn div(a: __m512, b: __m512) -> __m512 {
+        _mm512_div_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn sqrt(a: __m512) -> __m512 {
+        _mm512_sqrt_ps(a)
+    }
+    #[inline(always)]
+    unsafe fn min(a: __m512, b: __m512) -> __m512 {
+        _mm512_min_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn max(a: __m512, b: __m512) -> __m512 {
+        _mm512_max_ps(a, b)
+    }
+    #[inline(always)]
+    unsafe fn fmadd(a: __m512, b: __m512, c: __m512) -> __m512 {
+        _mm512_fmadd_ps(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn fmsub(a: __m512, b: __m512, c: __m512) -> __m512 {
+        _mm512_fmsub_ps(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn fnmadd(a: __m512, b: __m512, c: __m512) -> __m512 {
+        _mm512_fnmadd_ps(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn fnmsub(a: __m512, b: __m512, c: __m512) -> __m512 {
+        _mm512_fnmsub_ps(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn abs(a: __m512) -> __m512 {
+        _mm512_abs_ps(a)
+    }
+    #[inline(always)]
+    unsafe fn or_sign(magnitude: __m512, sign: __m512) -> __m512 {
+        // AVX-512F has bitwise operations on integer lanes only (the float ones are AVX-512DQ).
+        let sign_bit = _mm512_and_si512(_mm512_castps_si512(sign), _mm512_set1_epi32(i32::MIN));
+        _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(magnitude), sign_bit))
+    }
+    #[inline(always)]
+    unsafe fn gt(a: __m512, b: __m512) -> __mmask16 {
+        _mm512_cmp_ps_mask::<_CMP_GT_OQ>(a, b)
+    }
+    #[inline(always)]
+    unsafe fn ge(a: __m512, b: __m512) -> __mmask16 {
+        _mm512_cmp_ps_mask::<_CMP_GE_OQ>(a, b)
+    }
+    #[inline(always)]
+    unsafe fn lt(a: __m512, b: __m512) -> __mmask16 {
+        _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b)
+    }
+    #[inline(always)]
+    unsafe fn le(a: __m512, b: __m512) -> __mmask16 {
+        _mm512_cmp_ps_mask::<_CMP_LE_OQ>(a, b)
+    }
+    #[inline(always)]
+    unsafe fn and(a: __mmask16, b: __mmask16) -> __mmask16 {
+        a & b
+    }
+    #[inline(always)]
+    unsafe fn any(m: __mmask16) -> bool {
+        m != 0
+    }
+    #[inline(always)]
+    unsafe fn select(m: __mmask16, if_set: __m512, otherwise: __m512) -> __m512 {
+        _mm512_mask_blend_ps(m, otherwise, if_set)
+    }
+    #[inline(always)]
+    unsafe fn keep(v: __m512, m: __mmask16) -> __m512 {
+        _mm512_maskz_mov_ps(m, v)
+    }
+
+    #[inline(always)]
+    unsafe fn transpose(rows: [__m512; 4]) -> [__m512; 4] {
+        transpose4!(rows, _mm512_unpacklo_ps, _mm512_unpackhi_ps, _mm512_shuffle_ps)
+    }
+
+    /// Sixteen 16-byte loads, four to a 512-bit row (particles l, l + 4, l + 8, l + 12),
+    /// transposed.
+    #[inline(always)]
+    unsafe fn load_aos(base: AosPtr, idx: *const u32) -> [__m512; 4] {
+        let particle = |l: usize| _mm_loadu_ps(base.0.add(*idx.add(l) as usize) as *const f32);
+        let rows = [0, 1, 2, 3].map(|l| {
+            let low = _mm256_set_m128(particle(l + 4), particle(l));
+            let high = _mm256_set_m128(particle(l + 12), particle(l + 8));
+            // (`insertf32x8` would need AVX-512DQ.)
+            _mm512_castpd_ps(_mm512_insertf64x4::<1>(
+                _mm512_castpd256_pd512(_mm256_castps_pd(low)),
+                _mm256_castps_pd(high),
+            ))
+        });
+        Self::transpose(rows)
+    }
+
+    /// The transpose back, and sixteen 16-byte stores.
+    #[inline(always)]
+    unsafe fn store_aos(base: AosPtr, idx: *const u32, xyzw: [__m512; 4]) {
+        let rows = Self::transpose(xyzw);
+        for (l, row) in rows.into_iter().enumerate() {
+            let particle = |l: usize| base.0.add(*idx.add(l) as usize) as *mut f32;
+            _mm_storeu_ps(particle(l), _mm512_extractf32x4_ps::<0>(row));
+            _mm_storeu_ps(particle(l + 4), _mm512_extractf32x4_ps::<1>(row));
+            _mm_storeu_ps(particle(l + 8), _mm512_extractf32x4_ps::<2>(row));
+            _mm_storeu_ps(particle(l + 12), _mm512_extractf32x4_ps::<3>(row));
+        }
+    }
+}
