@@ -514,13 +514,19 @@ mod tests {
 
     /// The sweep is the straightforward loop's, batched: on tmp15 every position matches the
     /// [`crate::headless::ReferenceSolver`] bit for bit, on one part (n = 16) and on two parts
-    /// solved by one or two threads (n = 64).
+    /// solved by one or two threads (n = 64), with every kernel this CPU runs.
     #[test]
     fn engine_reproduces_the_straightforward_loop_bit_for_bit() {
         use crate::headless::{tmp15_cloth, tmp15_params, ReferenceSolver};
-        for (n, threads) in [(16, 1), (64, 1), (64, 2)] {
+        use crate::sim::constraints::distance::Kernel;
+        let kernels = [Kernel::Scalar, Kernel::Avx2, Kernel::Avx512]
+            .into_iter()
+            .filter(|k| k.is_supported());
+        let runs = kernels.flat_map(|kernel| [(16, 1), (64, 1), (64, 2)].map(|(n, threads)| (kernel, n, threads)));
+        for (kernel, n, threads) in runs {
             let params = tmp15_params(15, 1, threads);
             let mut cloth = tmp15_cloth(n).unwrap();
+            cloth.set_kernel(kernel);
             let mut reference = ReferenceSolver::new(&crate::sim::tmp15_model(n).unwrap(), &Material::default());
             let start: Vec<Vec3> = reference.positions().collect();
             for _ in 0..20 {
@@ -530,7 +536,10 @@ mod tests {
             let engine: Vec<Vec3> = cloth.particles().positions().collect();
             let straightforward: Vec<Vec3> = reference.positions().collect();
             assert!(engine != start, "the sheet moved");
-            assert!(engine == straightforward, "n = {n}, {threads} thread(s): positions differ");
+            assert!(
+                engine == straightforward,
+                "{kernel:?}, n = {n}, {threads} thread(s): positions differ"
+            );
         }
     }
 

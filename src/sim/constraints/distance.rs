@@ -147,7 +147,8 @@ pub enum Kernel {
     Scalar,
     /// Eight constraints per AVX2 + FMA vector (x86-64, detected at run time).
     Avx2,
-    /// [`Kernel::Avx2`], with hinges sixteen per AVX-512F vector (x86-64, detected at run time).
+    /// [`Kernel::Avx2`], with hinges and the levels along grid rows sixteen per AVX-512F vector
+    /// (x86-64, detected at run time). Same results bit for bit.
     Avx512,
 }
 
@@ -238,7 +239,9 @@ pub(crate) unsafe fn project_group(
         #[cfg(target_arch = "x86_64")]
         Kernel::Avx2 | Kernel::Avx512 if !damped && chained => avx2::project_strips(pos, batches, k.inv_h2, first),
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 | Kernel::Avx512 if !damped => avx2::project_levels(pos, batches, k.inv_h2, first),
+        Kernel::Avx512 if !damped => avx512::project_levels(pos, batches, k.inv_h2, first),
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx2 if !damped => avx2::project_levels(pos, batches, k.inv_h2, first),
         // A strip's slot order is an order each lane keeps, so one at a time it is a batch.
         _ => {
             let kernel = if chained { Kernel::Scalar } else { kernel };
@@ -385,6 +388,7 @@ unsafe fn project_damped(pos: PosPtr, prev: VecPtr, batch: &mut DistanceBatch, k
 pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
+    use super::super::lanes::{Avx2, Lanes};
     use super::{project_one, DistanceBatch, PosPtr, MIN_LENGTH};
 
     /// Eight particles as x, y, z, w vectors.
@@ -540,7 +544,7 @@ pub(super) mod avx2 {
 
     /// Per-batch inputs of [`project8`]: the metadata arrays of a batch.
     #[derive(Clone, Copy)]
-    struct Lanes {
+    struct Slots {
         rest: *const f32,
         compliance: *const f32,
         lambda: *mut f32,
@@ -556,10 +560,10 @@ pub(super) mod avx2 {
         old_lambda: __m256,
     }
 
-    impl Lanes {
+    impl Slots {
         #[inline(always)]
         fn of(batch: &mut DistanceBatch, inv_h2: __m256, first: bool) -> Self {
-            Lanes {
+            Slots {
                 rest: batch.rest.as_ptr(),
                 compliance: batch.compliance.as_ptr(),
                 lambda: batch.lambda.as_mut_ptr(),
@@ -608,45 +612,53 @@ pub(super) mod avx2 {
     }
 
     /// Projects eight constraints between the particles `a` and `b`; returns their new λ.
-    /// The operations of `project_one`, in its order: see there.
     #[inline(always)]
     unsafe fn project8(pos: PosPtr, inv_h2: __m256, m: Meta, a: impl Ends, b: impl Ends) -> __m256 {
-        let [xa, ya, za, wa] = a.load(pos);
-        let [xb, yb, zb, wb] = b.load(pos);
-        let zero = _mm256_setzero_ps();
-        let (dx, dy, dz) = (_mm256_sub_ps(xa, xb), _mm256_sub_ps(ya, yb), _mm256_sub_ps(za, zb));
-        let len2 = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
-        let len = _mm256_sqrt_ps(len2);
-        let alpha_tilde = _mm256_mul_ps(m.compliance, inv_h2);
-        let denom = _mm256_add_ps(_mm256_add_ps(wa, wb), alpha_tilde);
-        let num = _mm256_sub_ps(_mm256_sub_ps(m.rest, len), _mm256_mul_ps(alpha_tilde, m.old_lambda));
-        let valid = _mm256_and_ps(
-            _mm256_cmp_ps::<_CMP_GT_OQ>(len, _mm256_set1_ps(MIN_LENGTH)),
-            _mm256_cmp_ps::<_CMP_GT_OQ>(denom, zero),
-        );
+        let (moved_a, moved_b, lambda) = project_lanes::<Avx2>(inv_h2, [m.rest, m.compliance, m.old_lambda], a.load(pos), b.load(pos));
+        a.store(pos, moved_a);
+        b.store(pos, moved_b);
+        lambda
+    }
+
+    /// The projection of one vector of constraints at either width: from the rest lengths,
+    /// compliances and λ before it, and the endpoints' x, y, z, w, the moved endpoints and the
+    /// new λ. The operations of `project_one`, in its order: see there.
+    #[inline(always)]
+    pub(super) unsafe fn project_lanes<L: Lanes>(
+        inv_h2: L::V,
+        [rest, compliance, old_lambda]: [L::V; 3],
+        [xa, ya, za, wa]: [L::V; 4],
+        [xb, yb, zb, wb]: [L::V; 4],
+    ) -> ([L::V; 4], [L::V; 4], L::V) {
+        let zero = L::splat(0.0);
+        let (dx, dy, dz) = (L::sub(xa, xb), L::sub(ya, yb), L::sub(za, zb));
+        let len2 = L::add(L::add(L::mul(dx, dx), L::mul(dy, dy)), L::mul(dz, dz));
+        let len = L::sqrt(len2);
+        let alpha_tilde = L::mul(compliance, inv_h2);
+        let denom = L::add(L::add(wa, wb), alpha_tilde);
+        let num = L::sub(L::sub(rest, len), L::mul(alpha_tilde, old_lambda));
+        let valid = L::and(L::gt(len, L::splat(MIN_LENGTH)), L::gt(denom, zero));
         // Degenerate lanes may compute inf or NaN here; the mask turns their f into exactly 0.
-        let f = _mm256_and_ps(_mm256_div_ps(num, _mm256_mul_ps(denom, len)), valid);
-        let (fa, fb) = (_mm256_mul_ps(wa, f), _mm256_mul_ps(wb, f));
+        let f = L::keep(L::div(num, L::mul(denom, len)), valid);
+        let (fa, fb) = (L::mul(wa, f), L::mul(wb, f));
         let moved_a = [
-            _mm256_add_ps(xa, _mm256_mul_ps(fa, dx)),
-            _mm256_add_ps(ya, _mm256_mul_ps(fa, dy)),
-            _mm256_add_ps(za, _mm256_mul_ps(fa, dz)),
+            L::add(xa, L::mul(fa, dx)),
+            L::add(ya, L::mul(fa, dy)),
+            L::add(za, L::mul(fa, dz)),
             wa,
         ];
         let moved_b = [
-            _mm256_sub_ps(xb, _mm256_mul_ps(fb, dx)),
-            _mm256_sub_ps(yb, _mm256_mul_ps(fb, dy)),
-            _mm256_sub_ps(zb, _mm256_mul_ps(fb, dz)),
+            L::sub(xb, L::mul(fb, dx)),
+            L::sub(yb, L::mul(fb, dy)),
+            L::sub(zb, L::mul(fb, dz)),
             wb,
         ];
-        a.store(pos, moved_a);
-        b.store(pos, moved_b);
-        _mm256_add_ps(m.old_lambda, _mm256_mul_ps(f, len))
+        (moved_a, moved_b, L::add(old_lambda, L::mul(f, len)))
     }
 
     /// [`project8`] on slots j..j + 8 of `lanes`, storing λ.
     #[inline(always)]
-    unsafe fn project_slots(pos: PosPtr, lanes: &Lanes, j: usize, a: impl Ends, b: impl Ends) {
+    unsafe fn project_slots(pos: PosPtr, lanes: &Slots, j: usize, a: impl Ends, b: impl Ends) {
         lanes.store(j, project8(pos, lanes.inv_h2, lanes.load(j), a, b));
     }
 
@@ -674,13 +686,13 @@ pub(super) mod avx2 {
     /// (a row of a grid): plain loads and stores. A contiguous batch reads no indices at all.
     /// Other vectors run as eight scalar projections (same operations, same rounding).
     #[inline(always)]
-    unsafe fn project_batch(pos: PosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) {
+    pub(super) unsafe fn project_batch(pos: PosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) {
         let n = batch.id.len();
         let full = n - n % 8;
         if n == 0 {
             return;
         }
-        let lanes = Lanes::of(batch, _mm256_set1_ps(inv_h2), first);
+        let lanes = Slots::of(batch, _mm256_set1_ps(inv_h2), first);
         if batch.contiguous {
             let (a, b) = (batch.a[0] as usize, batch.b[0] as usize);
             for j in (0..full).step_by(8) {
@@ -705,7 +717,7 @@ pub(super) mod avx2 {
     /// read and write nothing, and being degenerate move nothing) when both ends are runs of
     /// consecutive particles, otherwise one at a time.
     #[inline(always)]
-    unsafe fn project_remainder(pos: PosPtr, batch: &mut DistanceBatch, full: usize, inv_h2: f32, lanes: &Lanes) {
+    unsafe fn project_remainder(pos: PosPtr, batch: &mut DistanceBatch, full: usize, inv_h2: f32, lanes: &Slots) {
         let count = batch.id.len() - full;
         let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(count as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
         let (a, b) = (batch.a.as_ptr().add(full), batch.b.as_ptr().add(full));
@@ -839,7 +851,7 @@ pub(super) mod avx2 {
         offset: usize,
         /// Columns (particles per lane) the strip touches: steps + offset.
         columns: usize,
-        lanes: Lanes,
+        lanes: Slots,
         window: [Lanes8; 16],
     }
 
@@ -853,7 +865,7 @@ pub(super) mod avx2 {
                 steps,
                 offset,
                 columns: steps + offset,
-                lanes: Lanes::of(batch, inv_h2, first),
+                lanes: Slots::of(batch, inv_h2, first),
                 window: [[_mm256_setzero_ps(); 4]; 16],
             }
         }
@@ -974,6 +986,59 @@ pub(super) mod avx2 {
     }
 }
 
+/// Sixteen constraints per AVX-512F vector for the levels whose slot j joins particles
+/// a₀ + j and b₀ + j (a row of a grid), the batch's end masked off; other levels run the
+/// AVX2 kernel. Every lane evaluates [`avx2::project_lanes`], so the result is the AVX2
+/// kernel's (and the straightforward loop's) bit for bit.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::super::lanes::Avx512;
+    use super::avx2::{project_batch, project_lanes};
+    use super::{DistanceBatch, PosPtr};
+
+    /// [`super::avx2::project_levels`] with the contiguous levels sixteen at a time.
+    ///
+    /// # Safety
+    /// As [`super::project_raw`] for every batch; the CPU must support AVX-512F, AVX2 and FMA.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn project_levels(pos: PosPtr, batches: &mut [DistanceBatch], inv_h2: f32, first: bool) {
+        for batch in batches {
+            match batch.contiguous {
+                true => project_contiguous(pos, batch, _mm512_set1_ps(inv_h2), first),
+                false => project_batch(pos, batch, inv_h2, first),
+            }
+        }
+    }
+
+    /// Slots j..j + 16 of a contiguous batch, those past its end masked off: they load as 0
+    /// (degenerate, so they move nothing) and store nothing.
+    #[inline(always)]
+    unsafe fn project_contiguous(pos: PosPtr, batch: &mut DistanceBatch, inv_h2: __m512, first: bool) {
+        let n = batch.id.len();
+        let (a, b) = match (batch.a.first(), batch.b.first()) {
+            (Some(&a), Some(&b)) => (a as usize, b as usize),
+            _ => return,
+        };
+        let (rest, compliance, lambda) = (batch.rest.as_ptr(), batch.compliance.as_ptr(), batch.lambda.as_mut_ptr());
+        for j in (0..n).step_by(16) {
+            let mask = if n - j >= 16 { u16::MAX } else { (1u16 << (n - j)) - 1 };
+            let load = |p: *const f32| _mm512_maskz_loadu_ps(mask, p);
+            let particles = |i: usize| [pos.x, pos.y, pos.z, pos.w].map(|c| load(c.add(i)));
+            let old_lambda = if first { _mm512_setzero_ps() } else { load(lambda.add(j)) };
+            let meta = [load(rest.add(j)), load(compliance.add(j)), old_lambda];
+            let (moved_a, moved_b, new_lambda) = project_lanes::<Avx512>(inv_h2, meta, particles(a + j), particles(b + j));
+            for (i, moved) in [(a + j, moved_a), (b + j, moved_b)] {
+                for (c, v) in [pos.x, pos.y, pos.z].into_iter().zip(moved) {
+                    _mm512_mask_storeu_ps(c.add(i), mask, v);
+                }
+            }
+            _mm512_mask_storeu_ps(lambda.add(j), mask, new_lambda);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1051,6 +1116,40 @@ mod tests {
             assert!(simd.0.iter().flatten().all(|v| v.is_finite()));
             assert_eq!(scalar.0, simd.0, "positions");
             assert_eq!(scalar.1.lambda, simd.1.lambda, "λ");
+        }
+    }
+
+    /// Contiguous levels (slot j joins particles j and n + j) through the level loop of every
+    /// kernel: AVX2 vectors with a masked remainder, AVX-512 vectors with the end masked off;
+    /// both round exactly as the scalar loop. Sizes around eight and sixteen lanes.
+    #[test]
+    fn contiguous_levels_match_the_scalar_loop_bit_for_bit_at_every_width() {
+        let mut rng = Lcg(5);
+        for n in [1u32, 7, 8, 9, 15, 16, 17, 40, 203] {
+            let (pairs, random) = random_batch(&mut rng, n);
+            let mut pos = pairs.clone();
+            let mut level = DistanceBatch::default();
+            for j in 0..n {
+                // The random batch's pair j, renumbered to particles j and n + j.
+                (pos[j as usize], pos[(n + j) as usize]) = (pairs[2 * j as usize], pairs[2 * j as usize + 1]);
+                let DistanceItem { rest, compliance, .. } = random.get(j as usize);
+                level.push(j, item(j, n + j, rest, compliance));
+            }
+            assert!(level.is_contiguous());
+            let run = |kernel: Kernel| {
+                let (mut p, prev, mut batches) = (Positions::from(pos.as_slice()), Vectors::from(pos.as_slice()), [level.clone()]);
+                for first in [true, false] {
+                    // SAFETY: indices in range, single thread, kernel supported.
+                    unsafe { project_group(kernel, p.raw(), prev.read_only(), &mut batches, false, K, first) };
+                }
+                (p.to_vec(), batches[0].lambda.clone())
+            };
+            let scalar = run(Kernel::Scalar);
+            // (The one constraint of n = 1 is degenerate: zero length.)
+            assert!(n == 1 || scalar.0 != pos, "the level moved its particles");
+            for kernel in [Kernel::Avx2, Kernel::Avx512].into_iter().filter(|k| k.is_supported()) {
+                assert!(run(kernel) == scalar, "{n} constraints: {kernel:?} differs from the scalar loop");
+            }
         }
     }
 
