@@ -513,8 +513,9 @@ mod tests {
     }
 
     /// The sweep is the straightforward loop's, batched: on tmp15 every position matches the
-    /// [`crate::headless::ReferenceSolver`] bit for bit, on one part (n = 16) and on two parts
-    /// solved by one or two threads (n = 64), with every kernel this CPU runs.
+    /// [`crate::headless::ReferenceSolver`] bit for bit, on one part (n = 16, 24, 40: two, three
+    /// and five strips of eight rows, so AVX-512 pairs them and leaves one alone) and on two
+    /// parts solved by one or two threads (n = 64), with every kernel this CPU runs.
     #[test]
     fn engine_reproduces_the_straightforward_loop_bit_for_bit() {
         use crate::headless::{tmp15_cloth, tmp15_params, ReferenceSolver};
@@ -522,7 +523,7 @@ mod tests {
         let kernels = [Kernel::Scalar, Kernel::Avx2, Kernel::Avx512]
             .into_iter()
             .filter(|k| k.is_supported());
-        let runs = kernels.flat_map(|kernel| [(16, 1), (64, 1), (64, 2)].map(|(n, threads)| (kernel, n, threads)));
+        let runs = kernels.flat_map(|kernel| [(16, 1), (24, 1), (40, 1), (64, 1), (64, 2)].map(|(n, threads)| (kernel, n, threads)));
         for (kernel, n, threads) in runs {
             let params = tmp15_params(15, 1, threads);
             let mut cloth = tmp15_cloth(n).unwrap();

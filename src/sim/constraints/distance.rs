@@ -237,7 +237,9 @@ pub(crate) unsafe fn project_group(
     let damped = k.damping_over_h > 0.0 && batches.iter().any(|b| b.compliance.iter().any(|&alpha| alpha > 0.0));
     match kernel {
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 | Kernel::Avx512 if !damped && chained => avx2::project_strips(pos, batches, k.inv_h2, first),
+        Kernel::Avx512 if !damped && chained => avx512::project_strips(pos, batches, k.inv_h2, first),
+        #[cfg(target_arch = "x86_64")]
+        Kernel::Avx2 if !damped && chained => avx2::project_strips(pos, batches, k.inv_h2, first),
         #[cfg(target_arch = "x86_64")]
         Kernel::Avx512 if !damped => avx512::project_levels(pos, batches, k.inv_h2, first),
         #[cfg(target_arch = "x86_64")]
@@ -1042,6 +1044,205 @@ mod avx512 {
             }
             _mm512_mask_storeu_ps(lambda.add(j), mask, new_lambda);
         }
+    }
+
+    /// [`super::avx2::project_strips`] with strips paired: two strips of eight rows are one of
+    /// sixteen lanes, its tiles sixteen columns wide and transposed 16 × 16; two pairs run
+    /// interleaved step by step (four chains, as the AVX2 loop). A strip left without a partner
+    /// runs the AVX2 loop. Each lane still solves its row left to right with the same
+    /// operations, so the result is the AVX2 loop's bit for bit.
+    ///
+    /// # Safety
+    /// As [`super::project_group`]; the CPU must support AVX-512F, AVX2 and FMA.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) unsafe fn project_strips(pos: PosPtr, strips: &mut [DistanceBatch], inv_h2: f32, first: bool) {
+        let inv_h2_lanes = _mm512_set1_ps(inv_h2);
+        let mut quads = strips.chunks_exact_mut(4);
+        for quad in &mut quads {
+            let [a, b, c, d] = quad else { unreachable!() };
+            solve_side_by_side(
+                pos,
+                [StripPair::new(a, b, inv_h2_lanes, first), StripPair::new(c, d, inv_h2_lanes, first)],
+            );
+        }
+        let rest = quads.into_remainder();
+        let paired = rest.len() / 2 * 2;
+        if let [a, b] = &mut rest[..paired] {
+            solve_side_by_side(pos, [StripPair::new(a, b, inv_h2_lanes, first)]);
+        }
+        super::avx2::project_strips(pos, &mut rest[paired..], inv_h2, first);
+    }
+
+    /// How far ahead (floats) the tile loads prefetch their rows: two tiles.
+    const PREFETCH_AHEAD: usize = 32;
+
+    /// Two strips of equal length side by side: lanes 0–7 are the first strip's rows, 8–15
+    /// the second's.
+    struct StripPair {
+        /// First particle of each lane's row.
+        first: [usize; 16],
+        steps: usize,
+        /// Index offset from a constraint's first end to its second.
+        offset: usize,
+        /// Columns (particles per lane) the strips touch: steps + offset.
+        columns: usize,
+        /// Rest lengths, compliances and λ of the two strips (slot 8 s + k: lane k, step s).
+        rest: [*const f32; 2],
+        compliance: [*const f32; 2],
+        lambda: [*mut f32; 2],
+        inv_h2: __m512,
+        first_sweep: bool,
+        /// Two tiles of sixteen columns (a ring): per column the x, y, z, w vectors of the
+        /// sixteen lanes.
+        window: [[__m512; 4]; 32],
+    }
+
+    impl StripPair {
+        #[inline(always)]
+        unsafe fn new(a: &mut DistanceBatch, b: &mut DistanceBatch, inv_h2: __m512, first_sweep: bool) -> Self {
+            debug_assert_eq!(a.id.len(), b.id.len(), "paired strips have equal length");
+            let steps = a.id.len() / 8;
+            let offset = (a.b[0] - a.a[0]) as usize;
+            StripPair {
+                first: std::array::from_fn(|k| if k < 8 { a.a[k] } else { b.a[k - 8] } as usize),
+                steps,
+                offset,
+                columns: steps + offset,
+                rest: [a.rest.as_ptr(), b.rest.as_ptr()],
+                compliance: [a.compliance.as_ptr(), b.compliance.as_ptr()],
+                lambda: [a.lambda.as_mut_ptr(), b.lambda.as_mut_ptr()],
+                inv_h2,
+                first_sweep,
+                window: [[_mm512_setzero_ps(); 4]; 32],
+            }
+        }
+
+        /// The columns of tile `t` that exist.
+        #[inline(always)]
+        fn mask(&self, t: usize) -> __mmask16 {
+            let left = self.columns.saturating_sub(16 * t).min(16);
+            (((1u32 << left) - 1) & 0xFFFF) as __mmask16
+        }
+
+        /// Loads tile `t` (columns 16t..16t + 16 of every lane) into its half of the ring.
+        #[inline(always)]
+        unsafe fn load(&mut self, pos: PosPtr, t: usize) {
+            let (half, mask) = (t % 2, self.mask(t));
+            let mut rows = [_mm512_setzero_ps(); 16];
+            for (c, p) in [pos.x, pos.y, pos.z, pos.w].into_iter().enumerate() {
+                for (row, &first) in rows.iter_mut().zip(&self.first) {
+                    let at = p.add(first + 16 * t);
+                    _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(PREFETCH_AHEAD) as *const i8);
+                    *row = _mm512_maskz_loadu_ps(mask, at);
+                }
+                for (column, lanes) in transpose16(&rows).into_iter().zip(&mut self.window[16 * half..]) {
+                    lanes[c] = column;
+                }
+            }
+        }
+
+        /// Stores tile `t` back from its half of the ring (positions only).
+        #[inline(always)]
+        unsafe fn store(&self, pos: PosPtr, t: usize) {
+            let mask = self.mask(t);
+            let mut columns = [_mm512_setzero_ps(); 16];
+            for (c, p) in [pos.x, pos.y, pos.z].into_iter().enumerate() {
+                for (column, lanes) in columns.iter_mut().zip(&self.window[16 * (t % 2)..]) {
+                    *column = lanes[c];
+                }
+                for (row, &first) in transpose16(&columns).iter().zip(&self.first) {
+                    _mm512_mask_storeu_ps(p.add(first + 16 * t), mask, *row);
+                }
+            }
+        }
+
+        /// Slots 8s..8s + 8 of both strips as one vector.
+        #[inline(always)]
+        unsafe fn load_slots(from: [*const f32; 2], s: usize) -> __m512 {
+            let (low, high) = (_mm256_loadu_ps(from[0].add(8 * s)), _mm256_loadu_ps(from[1].add(8 * s)));
+            _mm512_castpd_ps(_mm512_insertf64x4::<1>(
+                _mm512_castpd256_pd512(_mm256_castps_pd(low)),
+                _mm256_castps_pd(high),
+            ))
+        }
+
+        /// Solves step `s`, whose columns are in the ring.
+        #[inline(always)]
+        unsafe fn solve_step(&mut self, s: usize) {
+            let (a, b) = (s % 32, (s + self.offset) % 32);
+            let old_lambda = match self.first_sweep {
+                true => _mm512_setzero_ps(),
+                false => Self::load_slots(self.lambda.map(|p| p as *const f32), s),
+            };
+            let meta = [Self::load_slots(self.rest, s), Self::load_slots(self.compliance, s), old_lambda];
+            let (moved_a, moved_b, lambda) = project_lanes::<Avx512>(self.inv_h2, meta, self.window[a], self.window[b]);
+            self.window[a][..3].copy_from_slice(&moved_a[..3]);
+            self.window[b][..3].copy_from_slice(&moved_b[..3]);
+            _mm256_storeu_ps(self.lambda[0].add(8 * s), _mm512_castps512_ps256(lambda));
+            let high = _mm512_extractf64x4_pd::<1>(_mm512_castps_pd(lambda));
+            _mm256_storeu_ps(self.lambda[1].add(8 * s), _mm256_castpd_ps(high));
+        }
+    }
+
+    /// Runs `N` strip pairs of equal length tile by tile, their steps interleaved (as
+    /// [`super::avx2`]'s loop: a step's second end lies at most sixteen columns further, in
+    /// the next tile, which is loaded before).
+    #[inline(always)]
+    unsafe fn solve_side_by_side<const N: usize>(pos: PosPtr, mut in_flight: [StripPair; N]) {
+        for pair in in_flight.iter_mut() {
+            pair.load(pos, 0);
+        }
+        let (steps, columns) = (in_flight[0].steps, in_flight[0].columns);
+        for t in 0..columns.div_ceil(16) {
+            for pair in in_flight.iter_mut() {
+                pair.load(pos, t + 1);
+            }
+            for s in 16 * t..steps.min(16 * t + 16) {
+                for pair in in_flight.iter_mut() {
+                    pair.solve_step(s);
+                }
+            }
+            for pair in in_flight.iter() {
+                pair.store(pos, t);
+            }
+        }
+    }
+
+    /// Transposes sixteen rows of sixteen floats (its own inverse): pairs of rows interleaved
+    /// by 32 and 64 bits, then 128-bit lanes gathered across the four quarters.
+    #[inline(always)]
+    unsafe fn transpose16(r: &[__m512; 16]) -> [__m512; 16] {
+        let pd = _mm512_castps_pd;
+        let ps = _mm512_castpd_ps;
+        let mut t = [_mm512_setzero_ps(); 16];
+        for i in 0..8 {
+            t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+            t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+        }
+        // u[4i + m], quarter q: rows 4i..4i + 4 of column 4q + m.
+        let mut u = [_mm512_setzero_ps(); 16];
+        for i in 0..4 {
+            u[4 * i] = ps(_mm512_unpacklo_pd(pd(t[4 * i]), pd(t[4 * i + 2])));
+            u[4 * i + 1] = ps(_mm512_unpackhi_pd(pd(t[4 * i]), pd(t[4 * i + 2])));
+            u[4 * i + 2] = ps(_mm512_unpacklo_pd(pd(t[4 * i + 1]), pd(t[4 * i + 3])));
+            u[4 * i + 3] = ps(_mm512_unpackhi_pd(pd(t[4 * i + 1]), pd(t[4 * i + 3])));
+        }
+        let mut columns = [_mm512_setzero_ps(); 16];
+        for m in 0..4 {
+            let even = (
+                _mm512_shuffle_f32x4::<0x88>(u[m], u[4 + m]),
+                _mm512_shuffle_f32x4::<0x88>(u[8 + m], u[12 + m]),
+            );
+            let odd = (
+                _mm512_shuffle_f32x4::<0xDD>(u[m], u[4 + m]),
+                _mm512_shuffle_f32x4::<0xDD>(u[8 + m], u[12 + m]),
+            );
+            columns[m] = _mm512_shuffle_f32x4::<0x88>(even.0, even.1);
+            columns[8 + m] = _mm512_shuffle_f32x4::<0xDD>(even.0, even.1);
+            columns[4 + m] = _mm512_shuffle_f32x4::<0x88>(odd.0, odd.1);
+            columns[12 + m] = _mm512_shuffle_f32x4::<0xDD>(odd.0, odd.1);
+        }
+        columns
     }
 }
 
