@@ -147,8 +147,8 @@ pub enum Kernel {
     Scalar,
     /// Eight constraints per AVX2 + FMA vector (x86-64, detected at run time).
     Avx2,
-    /// [`Kernel::Avx2`], with hinges and the levels along grid rows sixteen per AVX-512F vector
-    /// (x86-64, detected at run time). Same results bit for bit.
+    /// [`Kernel::Avx2`], with hinges, the levels along grid rows and the row strips (in pairs)
+    /// sixteen per AVX-512F vector (x86-64, detected at run time). Same results bit for bit.
     Avx512,
 }
 
@@ -994,10 +994,11 @@ pub(super) mod avx2 {
     }
 }
 
-/// Sixteen constraints per AVX-512F vector for the levels whose slot j joins particles
-/// a₀ + j and b₀ + j (a row of a grid), the batch's end masked off; other levels run the
-/// AVX2 kernel. Every lane evaluates [`avx2::project_lanes`], so the result is the AVX2
-/// kernel's (and the straightforward loop's) bit for bit.
+/// Sixteen constraints per AVX-512F vector: the levels whose slot j joins particles a₀ + j and
+/// b₀ + j (a row of a grid), the batch's end masked off, and the strips in pairs (sixteen
+/// rows); other levels, and a strip without partner, run the AVX2 kernel. Every lane
+/// evaluates [`avx2::project_lanes`], so the result is the AVX2 kernel's (and the
+/// straightforward loop's) bit for bit.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::*;
