@@ -1,10 +1,10 @@
 //! One vector kernel, two widths: the operations a constraint kernel needs, on eight lanes
 //! (AVX2 + FMA, `__m256`) or sixteen (AVX-512F, `__m512`).
 //!
-//! A kernel written against [`Lanes`] compiles to either width. Each method is one
-//! instruction of the same IEEE operation at both widths (a masked blend for `blendv`, a
-//! zero-masked move for an `and` with a comparison mask), so a lane rounds identically at
-//! either width and the two kernels agree bit for bit.
+//! A kernel written against [`Lanes`] compiles to either width. Each arithmetic method is the
+//! same IEEE operation at both widths, and the masks select the same lanes (a masked blend
+//! where AVX2 has `blendv`, a zero-masking move where it has an `and` with a comparison
+//! mask), so a lane rounds identically at either width and the two kernels agree bit for bit.
 //!
 //! The methods are `#[inline(always)]` and carry no target feature of their own: they are only
 //! ever inlined into a `#[target_feature]` entry point of the matching width, which is where
