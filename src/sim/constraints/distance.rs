@@ -391,7 +391,7 @@ pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
     use super::super::lanes::{Avx2, Lanes};
-    use super::{project_one, DistanceBatch, PosPtr, MIN_LENGTH};
+    use super::{project_one, solve_side_by_side, DistanceBatch, PosPtr, TiledStrip, MIN_LENGTH};
 
     /// Eight particles as x, y, z, w vectors.
     pub(in crate::sim::constraints) type Lanes8 = [__m256; 4];
@@ -879,8 +879,20 @@ pub(super) mod avx2 {
             let left = self.columns.saturating_sub(8 * t).min(8) as i32;
             (left < 8).then(|| _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)))
         }
+    }
 
-        /// Loads tile `t` (columns 8t..8t+8 of every lane) into its half of the ring.
+    impl TiledStrip for Strip {
+        const TILE: usize = 8;
+
+        fn steps(&self) -> usize {
+            self.steps
+        }
+
+        fn columns(&self) -> usize {
+            self.columns
+        }
+
+        /// Columns 8t..8t+8 of every lane.
         #[inline(always)]
         unsafe fn load(&mut self, pos: PosPtr, t: usize) {
             let half = t % 2;
@@ -901,7 +913,6 @@ pub(super) mod avx2 {
             }
         }
 
-        /// Stores tile `t` back from its half of the ring (positions only).
         #[inline(always)]
         unsafe fn store(&self, pos: PosPtr, t: usize) {
             let mask = self.mask(t);
@@ -920,7 +931,7 @@ pub(super) mod avx2 {
             }
         }
 
-        /// Solves step `s` (slots 8s..8s + 8), whose columns are in the ring.
+        /// Slots 8s..8s + 8.
         #[inline(always)]
         unsafe fn solve_step(&mut self, pos: PosPtr, s: usize) {
             let window = self.window.as_mut_ptr();
@@ -970,26 +981,48 @@ pub(super) mod avx2 {
             }
         }
     }
+}
 
-    /// Runs `N` strips of equal length tile by tile, their steps interleaved.
-    #[inline(always)]
-    unsafe fn solve_side_by_side<const N: usize>(pos: PosPtr, mut in_flight: [Strip; N]) {
+/// Strips as the tiled loop runs them (eight rows per strip with AVX2, sixteen per strip pair
+/// with AVX-512): a ring of two tiles of [`TiledStrip::TILE`] columns.
+#[cfg(target_arch = "x86_64")]
+trait TiledStrip {
+    /// Columns per tile (the vector width).
+    const TILE: usize;
+    /// Steps (constraints per lane).
+    fn steps(&self) -> usize;
+    /// Columns (particles per lane): steps plus the index offset between the ends.
+    fn columns(&self) -> usize;
+    /// Loads tile `t` into its half of the ring.
+    unsafe fn load(&mut self, pos: PosPtr, t: usize);
+    /// Solves step `s`, whose columns are in the ring (`pos` for kernels that want it; the
+    /// ring holds everything the step reads and writes).
+    unsafe fn solve_step(&mut self, pos: PosPtr, s: usize);
+    /// Stores tile `t` back from its half of the ring (positions only).
+    unsafe fn store(&self, pos: PosPtr, t: usize);
+}
+
+/// Runs `N` strips of equal length tile by tile, their steps interleaved (each strip is a
+/// chain of dependent steps; several chains keep the divider busy). A step's second end lies
+/// at most a tile further, in the next tile, which is loaded before.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn solve_side_by_side<S: TiledStrip, const N: usize>(pos: PosPtr, mut in_flight: [S; N]) {
+    for strip in in_flight.iter_mut() {
+        strip.load(pos, 0);
+    }
+    let (steps, columns) = (in_flight[0].steps(), in_flight[0].columns());
+    for t in 0..columns.div_ceil(S::TILE) {
         for strip in in_flight.iter_mut() {
-            strip.load(pos, 0);
+            strip.load(pos, t + 1);
         }
-        let (steps, columns) = (in_flight[0].steps, in_flight[0].columns);
-        for t in 0..columns.div_ceil(8) {
+        for s in S::TILE * t..steps.min(S::TILE * (t + 1)) {
             for strip in in_flight.iter_mut() {
-                strip.load(pos, t + 1);
+                strip.solve_step(pos, s);
             }
-            for s in 8 * t..steps.min(8 * t + 8) {
-                for strip in in_flight.iter_mut() {
-                    strip.solve_step(pos, s);
-                }
-            }
-            for strip in in_flight.iter() {
-                strip.store(pos, t);
-            }
+        }
+        for strip in in_flight.iter() {
+            strip.store(pos, t);
         }
     }
 }
@@ -1005,7 +1038,7 @@ mod avx512 {
 
     use super::super::lanes::Avx512;
     use super::avx2::{project_batch, project_lanes};
-    use super::{DistanceBatch, PosPtr};
+    use super::{solve_side_by_side, DistanceBatch, PosPtr, TiledStrip};
 
     /// [`super::avx2::project_levels`] with the contiguous levels sixteen at a time.
     ///
@@ -1125,7 +1158,29 @@ mod avx512 {
             (((1u32 << left) - 1) & 0xFFFF) as __mmask16
         }
 
-        /// Loads tile `t` (columns 16t..16t + 16 of every lane) into its half of the ring.
+        /// Slots 8s..8s + 8 of both strips as one vector.
+        #[inline(always)]
+        unsafe fn load_slots(from: [*const f32; 2], s: usize) -> __m512 {
+            let (low, high) = (_mm256_loadu_ps(from[0].add(8 * s)), _mm256_loadu_ps(from[1].add(8 * s)));
+            _mm512_castpd_ps(_mm512_insertf64x4::<1>(
+                _mm512_castpd256_pd512(_mm256_castps_pd(low)),
+                _mm256_castps_pd(high),
+            ))
+        }
+    }
+
+    impl TiledStrip for StripPair {
+        const TILE: usize = 16;
+
+        fn steps(&self) -> usize {
+            self.steps
+        }
+
+        fn columns(&self) -> usize {
+            self.columns
+        }
+
+        /// Columns 16t..16t + 16 of every lane.
         #[inline(always)]
         unsafe fn load(&mut self, pos: PosPtr, t: usize) {
             let (half, mask) = (t % 2, self.mask(t));
@@ -1142,7 +1197,6 @@ mod avx512 {
             }
         }
 
-        /// Stores tile `t` back from its half of the ring (positions only).
         #[inline(always)]
         unsafe fn store(&self, pos: PosPtr, t: usize) {
             let mask = self.mask(t);
@@ -1157,19 +1211,8 @@ mod avx512 {
             }
         }
 
-        /// Slots 8s..8s + 8 of both strips as one vector.
         #[inline(always)]
-        unsafe fn load_slots(from: [*const f32; 2], s: usize) -> __m512 {
-            let (low, high) = (_mm256_loadu_ps(from[0].add(8 * s)), _mm256_loadu_ps(from[1].add(8 * s)));
-            _mm512_castpd_ps(_mm512_insertf64x4::<1>(
-                _mm512_castpd256_pd512(_mm256_castps_pd(low)),
-                _mm256_castps_pd(high),
-            ))
-        }
-
-        /// Solves step `s`, whose columns are in the ring.
-        #[inline(always)]
-        unsafe fn solve_step(&mut self, s: usize) {
+        unsafe fn solve_step(&mut self, _: PosPtr, s: usize) {
             let (a, b) = (s % 32, (s + self.offset) % 32);
             let old_lambda = match self.first_sweep {
                 true => _mm512_setzero_ps(),
@@ -1182,30 +1225,6 @@ mod avx512 {
             _mm256_storeu_ps(self.lambda[0].add(8 * s), _mm512_castps512_ps256(lambda));
             let high = _mm512_extractf64x4_pd::<1>(_mm512_castps_pd(lambda));
             _mm256_storeu_ps(self.lambda[1].add(8 * s), _mm256_castpd_ps(high));
-        }
-    }
-
-    /// Runs `N` strip pairs of equal length tile by tile, their steps interleaved (as
-    /// [`super::avx2`]'s loop: a step's second end lies at most sixteen columns further, in
-    /// the next tile, which is loaded before).
-    #[inline(always)]
-    unsafe fn solve_side_by_side<const N: usize>(pos: PosPtr, mut in_flight: [StripPair; N]) {
-        for pair in in_flight.iter_mut() {
-            pair.load(pos, 0);
-        }
-        let (steps, columns) = (in_flight[0].steps, in_flight[0].columns);
-        for t in 0..columns.div_ceil(16) {
-            for pair in in_flight.iter_mut() {
-                pair.load(pos, t + 1);
-            }
-            for s in 16 * t..steps.min(16 * t + 16) {
-                for pair in in_flight.iter_mut() {
-                    pair.solve_step(s);
-                }
-            }
-            for pair in in_flight.iter() {
-                pair.store(pos, t);
-            }
         }
     }
 
