@@ -391,7 +391,7 @@ pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
     use super::super::lanes::{Avx2, Lanes};
-    use super::{project_one, solve_side_by_side, DistanceBatch, PosPtr, TiledStrip, MIN_LENGTH};
+    use super::{project_one, solve_side_by_side, DistanceBatch, PosPtr, StripShape, TiledStrip, MIN_LENGTH};
 
     /// Eight particles as x, y, z, w vectors.
     pub(in crate::sim::constraints) type Lanes8 = [__m256; 4];
@@ -846,13 +846,7 @@ pub(super) mod avx2 {
     /// tiles of eight; column c at `c % 16`) in lane-vector form.
     struct Strip {
         first: [usize; 8],
-        /// Steps (constraints per lane).
-        steps: usize,
-        /// Index offset from a constraint's first end to its second (1 along a row, 2 for
-        /// second neighbours).
-        offset: usize,
-        /// Columns (particles per lane) the strip touches: steps + offset.
-        columns: usize,
+        shape: StripShape,
         lanes: Slots,
         window: [Lanes8; 16],
     }
@@ -860,13 +854,9 @@ pub(super) mod avx2 {
     impl Strip {
         #[inline(always)]
         unsafe fn new(batch: &mut DistanceBatch, inv_h2: __m256, first: bool) -> Self {
-            let steps = batch.id.len() / 8;
-            let offset = (batch.b[0] - batch.a[0]) as usize;
             Strip {
                 first: std::array::from_fn(|k| batch.a[k] as usize),
-                steps,
-                offset,
-                columns: steps + offset,
+                shape: StripShape::of(batch),
                 lanes: Slots::of(batch, inv_h2, first),
                 window: [[_mm256_setzero_ps(); 4]; 16],
             }
@@ -876,7 +866,7 @@ pub(super) mod avx2 {
         /// and stores: masked stores are slow on AMD).
         #[inline(always)]
         unsafe fn mask(&self, t: usize) -> Option<__m256i> {
-            let left = self.columns.saturating_sub(8 * t).min(8) as i32;
+            let left = self.shape.columns.saturating_sub(8 * t).min(8) as i32;
             (left < 8).then(|| _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)))
         }
     }
@@ -884,12 +874,8 @@ pub(super) mod avx2 {
     impl TiledStrip for Strip {
         const TILE: usize = 8;
 
-        fn steps(&self) -> usize {
-            self.steps
-        }
-
-        fn columns(&self) -> usize {
-            self.columns
+        fn shape(&self) -> StripShape {
+            self.shape
         }
 
         /// Columns 8t..8t+8 of every lane.
@@ -925,7 +911,7 @@ pub(super) mod avx2 {
                 for (k, &row) in rows.iter().enumerate() {
                     match mask {
                         None => _mm256_storeu_ps(p.add(self.first[k] + 8 * t), row),
-                        Some(_) => store_first(p.add(self.first[k] + 8 * t), row, self.columns - 8 * t),
+                        Some(_) => store_first(p.add(self.first[k] + 8 * t), row, self.shape.columns - 8 * t),
                     }
                 }
             }
@@ -935,7 +921,7 @@ pub(super) mod avx2 {
         #[inline(always)]
         unsafe fn solve_step(&mut self, pos: PosPtr, s: usize) {
             let window = self.window.as_mut_ptr();
-            let (a, b) = (Column(window.add(s % 16)), Column(window.add((s + self.offset) % 16)));
+            let (a, b) = (Column(window.add(s % 16)), Column(window.add((s + self.shape.offset) % 16)));
             project_slots(pos, &self.lanes, 8 * s, a, b);
         }
     }
@@ -983,16 +969,39 @@ pub(super) mod avx2 {
     }
 }
 
+/// The extent of a strip (eight rows stored step by step, slot 8 s + k).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct StripShape {
+    /// Steps (constraints per lane).
+    steps: usize,
+    /// Index offset from a constraint's first end to its second (1 along a row, 2 for second
+    /// neighbours).
+    offset: usize,
+    /// Columns (particles per lane) the strip touches: steps + offset.
+    columns: usize,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl StripShape {
+    fn of(strip: &DistanceBatch) -> Self {
+        let steps = strip.id.len() / 8;
+        let offset = (strip.b[0] - strip.a[0]) as usize;
+        StripShape {
+            steps,
+            offset,
+            columns: steps + offset,
+        }
+    }
+}
+
 /// Strips as the tiled loop runs them (eight rows per strip with AVX2, sixteen per strip pair
 /// with AVX-512): a ring of two tiles of [`TiledStrip::TILE`] columns.
 #[cfg(target_arch = "x86_64")]
 trait TiledStrip {
     /// Columns per tile (the vector width).
     const TILE: usize;
-    /// Steps (constraints per lane).
-    fn steps(&self) -> usize;
-    /// Columns (particles per lane): steps plus the index offset between the ends.
-    fn columns(&self) -> usize;
+    fn shape(&self) -> StripShape;
     /// Loads tile `t` into its half of the ring.
     unsafe fn load(&mut self, pos: PosPtr, t: usize);
     /// Solves step `s`, whose columns are in the ring (`pos` for kernels that want it; the
@@ -1011,7 +1020,7 @@ unsafe fn solve_side_by_side<S: TiledStrip, const N: usize>(pos: PosPtr, mut in_
     for strip in in_flight.iter_mut() {
         strip.load(pos, 0);
     }
-    let (steps, columns) = (in_flight[0].steps(), in_flight[0].columns());
+    let StripShape { steps, columns, .. } = in_flight[0].shape();
     for t in 0..columns.div_ceil(S::TILE) {
         for strip in in_flight.iter_mut() {
             strip.load(pos, t + 1);
@@ -1038,7 +1047,7 @@ mod avx512 {
 
     use super::super::lanes::Avx512;
     use super::avx2::{project_batch, project_lanes};
-    use super::{solve_side_by_side, DistanceBatch, PosPtr, TiledStrip};
+    use super::{solve_side_by_side, DistanceBatch, PosPtr, StripShape, TiledStrip};
 
     /// [`super::avx2::project_levels`] with the contiguous levels sixteen at a time.
     ///
@@ -1115,11 +1124,7 @@ mod avx512 {
     struct StripPair {
         /// First particle of each lane's row.
         first: [usize; 16],
-        steps: usize,
-        /// Index offset from a constraint's first end to its second.
-        offset: usize,
-        /// Columns (particles per lane) the strips touch: steps + offset.
-        columns: usize,
+        shape: StripShape,
         /// Rest lengths, compliances and λ of the two strips (slot 8 s + k: lane k, step s).
         rest: [*const f32; 2],
         compliance: [*const f32; 2],
@@ -1135,13 +1140,9 @@ mod avx512 {
         #[inline(always)]
         unsafe fn new(a: &mut DistanceBatch, b: &mut DistanceBatch, inv_h2: __m512, first_sweep: bool) -> Self {
             debug_assert_eq!(a.id.len(), b.id.len(), "paired strips have equal length");
-            let steps = a.id.len() / 8;
-            let offset = (a.b[0] - a.a[0]) as usize;
             StripPair {
                 first: std::array::from_fn(|k| if k < 8 { a.a[k] } else { b.a[k - 8] } as usize),
-                steps,
-                offset,
-                columns: steps + offset,
+                shape: StripShape::of(a),
                 rest: [a.rest.as_ptr(), b.rest.as_ptr()],
                 compliance: [a.compliance.as_ptr(), b.compliance.as_ptr()],
                 lambda: [a.lambda.as_mut_ptr(), b.lambda.as_mut_ptr()],
@@ -1154,7 +1155,7 @@ mod avx512 {
         /// The columns of tile `t` that exist.
         #[inline(always)]
         fn mask(&self, t: usize) -> __mmask16 {
-            let left = self.columns.saturating_sub(16 * t).min(16);
+            let left = self.shape.columns.saturating_sub(16 * t).min(16);
             (((1u32 << left) - 1) & 0xFFFF) as __mmask16
         }
 
@@ -1172,12 +1173,8 @@ mod avx512 {
     impl TiledStrip for StripPair {
         const TILE: usize = 16;
 
-        fn steps(&self) -> usize {
-            self.steps
-        }
-
-        fn columns(&self) -> usize {
-            self.columns
+        fn shape(&self) -> StripShape {
+            self.shape
         }
 
         /// Columns 16t..16t + 16 of every lane.
@@ -1213,7 +1210,7 @@ mod avx512 {
 
         #[inline(always)]
         unsafe fn solve_step(&mut self, _: PosPtr, s: usize) {
-            let (a, b) = (s % 32, (s + self.offset) % 32);
+            let (a, b) = (s % 32, (s + self.shape.offset) % 32);
             let old_lambda = match self.first_sweep {
                 true => _mm512_setzero_ps(),
                 false => Self::load_slots(self.lambda.map(|p| p as *const f32), s),
