@@ -394,10 +394,10 @@ pub(super) mod avx2 {
     use super::{project_one, solve_side_by_side, DistanceBatch, PosPtr, StripShape, TiledStrip, MIN_LENGTH};
 
     /// Eight particles as x, y, z, w vectors.
-    pub(in crate::sim::constraints) type Lanes8 = [__m256; 4];
+    type Lanes8 = [__m256; 4];
 
     /// Where a vector's eight particles are: loads and stores them.
-    pub(in crate::sim::constraints) trait Ends: Copy {
+    trait Ends: Copy {
         /// Loads the eight particles.
         unsafe fn load(self, pos: PosPtr) -> Lanes8;
         /// Stores the eight particles' positions (w is never written).
@@ -506,42 +506,15 @@ pub(super) mod avx2 {
         }
     }
 
-    /// Eight arbitrary particles: gathered, and stored lane by lane.
-    #[derive(Clone, Copy)]
-    pub(in crate::sim::constraints) struct Gathered(__m256i);
-
-    impl Gathered {
-        /// The particles `idx[0..8]`.
-        #[inline(always)]
-        pub(in crate::sim::constraints) unsafe fn at(idx: *const u32) -> Self {
-            Gathered(_mm256_loadu_si256(idx as *const __m256i))
-        }
-    }
-
-    impl Ends for Gathered {
-        #[inline(always)]
-        unsafe fn load(self, pos: PosPtr) -> Lanes8 {
-            let i = self.0;
-            [
-                _mm256_i32gather_ps::<4>(pos.x, i),
-                _mm256_i32gather_ps::<4>(pos.y, i),
-                _mm256_i32gather_ps::<4>(pos.z, i),
-                _mm256_i32gather_ps::<4>(pos.w, i),
-            ]
-        }
-
-        #[inline(always)]
-        unsafe fn store(self, pos: PosPtr, [x, y, z, _]: Lanes8) {
-            let mut lanes = [[0f32; 8]; 3];
-            let mut index = [0u32; 8];
-            _mm256_storeu_si256(index.as_mut_ptr() as *mut __m256i, self.0);
-            for (lane, v) in lanes.iter_mut().zip([x, y, z]) {
-                _mm256_storeu_ps(lane.as_mut_ptr(), v);
-            }
-            for (k, &i) in index.iter().enumerate() {
-                pos.set_xyz(i as usize, [lanes[0][k], lanes[1][k], lanes[2][k]]);
-            }
-        }
+    /// Eight arbitrary particles `idx[0..8]`, gathered.
+    #[inline(always)]
+    unsafe fn gathered(pos: PosPtr, idx: *const u32) -> Lanes8 {
+        [
+            Avx2::gather(pos.x, idx),
+            Avx2::gather(pos.y, idx),
+            Avx2::gather(pos.z, idx),
+            Avx2::gather(pos.w, idx),
+        ]
     }
 
     /// Per-batch inputs of [`project8`]: the metadata arrays of a batch.
@@ -754,17 +727,12 @@ pub(super) mod avx2 {
         let zero = _mm256_setzero_ps();
         let (mut max_strain, mut abs_sum, mut max_neg_lambda) = (zero, zero, zero);
         for j in (0..full).step_by(8) {
-            let strain = if batch.contiguous {
-                strain8(pos, batch, j, Run(batch.a[0] as usize + j), Run(batch.b[0] as usize + j))
+            let (a, b) = if batch.contiguous {
+                (Run(batch.a[0] as usize + j).load(pos), Run(batch.b[0] as usize + j).load(pos))
             } else {
-                strain8(
-                    pos,
-                    batch,
-                    j,
-                    Gathered::at(batch.a.as_ptr().add(j)),
-                    Gathered::at(batch.b.as_ptr().add(j)),
-                )
+                (gathered(pos, batch.a.as_ptr().add(j)), gathered(pos, batch.b.as_ptr().add(j)))
             };
+            let strain = strain8(batch, j, a, b);
             max_strain = _mm256_max_ps(max_strain, strain);
             abs_sum = _mm256_add_ps(abs_sum, _mm256_andnot_ps(_mm256_set1_ps(-0.0), strain));
             let neg_lambda = _mm256_sub_ps(zero, _mm256_loadu_ps(batch.lambda.as_ptr().add(j)));
@@ -789,8 +757,7 @@ pub(super) mod avx2 {
 
     /// Strains of slots j..j + 8 between the particles `a` and `b`.
     #[inline(always)]
-    unsafe fn strain8(pos: PosPtr, batch: &DistanceBatch, j: usize, a: impl Ends, b: impl Ends) -> __m256 {
-        let ([xa, ya, za, _], [xb, yb, zb, _]) = (a.load(pos), b.load(pos));
+    unsafe fn strain8(batch: &DistanceBatch, j: usize, [xa, ya, za, _]: Lanes8, [xb, yb, zb, _]: Lanes8) -> __m256 {
         let (dx, dy, dz) = (_mm256_sub_ps(xa, xb), _mm256_sub_ps(ya, yb), _mm256_sub_ps(za, zb));
         let len = _mm256_sqrt_ps(_mm256_add_ps(
             _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
@@ -887,7 +854,7 @@ pub(super) mod avx2 {
             for (c, p) in [pos.x, pos.y, pos.z, pos.w].into_iter().enumerate() {
                 for (row, &first) in rows.iter_mut().zip(&self.first) {
                     let at = p.add(first + 8 * t);
-                    _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(PREFETCH_AHEAD) as *const i8);
+                    _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(Self::PREFETCH_AHEAD) as *const i8);
                     *row = match mask {
                         None => _mm256_loadu_ps(at),
                         Some(mask) => _mm256_maskload_ps(at, mask),
@@ -925,11 +892,6 @@ pub(super) mod avx2 {
             project_slots(pos, &self.lanes, 8 * s, a, b);
         }
     }
-
-    /// How far ahead (floats) the strip loads prefetch their rows: two tiles. Four strips of
-    /// eight rows are 128 streams (rows × x, y, z, w), more than the hardware prefetchers
-    /// follow, so on a sheet larger than L2 every tile load used to wait for memory.
-    const PREFETCH_AHEAD: usize = 16;
 
     /// Strips four at a time: per tile of eight columns, load (eight row segments per lane,
     /// transposed), solve the tile's steps with the strips interleaved step by step (each
@@ -1001,6 +963,10 @@ impl StripShape {
 trait TiledStrip {
     /// Columns per tile (the vector width).
     const TILE: usize;
+    /// How far ahead (floats) the tile loads prefetch their rows: two tiles. Four strips of
+    /// eight rows are 128 streams (rows × x, y, z, w), more than the hardware prefetchers
+    /// follow, so on a sheet larger than L2 every tile load used to wait for memory.
+    const PREFETCH_AHEAD: usize = 2 * Self::TILE;
     fn shape(&self) -> StripShape;
     /// Loads tile `t` into its half of the ring.
     unsafe fn load(&mut self, pos: PosPtr, t: usize);
@@ -1116,9 +1082,6 @@ mod avx512 {
         super::avx2::project_strips(pos, &mut rest[paired..], inv_h2, first);
     }
 
-    /// How far ahead (floats) the tile loads prefetch their rows: two tiles.
-    const PREFETCH_AHEAD: usize = 32;
-
     /// Two strips of equal length side by side: lanes 0–7 are the first strip's rows, 8–15
     /// the second's.
     struct StripPair {
@@ -1185,7 +1148,7 @@ mod avx512 {
             for (c, p) in [pos.x, pos.y, pos.z, pos.w].into_iter().enumerate() {
                 for (row, &first) in rows.iter_mut().zip(&self.first) {
                     let at = p.add(first + 16 * t);
-                    _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(PREFETCH_AHEAD) as *const i8);
+                    _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(Self::PREFETCH_AHEAD) as *const i8);
                     *row = _mm512_maskz_loadu_ps(mask, at);
                 }
                 for (column, lanes) in transpose16(&rows).into_iter().zip(&mut self.window[16 * half..]) {
