@@ -11,7 +11,7 @@ use super::constraints::hinge::{self, HingeBatch, HingeItem};
 use super::constraints::Coloured;
 use super::error::SimError;
 use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
-use super::parallel::{self, SpinBarrier};
+use super::parallel::{self, Progress, SpinBarrier};
 use super::params::{Material, SolverParams};
 use super::particles::{AosPtr, Particles};
 use super::ramp::ComplianceRamp;
@@ -201,7 +201,7 @@ impl Cloth {
         };
         let wind = super::aero::wind_at(params, self.time);
         self.apply_aerodynamics(params.dt, wind, params.aerodynamic_drag);
-        self.run_substeps(settings, self.threads_used(params) as usize);
+        let threads = self.run_substeps(settings, self.threads_used(params) as usize);
         self.time += params.dt as f64;
         self.stats = StepStats::measure(self, material, h);
         // The statistics already hold the largest strain: the tear scan only runs when some edge
@@ -210,11 +210,13 @@ impl Cloth {
             self.stats = StepStats::measure(self, material, h);
         }
         self.stats.step_ms = started.elapsed().as_secs_f64() * 1e3;
+        self.stats.threads = threads;
         Ok(&self.stats)
     }
 
-    /// The substep loop ([`super::solver`]) on `threads` threads (1 or 2).
-    fn run_substeps(&mut self, settings: FrameSettings, threads: usize) {
+    /// The substep loop ([`super::solver`]) on `threads` threads (1 or 2); returns the number
+    /// it ran on (1 when the pool was busy).
+    fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> u32 {
         let p = &mut self.particles;
         // The solver reads particles by the constraints' indices without bounds checks.
         assert!(self.distances.particle_count() <= p.len() && self.hinges.particle_count() <= p.len());
@@ -242,12 +244,17 @@ impl Cloth {
             settings,
             kernel,
         };
-        let barrier = SpinBarrier::default();
+        let (barrier, progress) = (SpinBarrier::default(), Progress::default());
         // SAFETY: `frame` borrows the state exclusively until both threads have returned; the
         // two-thread run only happens with two parts (see `threads_used`).
-        let parallel = threads == 2 && bounds.len() == 3 && parallel::run(&|t| unsafe { frame.run(t, 2, &barrier) });
+        let parallel = threads == 2 && bounds.len() == 3 && parallel::run(&|t| unsafe { frame.run(t, 2, &barrier, &progress) });
         if !parallel {
-            unsafe { frame.run(0, 1, &barrier) };
+            unsafe { frame.run(0, 1, &barrier, &progress) };
+        }
+        if parallel {
+            2
+        } else {
+            1
         }
     }
 

@@ -1,7 +1,9 @@
-//! A persistent two-thread pool for the solver, and the spin barrier its jobs synchronise with.
+//! A persistent two-thread pool for the solver, and what its jobs synchronise with: a spin
+//! barrier, and progress counters one thread can wait on without the other waiting back.
 //!
 //! A step's work is handed to the pool once per frame; inside it the two threads meet at a
-//! spin barrier a few times per substep (after each phase of the sweep). Waking a
+//! spin barrier a few times per substep, and inside the distance phases each thread waits only
+//! until the other has finished the units it depends on ([`Progress`]). Waking a
 //! sleeping OS thread costs 0.1–1 ms on a small VM, far more than a substep, so the worker
 //! spins for a while after each job and only parks when the solver has gone quiet (the app
 //! between frames); the barrier spins, then yields so an oversubscribed machine still makes
@@ -22,7 +24,7 @@ const WORKER_POLL: Duration = Duration::from_millis(5);
 type Job<'a> = &'a (dyn Fn(usize) + Sync);
 
 /// Waits for `ready` with a spin, then yield, loop.
-fn wait_until(mut ready: impl FnMut() -> bool) {
+pub(crate) fn wait_until(mut ready: impl FnMut() -> bool) {
     let mut spins = 0u32;
     while !ready() {
         if spins < SPINS_BEFORE_YIELD {
@@ -54,6 +56,36 @@ impl SpinBarrier {
         } else {
             wait_until(|| self.generation.load(Ordering::Acquire) != generation);
         }
+    }
+}
+
+/// A counter on a cache line of its own, so the two threads' counters do not share one.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct PaddedCounter(AtomicU32);
+
+/// How many units of work each of the two threads has finished in the current job: each
+/// thread publishes its own count, and waits for the other's to reach what it depends on.
+#[derive(Debug, Default)]
+pub(crate) struct Progress {
+    counts: [PaddedCounter; 2],
+}
+
+impl Progress {
+    /// Thread `t` has finished `done` units (counts only grow within a job).
+    pub fn publish(&self, t: usize, done: u32) {
+        self.counts[t].0.store(done, Ordering::Release);
+    }
+
+    /// Blocks until thread `t` has published at least `count`; returns the count seen, and
+    /// makes the writes before that publication visible.
+    pub fn wait_for(&self, t: usize, count: u32) -> u32 {
+        let mut seen = 0;
+        wait_until(|| {
+            seen = self.counts[t].0.load(Ordering::Acquire);
+            seen >= count
+        });
+        seen
     }
 }
 

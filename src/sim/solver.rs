@@ -1,14 +1,17 @@
 //! The substep loop of [`super::Cloth::step`], run by one or two threads.
 //!
 //! Work split (see [`super::constraints`]): the sweep is a sequence of phases, each cut into
-//! two parts that share no particle; thread t solves part t of every phase, with a barrier
-//! after each phase. The per-particle passes split the particles by index. The tail group
-//! (constraints re-pointed or added by tearing) is solved by thread 0. One thread runs the same
-//! operations in the same per-part order, so every thread count gives bit-identical results.
-//! Per substep:
+//! two parts (the top and the bottom rows of a grid); thread t solves part t of every phase.
+//! In the distance phases a thread waits before each unit (a level, or a group of strips)
+//! only until the other thread has finished the units sharing particles with it that come
+//! earlier in the sweep ([`super::constraints::Group::waits`]); the hinge phases, whose parts
+//! share no particle, meet at a barrier after each colour. The per-particle passes split the
+//! particles by index at the same place as the parts. The tail group (constraints re-pointed
+//! or added by tearing) is solved by thread 0. One thread runs the same operations in the same
+//! per-part order, so every thread count gives bit-identical results. Per substep:
 //! ```text
 //! velocities of the previous substep + predict, own particles
-//! repeat iterations: barrier | for each distance phase: own part | barrier
+//! repeat iterations: barrier | for each distance phase: own part, unit by unit (waits) | barrier
 //!                    | own particles to the [x, y, z, w] copy | barrier
 //!                    | for each hinge phase: own part (on the copy) | barrier
 //!                    | own particles back from the copy | barrier
@@ -28,7 +31,7 @@ use super::constraints::distance::{self, DistanceBatch, Kernel, SubstepConstants
 use super::constraints::hinge::{self, HingeBatch};
 use super::constraints::{Group, PARTS};
 use super::float_mode::FlushSubnormals;
-use super::parallel::SpinBarrier;
+use super::parallel::{Progress, SpinBarrier};
 use super::particles::{xyz, AosPtr, PosPtr, VecPtr};
 
 /// Everything the substep loop needs besides the state.
@@ -95,13 +98,14 @@ impl Frame<'_> {
     ///
     /// # Safety
     /// `threads` must be 1, or 2 with both threads running this concurrently on the same
-    /// frame and barrier; the pointers must be valid for the frame.
-    pub unsafe fn run(&self, t: usize, threads: usize, barrier: &SpinBarrier) {
+    /// frame, barrier and (fresh) progress counters; the pointers must be valid for the frame.
+    pub unsafe fn run(&self, t: usize, threads: usize, barrier: &SpinBarrier, progress: &Progress) {
         let _subnormals_off = FlushSubnormals::enable();
         let s = self.settings;
         let parties = threads as u32;
         let owned = self.owned(t, threads);
         let parts = if threads == 1 { 0..PARTS } else { t..t + 1 };
+        let mut pipeline = Pipeline::new(progress, t);
         for substep in 0..s.substeps {
             let held = s
                 .held
@@ -110,10 +114,12 @@ impl Frame<'_> {
             for iteration in 0..s.iterations {
                 let first = iteration == 0;
                 barrier.wait(parties);
-                for phase in 0..self.distance_phases {
-                    parts.clone().for_each(|part| self.solve_distances(phase * PARTS + part, first));
-                    barrier.wait(parties);
+                if threads == 1 {
+                    (0..self.distance_phases * PARTS).for_each(|g| self.solve_distances(g, first));
+                } else {
+                    self.solve_distance_part(&mut pipeline, first);
                 }
+                barrier.wait(parties);
                 if let Some(copy) = self.hinge_copy {
                     owned
                         .iter()
@@ -139,6 +145,24 @@ impl Frame<'_> {
             }
         }
         owned.iter().for_each(|r| self.update_velocities(r.clone()));
+    }
+
+    /// Thread `pipeline.t`'s part of every distance phase, unit by unit, each unit after the
+    /// other thread's units it waits for.
+    unsafe fn solve_distance_part(&self, pipeline: &mut Pipeline, first: bool) {
+        let k = self.settings.constants;
+        let mut other_units = 0;
+        for phase in 0..self.distance_phases {
+            let group = &mut *self.distances.add(phase * PARTS + pipeline.t);
+            for unit in 0..group.unit_count() {
+                pipeline.wait(group.waits[unit]);
+                let chained = group.chained;
+                distance::project_group(self.kernel, self.pos, self.prev, group.unit_mut(unit), chained, k, first);
+                pipeline.finish_unit();
+            }
+            other_units += (*self.distances.add(phase * PARTS + 1 - pipeline.t)).unit_count() as u32;
+        }
+        pipeline.end_sweep(other_units);
     }
 
     /// Group `g`'s distance batches in order (a tail group's serial batch one at a time).
@@ -255,6 +279,53 @@ impl Frame<'_> {
             scalar_from = avx2::update_velocities(self, range.clone());
         }
         (scalar_from..range.end).for_each(|i| self.vel.set(i, self.velocity(i)));
+    }
+}
+
+/// One thread's place in the two-thread distance sweep: its own finished units and what it
+/// last saw of the other's, counted from the start of the frame.
+struct Pipeline<'a> {
+    progress: &'a Progress,
+    /// This thread's index (its part).
+    t: usize,
+    /// Units this thread has finished.
+    done: u32,
+    /// The other thread's count at the start of the current sweep.
+    other_base: u32,
+    /// The other thread's count when last read (reading it costs a cache miss, so a wait
+    /// already met is not read again).
+    seen: u32,
+}
+
+impl<'a> Pipeline<'a> {
+    fn new(progress: &'a Progress, t: usize) -> Self {
+        Self {
+            progress,
+            t,
+            done: 0,
+            other_base: 0,
+            seen: 0,
+        }
+    }
+
+    /// Blocks until the other thread has finished `units` units of the current sweep.
+    fn wait(&mut self, units: u32) {
+        let target = self.other_base + units;
+        if self.seen < target {
+            self.seen = self.progress.wait_for(1 - self.t, target);
+        }
+    }
+
+    /// Publishes one more finished unit.
+    fn finish_unit(&mut self) {
+        self.done += 1;
+        self.progress.publish(self.t, self.done);
+    }
+
+    /// Moves on to the next sweep, in which the other thread's counts start after its
+    /// `other_units` units of this one.
+    fn end_sweep(&mut self, other_units: u32) {
+        self.other_base += other_units;
     }
 }
 
@@ -422,6 +493,16 @@ mod tests {
 
     /// A curtain large enough to be split into two parts, with hinges, shear, a ground and a
     /// sphere, so every part of the substep loop runs on both threads.
+    /// Held by the tests that need the two-thread pool, so they do not find it busy with
+    /// each other (the pool then runs a step on one thread).
+    static POOL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// Steps `cloth` and checks the step ran on `threads` threads.
+    fn step_on(cloth: &mut Cloth, params: &SolverParams, material: &Material) {
+        let wanted = cloth.threads_used(params);
+        assert_eq!(cloth.step(params, material).unwrap().threads, wanted, "the pool was busy");
+    }
+
     fn curtain(columns: u32, rows: u32) -> Cloth {
         let spec = GridSpec {
             columns,
@@ -450,6 +531,7 @@ mod tests {
     }
 
     fn assert_threads_agree(base: &Cloth) {
+        let _pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         assert_eq!(
             base.threads_used(&SolverParams {
                 threads: 2,
@@ -467,7 +549,7 @@ mod tests {
             cloth.grab(4000).unwrap();
             for frame in 0..30 {
                 cloth.drag_to(Vec3::new(0.3, 0.5 + frame as f32 * 0.01, 0.2));
-                cloth.step(&params, &Material::default()).unwrap();
+                step_on(&mut cloth, &params, &Material::default());
             }
             cloth.particles().positions().collect::<Vec<_>>()
         };
@@ -486,6 +568,7 @@ mod tests {
             eprintln!("no AVX-512 on this CPU: nothing to compare");
             return;
         }
+        let _pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let material = Material {
             tear_strain: Some(0.2),
             ..Material::default()
@@ -501,7 +584,7 @@ mod tests {
             cloth.grab(4000).unwrap();
             for frame in 0..40 {
                 cloth.drag_to(Vec3::new(0.3, 0.6 + frame as f32 * 0.05, 0.2));
-                cloth.step(&params, &material).unwrap();
+                step_on(&mut cloth, &params, &material);
             }
             (cloth.torn_edges(), cloth.particles().positions().collect::<Vec<_>>())
         };
@@ -524,6 +607,7 @@ mod tests {
         let kernels = [Kernel::Scalar, Kernel::Avx2, Kernel::Avx512]
             .into_iter()
             .filter(|k| k.is_supported());
+        let _pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let runs = kernels.flat_map(|kernel| [(16, 1), (24, 1), (40, 1), (64, 1), (64, 2)].map(|(n, threads)| (kernel, n, threads)));
         for (kernel, n, threads) in runs {
             let params = tmp15_params(15, 1, threads);
@@ -532,7 +616,7 @@ mod tests {
             let mut reference = ReferenceSolver::new(&crate::sim::tmp15_model(n).unwrap(), &Material::default());
             let start: Vec<Vec3> = reference.positions().collect();
             for _ in 0..20 {
-                cloth.step(&params, &Material::default()).unwrap();
+                step_on(&mut cloth, &params, &Material::default());
                 reference.step(&params);
             }
             let engine: Vec<Vec3> = cloth.particles().positions().collect();
@@ -550,6 +634,7 @@ mod tests {
     /// thread keeps IEEE subnormals after the step.
     #[test]
     fn no_subnormal_leaves_the_solver_and_the_caller_keeps_ieee_mode() {
+        let _pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let subnormal = f32::MIN_POSITIVE / 16.0;
         for threads in [1, 2] {
             let mut cloth = curtain(80, 60);
@@ -562,7 +647,7 @@ mod tests {
                 threads,
                 ..SolverParams::default()
             };
-            cloth.step(&params, &Material::default()).unwrap();
+            step_on(&mut cloth, &params, &Material::default());
             let coordinates = cloth.particles().positions().flat_map(|p| p.to_array());
             let leaked = coordinates.filter(|c| *c != 0.0 && !c.is_normal()).count();
             assert_eq!(leaked, 0, "{threads} thread(s): subnormal coordinates after a frame");

@@ -23,6 +23,9 @@ pub struct StepStats {
     pub torn_edges: usize,
     /// Wall time of the step in ms.
     pub step_ms: f64,
+    /// Threads the solver ran on (1 or 2; 1 also when the two-thread pool was busy stepping
+    /// another cloth).
+    pub threads: u32,
 }
 
 impl StepStats {
@@ -56,6 +59,7 @@ impl StepStats {
             max_tension: sums.max_neg_lambda / (h * h),
             torn_edges: cloth.torn_edges(),
             step_ms: 0.0,
+            threads: 1,
         }
     }
 }

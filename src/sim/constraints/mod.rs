@@ -34,13 +34,20 @@
 //!   colours tracked per particle); each colour is one phase of one level. Their order
 //!   matters less (bending is soft) and a colouring gives few, large batches.
 //!
-//! **Two cores.** Inside a phase the constraints fall into connected components (the rows
-//! of the horizontal edges, the columns of the vertical ones, …) that share no particle. A
-//! large cloth's phase is split into [`PARTS`] parts of whole components, balanced by count, so
-//! the parts of one phase can run on different threads with one barrier per phase. One thread
-//! solves part 0 then part 1, which touch disjoint particles: the split depends only on the
-//! cloth, never on the thread count, so results are bit-identical for every thread count.
-//!
+//! **Two cores.** A large cloth's phase is cut into [`PARTS`] parts: a prefix of the phase
+//! (in sweep order) and the rest, the prefix being the constraints whose lowest particle lies
+//! in the first half of the particles (on a grid built row by row: the top half of the rows).
+//! Each part is scheduled on its own; one thread solving part 0 then part 1 of every phase is
+//! the sequential sweep, bit for bit. Two threads solve one part each, in that order, and the
+//! parts of a phase may share particles where they meet (the vertical edges of the middle
+//! rows): every *unit* (a level, or a whole group of strips) carries in
+//! [`Group::waits`] how many of the other part's units, counted from the start of the sweep,
+//! must be done before it starts — exactly those that come earlier in the sequential sweep and
+//! share a particle with it. So the threads never touch a particle out of the sequential order
+//! (results are bit-identical for every thread count), and each thread keeps working on the
+//! same half of the sheet in every phase: the second thread trails the first by about half a
+//! phase instead of meeting it at a barrier after every phase, and no phase hands half of the
+//! sheet's particles to the other core's cache.
 //! **Topology edits** (tearing) keep every batch valid incrementally: a removed constraint
 //! leaves its batch (the last slot moves into its place); a constraint whose endpoint moved to a
 //! fresh particle copy, and a new constraint, go to the *tail* group, solved by one thread
@@ -60,8 +67,8 @@ pub(crate) const TAIL: u32 = u32::MAX;
 const MAX_COLOURS: u32 = 64;
 /// Parts a large cloth's phases are split into (one per core of the target machine).
 pub(crate) const PARTS: usize = 2;
-/// Cloths with fewer particles keep every phase in one part: the barriers would cost more
-/// than a second core saves.
+/// Cloths with fewer particles keep every phase in one part: the synchronisation would cost
+/// more than a second core saves.
 const MIN_SPLIT_PARTICLES: usize = 4096;
 
 /// One batch's worth of constraints in a storage layout chosen by the constraint type.
@@ -111,9 +118,42 @@ pub(crate) struct Group<B: Batch> {
     /// run of constraints solved in order, stored step by step (slot `8 s + k` is lane k's
     /// constraint s). A strip's constraints share particles along each lane.
     pub chained: bool,
+    /// Phase parts only, one entry per unit (see [`Group::unit_count`]): how many units of the
+    /// other part of the sweep (counted over the phases in order) must be done before this
+    /// unit starts, so that no two threads touch a particle out of the sequential order.
+    /// Computed by [`Coloured`] for the current batches; conservative after a removal.
+    pub waits: Vec<u32>,
 }
 
 impl<B: Batch> Group<B> {
+    /// Units the two-thread solver synchronises on: a group of strips is one (its strips run
+    /// interleaved), a group of levels one per level.
+    pub fn unit_count(&self) -> usize {
+        if self.chained {
+            1
+        } else {
+            self.batches.len()
+        }
+    }
+
+    /// The batches of unit `u`.
+    pub fn unit_mut(&mut self, u: usize) -> &mut [B] {
+        if self.chained {
+            &mut self.batches
+        } else {
+            std::slice::from_mut(&mut self.batches[u])
+        }
+    }
+
+    /// The batches of unit `u`.
+    fn unit(&self, u: usize) -> &[B] {
+        if self.chained {
+            &self.batches
+        } else {
+            std::slice::from_ref(&self.batches[u])
+        }
+    }
+
     /// Batches in solve order, serial batch last.
     pub fn iter_batches_mut(&mut self) -> impl Iterator<Item = &mut B> {
         self.batches.iter_mut().chain(std::iter::once(&mut self.tail))
@@ -168,7 +208,7 @@ pub(crate) struct Coloured<B: Batch> {
 
 impl<B: Batch> Coloured<B> {
     /// Schedules `items` (model ids 0..n) over `particle_count` particles: phases in sweep
-    /// order, each split into parts of whole components and level-scheduled.
+    /// order, each cut into a prefix and the rest (see the module docs) and level-scheduled.
     pub fn new(particle_count: usize, items: impl IntoIterator<Item = B::Item>) -> Self {
         let items: Vec<B::Item> = items.into_iter().collect();
         let split = particle_count >= MIN_SPLIT_PARTICLES;
@@ -181,20 +221,55 @@ impl<B: Batch> Coloured<B> {
         };
         let mut scratch = vec![0u32; particle_count];
         for phase in phases::<B>(&items, particle_count) {
-            let [first, second] = if split {
-                split_components::<B>(&items, &phase, &mut scratch)
+            let cut = if split {
+                first_part_len::<B>(&items, &phase, set.bounds[1])
             } else {
-                [phase, Vec::new()]
+                phase.len()
             };
-            set.groups.push(schedule_part::<B>(&items, &first, &mut scratch));
-            set.groups.push(schedule_part::<B>(&items, &second, &mut scratch));
+            let (first, second) = phase.split_at(cut);
+            set.groups.push(schedule_part::<B>(&items, first, &mut scratch));
+            set.groups.push(schedule_part::<B>(&items, second, &mut scratch));
         }
         set.groups.push(Group {
             used: vec![0; particle_count],
             ..Group::default()
         });
         set.record_slots();
+        set.compute_waits();
         set
+    }
+
+    /// Fills every phase part's [`Group::waits`]: walks the sweep in the one-thread order
+    /// (phase by phase, part 0 then part 1, unit by unit), remembering for each particle the
+    /// part that last touched it and how many of that part's units were done by then. A unit
+    /// waits for the largest such count among its particles that belongs to the other part.
+    fn compute_waits(&mut self) {
+        const NOBODY: u32 = u32::MAX;
+        let mut last_part = vec![NOBODY; self.particles];
+        let mut last_done = vec![0u32; self.particles];
+        let mut done = [0u32; PARTS];
+        for g in 0..self.phase_count() * PARTS {
+            let part = g % PARTS;
+            let group = &self.groups[g];
+            let mut waits = Vec::with_capacity(group.unit_count());
+            for u in 0..group.unit_count() {
+                done[part] += 1;
+                let mut wait = 0;
+                for batch in group.unit(u) {
+                    for index in 0..batch.len() {
+                        for &p in B::particles(&batch.get(index)) {
+                            let p = p as usize;
+                            if last_part[p] != part as u32 && last_part[p] != NOBODY {
+                                wait = wait.max(last_done[p]);
+                            }
+                            (last_part[p], last_done[p]) = (part as u32, done[part]);
+                        }
+                    }
+                }
+                waits.push(wait);
+            }
+            self.groups[g].waits = waits;
+        }
     }
 
     /// Writes every constraint's slot after the groups were built.
@@ -251,6 +326,7 @@ impl<B: Batch> Coloured<B> {
         let mut scratch = vec![0; self.particles];
         self.groups[g] = level_schedule::<B>(&items, &ids, &mut scratch, |_| 0);
         self.record_group_slots(g);
+        self.compute_waits();
     }
 
     /// Removes constraint `id` (no-op if already removed).
@@ -422,19 +498,14 @@ fn components<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> 
     ordinals
 }
 
-/// Splits a phase into two lists of whole components, in order of first appearance, the first
-/// list taking components while it holds less than half.
-fn split_components<B: Batch>(items: &[B::Item], phase: &[u32], scratch: &mut [u32]) -> [Vec<u32>; 2] {
-    let ordinals = components::<B>(items, phase, scratch);
-    let mut size = vec![0usize; ordinals.iter().max().map_or(0, |&m| m as usize + 1)];
-    ordinals.iter().for_each(|&c| size[c as usize] += 1);
-    let (mut taken, mut first_components) = (0, 0);
-    while taken * 2 < phase.len() {
-        taken += size[first_components];
-        first_components += 1;
-    }
-    let (first, second): (Vec<_>, Vec<_>) = phase.iter().zip(&ordinals).partition(|(_, &c)| (c as usize) < first_components);
-    [first, second].map(|list| list.into_iter().map(|(&id, _)| id).collect())
+/// Length of a phase's first part: the constraints whose lowest particle lies below `bound`.
+/// On a grid built row by row they are a prefix of the phase, so the first part holds the top
+/// rows' constraints and the per-particle passes' split (also at `bound`) keeps each thread on
+/// the same particles. Any prefix keeps the sweep order; another mesh order only balances
+/// worse.
+fn first_part_len<B: Batch>(items: &[B::Item], phase: &[u32], bound: u32) -> usize {
+    let lowest = |id: u32| B::particles(&items[id as usize]).iter().copied().min().unwrap_or(0);
+    phase.iter().filter(|&&id| lowest(id) < bound).count()
 }
 
 /// Lanes of a SIMD batch.
@@ -581,8 +652,8 @@ mod tests {
         }
     }
 
-    /// No batch may touch a particle twice, the two parts of a phase share no particle, and
-    /// every slot points back at its constraint.
+    /// No batch may touch a particle twice, two threads following the waits keep the sweep
+    /// order, and every slot points back at its constraint.
     fn assert_valid(set: &Coloured<DistanceBatch>) {
         for group in set.groups.iter().filter(|g| g.chained) {
             for strip in &group.batches {
@@ -601,16 +672,57 @@ mod tests {
                 }
             }
         }
-        for phase in 0..set.phase_count() {
-            let touched = |part: usize| -> std::collections::HashSet<u32> {
-                let group = &set.groups[phase * PARTS + part];
-                group.batches.iter().flat_map(|b| b.a.iter().chain(&b.b).copied()).collect()
-            };
-            assert!(touched(0).is_disjoint(&touched(1)), "parts of phase {phase} share a particle");
-        }
+        assert_waits_keep_the_sweep_order(set);
         for id in 0..set.slots.len() as u32 {
             if let Some(slot) = set.slot(id) {
                 assert_eq!(set.batch(slot).id[slot.index as usize], id);
+            }
+        }
+    }
+
+    /// Plays the two parts' units as two threads would, in interleavings the waits allow
+    /// (thread 1 as far ahead as it may, thread 0 as far ahead as it may, and random ones),
+    /// and checks that the units touch every particle in the one-thread order and that the
+    /// threads never both wait.
+    fn assert_waits_keep_the_sweep_order<B: Batch>(set: &Coloured<B>) {
+        // Each part's units in order: (position in the one-thread order, particles, wait).
+        let mut units: [Vec<(usize, Vec<u32>, u32)>; PARTS] = Default::default();
+        let mut order = 0;
+        for g in 0..set.phase_count() * PARTS {
+            let group = &set.groups[g];
+            assert_eq!(group.waits.len(), group.unit_count(), "group {g}: a wait per unit");
+            for u in 0..group.unit_count() {
+                let particles = group
+                    .unit(u)
+                    .iter()
+                    .flat_map(|b| (0..b.len()).flat_map(move |i| B::particles(&b.get(i)).to_vec()))
+                    .collect();
+                units[g % PARTS].push((order, particles, group.waits[u]));
+                order += 1;
+            }
+        }
+        let mut random = 0x9E37_79B9_u32;
+        for schedule in 0..12 {
+            let mut next = [0usize; PARTS];
+            let mut last_order = vec![None::<usize>; set.particles];
+            while next.iter().zip(&units).any(|(n, u)| *n < u.len()) {
+                let ready = |p: usize| next[p] < units[p].len() && units[p][next[p]].2 as usize <= next[1 - p];
+                let part = match (ready(0), ready(1)) {
+                    (false, false) => panic!("both threads wait (at units {next:?})"),
+                    (true, false) => 0,
+                    (false, true) => 1,
+                    (true, true) if schedule < 2 => 1 - schedule,
+                    (true, true) => {
+                        random = random.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                        (random >> 31) as usize
+                    }
+                };
+                let (position, particles, _) = &units[part][next[part]];
+                for &p in particles {
+                    let before = last_order[p as usize].replace(*position);
+                    assert!(before.is_none_or(|b| b <= *position), "particle {p} touched out of order");
+                }
+                next[part] += 1;
             }
         }
     }
@@ -658,9 +770,11 @@ mod tests {
                 assert!(!shares || position[x] < position[y], "{:?} must precede {:?}", items[x], items[y]);
             }
         }
-        // A level of the vertical phase is one row of edges, split between the parts.
-        assert_eq!(set.groups[2].batches.len(), n as usize - 1);
-        assert_eq!(set.groups[2].batches[0].len() + set.groups[3].batches[0].len(), n as usize);
+        // A level of the vertical phase is one row of edges; the top half of the rows is the
+        // first part.
+        assert_eq!(set.groups[2].batches.len(), n as usize / 2);
+        assert_eq!(set.groups[3].batches.len(), n as usize / 2 - 1);
+        assert!(set.groups[2..4].iter().flat_map(|g| &g.batches).all(|b| b.len() == n as usize));
         // The horizontal phase's levels would be strided (one edge per row): it runs as strips of
         // eight rows, each row a lane solved left to right.
         assert!(set.groups[0].chained && set.groups[1].chained);
@@ -671,14 +785,47 @@ mod tests {
     }
 
     #[test]
-    fn parts_hold_whole_components_balanced_by_count() {
+    fn parts_are_the_top_and_bottom_rows_and_the_second_trails_the_first() {
         let n = 64;
         let set = Coloured::<DistanceBatch>::new((n * n) as usize, grid(n));
+        let half = n * n / 2;
         for phase in 0..set.phase_count() {
-            let count = |part: usize| set.groups[phase * PARTS + part].batches.iter().map(|b| b.len()).sum::<usize>();
-            assert_eq!(count(0), count(1), "phase {phase}: rows (or columns) split in halves");
+            let part = |p: usize| set.groups[phase * PARTS + p].batches.iter().flat_map(|b| b.a.iter().copied());
+            assert!(part(0).all(|a| a < half) && part(1).all(|a| a >= half), "phase {phase}");
         }
-        assert_eq!(set.bounds(), &[0, n * n / 2, n * n]);
+        assert_eq!(set.bounds(), &[0, half, n * n]);
+        // Horizontal strips (one unit per part), then the vertical levels: the top rows wait for
+        // nothing of the bottom's until their last level, which shares the middle row with the
+        // bottom's strips; the bottom's first level waits for the top's last one.
+        let (top, bottom) = (&set.groups[2].waits, &set.groups[3].waits);
+        assert!(top[..top.len() - 1].iter().all(|&w| w == 0));
+        assert_eq!(top[top.len() - 1], 1, "the bottom strips");
+        assert_eq!(bottom[0], 1 + top.len() as u32, "the top strips and every top level");
+    }
+
+    #[test]
+    fn waits_keep_the_sweep_order_in_any_model_order() {
+        // A grid with both diagonals, its edges shuffled: the parts are then no longer rows, but
+        // the waits still order every shared particle.
+        let n = 66;
+        let mut items = grid(n);
+        for r in 0..n - 1 {
+            for c in 0..n - 1 {
+                let i = r * n + c;
+                items.push(item(i, i + n + 1));
+                items.push(item(i + 1, i + n));
+            }
+        }
+        let mut random = 12345u32;
+        for k in (1..items.len()).rev() {
+            random = random.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            items.swap(k, (random >> 8) as usize % (k + 1));
+        }
+        let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, items);
+        assert!(set.groups.iter().any(|g| g.waits.iter().any(|&w| w > 0)));
+        assert_valid(&set);
+        (0..50).for_each(|id| set.remove(id * 7));
+        assert_valid(&set);
     }
 
     #[test]
