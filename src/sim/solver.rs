@@ -72,6 +72,12 @@ pub(crate) struct Frame<'a> {
     /// Bounds of the per-particle passes (`parts + 1` entries) from
     /// [`super::constraints::Coloured::bounds`].
     pub bounds: &'a [u32],
+    /// Each part's units per sweep and the waits of its passes over its own particles
+    /// ([`super::constraints::Coloured::units_per_sweep`], [`super::constraints::Coloured::pass_waits`]).
+    pub sweep_units: [u32; PARTS],
+    pub pass_waits: [[i32; 2]; PARTS],
+    /// No constraint in either tail group: the tail step (and its barriers) is skipped.
+    pub tail_empty: bool,
     pub colliders: &'a [Collider],
     pub settings: FrameSettings,
     pub kernel: Kernel,
@@ -102,46 +108,39 @@ impl Frame<'_> {
     pub unsafe fn run(&self, t: usize, threads: usize, barrier: &SpinBarrier, progress: &Progress) {
         let _subnormals_off = FlushSubnormals::enable();
         let s = self.settings;
+        let paired = threads == 2;
         let parties = threads as u32;
         let owned = self.owned(t, threads);
-        let parts = if threads == 1 { 0..PARTS } else { t..t + 1 };
-        let mut pipeline = Pipeline::new(progress, t);
+        let mut pipeline = Pipeline::new(paired.then_some(progress), t, self.sweep_units[1 - t]);
         for substep in 0..s.substeps {
             let held = s
                 .held
                 .map(|(i, from, to)| (i, from.lerp(to, (substep + 1) as f32 / s.substeps as f32)));
-            owned.iter().for_each(|r| self.advance(r.clone(), held, substep > 0));
             for iteration in 0..s.iterations {
                 let first = iteration == 0;
-                barrier.wait(parties);
-                if threads == 1 {
-                    (0..self.distance_phases * PARTS).for_each(|g| self.solve_distances(g, first));
-                } else {
+                pipeline.pass(self.pass_waits[t][0], || {
+                    if first {
+                        owned.iter().for_each(|r| self.advance(r.clone(), held, substep > 0));
+                    }
+                });
+                if paired {
                     self.solve_distance_part(&mut pipeline, first);
+                } else {
+                    (0..self.distance_phases * PARTS).for_each(|g| self.solve_distances(g, first));
                 }
-                barrier.wait(parties);
-                if let Some(copy) = self.hinge_copy {
-                    owned
-                        .iter()
-                        .for_each(|r| hinge::copy_to_aos(self.kernel, self.pos, copy, r.clone()));
+                self.solve_hinge_phases(t, threads, barrier, first);
+                if !self.tail_empty {
+                    barrier.wait(parties);
+                    if t == 0 {
+                        self.solve_distances(self.distance_phases * PARTS, first);
+                        self.solve_hinge_group(self.hinge_phases * PARTS, first);
+                    }
                     barrier.wait(parties);
                 }
-                for phase in 0..self.hinge_phases {
-                    parts.clone().for_each(|part| self.solve_hinges(phase * PARTS + part, first));
-                    barrier.wait(parties);
-                }
-                if let Some(copy) = self.hinge_copy {
-                    owned
-                        .iter()
-                        .for_each(|r| hinge::copy_from_aos(self.kernel, copy, self.pos, r.clone()));
-                    barrier.wait(parties);
-                }
-                if t == 0 {
-                    self.solve_distances(self.distance_phases * PARTS, first);
-                    self.solve_hinge_group(self.hinge_phases * PARTS, first);
-                }
-                barrier.wait(parties);
-                owned.iter().for_each(|r| self.project_contacts(r.clone()));
+                pipeline.pass(self.pass_waits[t][1], || {
+                    owned.iter().for_each(|r| self.project_contacts(r.clone()))
+                });
+                pipeline.end_sweep();
             }
         }
         owned.iter().for_each(|r| self.update_velocities(r.clone()));
@@ -151,18 +150,45 @@ impl Frame<'_> {
     /// other thread's units it waits for.
     unsafe fn solve_distance_part(&self, pipeline: &mut Pipeline, first: bool) {
         let k = self.settings.constants;
-        let mut other_units = 0;
         for phase in 0..self.distance_phases {
             let group = &mut *self.distances.add(phase * PARTS + pipeline.t);
             for unit in 0..group.unit_count() {
-                pipeline.wait(group.waits[unit]);
-                let chained = group.chained;
-                distance::project_group(self.kernel, self.pos, self.prev, group.unit_mut(unit), chained, k, first);
-                pipeline.finish_unit();
+                let (chained, wait) = (group.chained, group.waits[unit]);
+                let batches = group.unit_mut(unit);
+                pipeline.unit(wait, || {
+                    distance::project_group(self.kernel, self.pos, self.prev, batches, chained, k, first)
+                });
             }
-            other_units += (*self.distances.add(phase * PARTS + 1 - pipeline.t)).unit_count() as u32;
         }
-        pipeline.end_sweep(other_units);
+    }
+
+    /// The hinge phases of thread `t` of `threads` (every part on one thread): on the
+    /// `[x, y, z, w]` copy when there is one; the threads meet at a barrier before, between
+    /// and after the phases (a phase's parts share no particle).
+    unsafe fn solve_hinge_phases(&self, t: usize, threads: usize, barrier: &SpinBarrier, first: bool) {
+        if self.hinge_phases == 0 {
+            return;
+        }
+        let parties = threads as u32;
+        let owned = self.owned(t, threads);
+        let parts = if threads == 1 { 0..PARTS } else { t..t + 1 };
+        barrier.wait(parties);
+        if let Some(copy) = self.hinge_copy {
+            owned
+                .iter()
+                .for_each(|r| hinge::copy_to_aos(self.kernel, self.pos, copy, r.clone()));
+            barrier.wait(parties);
+        }
+        for phase in 0..self.hinge_phases {
+            parts.clone().for_each(|part| self.solve_hinges(phase * PARTS + part, first));
+            barrier.wait(parties);
+        }
+        if let Some(copy) = self.hinge_copy {
+            owned
+                .iter()
+                .for_each(|r| hinge::copy_from_aos(self.kernel, copy, self.pos, r.clone()));
+            barrier.wait(parties);
+        }
     }
 
     /// Group `g`'s distance batches in order (a tail group's serial batch one at a time).
@@ -282,14 +308,17 @@ impl Frame<'_> {
     }
 }
 
-/// One thread's place in the two-thread distance sweep: its own finished units and what it
-/// last saw of the other's, counted from the start of the frame.
+/// One thread's place in the two-thread sweep: its own finished units and what it last saw of
+/// the other's, counted from the start of the frame (see [`super::constraints::Group::waits`]).
+/// Alone (no progress counters) it just runs the work.
 struct Pipeline<'a> {
-    progress: &'a Progress,
+    progress: Option<&'a Progress>,
     /// This thread's index (its part).
     t: usize,
     /// Units this thread has finished.
     done: u32,
+    /// The other thread's units per sweep.
+    other_per_sweep: u32,
     /// The other thread's count at the start of the current sweep.
     other_base: u32,
     /// The other thread's count when last read (reading it costs a cache miss, so a wait
@@ -298,34 +327,38 @@ struct Pipeline<'a> {
 }
 
 impl<'a> Pipeline<'a> {
-    fn new(progress: &'a Progress, t: usize) -> Self {
+    fn new(progress: Option<&'a Progress>, t: usize, other_per_sweep: u32) -> Self {
         Self {
             progress,
             t,
             done: 0,
+            other_per_sweep,
             other_base: 0,
             seen: 0,
         }
     }
 
-    /// Blocks until the other thread has finished `units` units of the current sweep.
-    fn wait(&mut self, units: u32) {
-        let target = self.other_base + units;
+    /// Runs one unit of work once the other thread has finished `wait` units of the current
+    /// sweep (negative: counted back into the previous one), then publishes it.
+    fn unit(&mut self, wait: i32, work: impl FnOnce()) {
+        let Some(progress) = self.progress else { return work() };
+        let target = (self.other_base as i64 + wait as i64).max(0) as u32;
         if self.seen < target {
-            self.seen = self.progress.wait_for(1 - self.t, target);
+            self.seen = progress.wait_for(1 - self.t, target);
         }
-    }
-
-    /// Publishes one more finished unit.
-    fn finish_unit(&mut self) {
+        work();
         self.done += 1;
-        self.progress.publish(self.t, self.done);
+        progress.publish(self.t, self.done);
     }
 
-    /// Moves on to the next sweep, in which the other thread's counts start after its
-    /// `other_units` units of this one.
-    fn end_sweep(&mut self, other_units: u32) {
-        self.other_base += other_units;
+    /// [`Self::unit`] for a pass over the thread's own particles.
+    fn pass(&mut self, wait: i32, work: impl FnOnce()) {
+        self.unit(wait, work);
+    }
+
+    /// Moves on to the next sweep.
+    fn end_sweep(&mut self) {
+        self.other_base += self.other_per_sweep;
     }
 }
 

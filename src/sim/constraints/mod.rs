@@ -55,6 +55,8 @@
 //! taken goes to the tail's serial batch). A group of strips turns back into levels (the same
 //! order) the first time one of its constraints leaves.
 
+use std::ops::Range;
+
 pub mod bend;
 pub mod distance;
 pub mod hinge;
@@ -119,10 +121,11 @@ pub(crate) struct Group<B: Batch> {
     /// constraint s). A strip's constraints share particles along each lane.
     pub chained: bool,
     /// Phase parts only, one entry per unit (see [`Group::unit_count`]): how many units of the
-    /// other part of the sweep (counted over the phases in order) must be done before this
-    /// unit starts, so that no two threads touch a particle out of the sequential order.
-    /// Computed by [`Coloured`] for the current batches; conservative after a removal.
-    pub waits: Vec<u32>,
+    /// other part's sweep (see [`Coloured::units_per_sweep`]) must be done before this unit
+    /// starts, so that no two threads touch a particle out of the sequential order; negative
+    /// when what it waits for lies in the previous sweep. Computed by [`Coloured`] for the
+    /// current batches; conservative after a removal.
+    pub waits: Vec<i32>,
 }
 
 impl<B: Batch> Group<B> {
@@ -204,6 +207,8 @@ pub(crate) struct Coloured<B: Batch> {
     particles: usize,
     /// Slot of each model id (`None` once removed).
     slots: Vec<Option<Slot>>,
+    /// See [`Coloured::pass_waits`].
+    pass_waits: [[i32; 2]; PARTS],
 }
 
 impl<B: Batch> Coloured<B> {
@@ -218,6 +223,7 @@ impl<B: Batch> Coloured<B> {
             bounds: (0..=parts).map(|p| (particle_count * p / parts) as u32).collect(),
             particles: particle_count,
             slots: vec![None; items.len()],
+            pass_waits: [[0; 2]; PARTS],
         };
         let mut scratch = vec![0u32; particle_count];
         for phase in phases::<B>(&items, particle_count) {
@@ -239,37 +245,60 @@ impl<B: Batch> Coloured<B> {
         set
     }
 
-    /// Fills every phase part's [`Group::waits`]: walks the sweep in the one-thread order
-    /// (phase by phase, part 0 then part 1, unit by unit), remembering for each particle the
-    /// part that last touched it and how many of that part's units were done by then. A unit
-    /// waits for the largest such count among its particles that belongs to the other part.
+    /// Fills [`Group::waits`] and [`Coloured::pass_waits`] by playing two sweeps in the
+    /// one-thread order — per sweep: each part's pass over its own particles (prediction),
+    /// every phase's units (part 0, then part 1), each part's pass again (contacts) — and
+    /// remembering for each particle the part that last touched it and how many of that part's
+    /// units were done by then. A unit waits for the largest such count among its particles
+    /// that belongs to the other part; the second sweep's waits are kept, counted from the start
+    /// of the other part's sweep (negative: in the previous sweep).
     fn compute_waits(&mut self) {
-        const NOBODY: u32 = u32::MAX;
-        let mut last_part = vec![NOBODY; self.particles];
-        let mut last_done = vec![0u32; self.particles];
-        let mut done = [0u32; PARTS];
-        for g in 0..self.phase_count() * PARTS {
-            let part = g % PARTS;
-            let group = &self.groups[g];
-            let mut waits = Vec::with_capacity(group.unit_count());
-            for u in 0..group.unit_count() {
-                done[part] += 1;
-                let mut wait = 0;
-                for batch in group.unit(u) {
-                    for index in 0..batch.len() {
-                        for &p in B::particles(&batch.get(index)) {
-                            let p = p as usize;
-                            if last_part[p] != part as u32 && last_part[p] != NOBODY {
-                                wait = wait.max(last_done[p]);
-                            }
-                            (last_part[p], last_done[p]) = (part as u32, done[part]);
-                        }
-                    }
-                }
-                waits.push(wait);
+        let mut touches = Touches::new(self.particles);
+        let per_sweep = self.units_per_sweep();
+        let own = |part: usize| self.bounds.get(part).copied().unwrap_or(0)..self.bounds.get(part + 1).copied().unwrap_or(0);
+        let mut pass_waits = [[0; 2]; PARTS];
+        let mut unit_waits: Vec<Vec<i32>> = vec![Vec::new(); self.phase_count() * PARTS];
+        for sweep in 0..2 {
+            let keep = |part: usize, wait: i64| -> i32 { (wait - sweep * per_sweep[1 - part] as i64) as i32 };
+            for (part, waits) in pass_waits.iter_mut().enumerate() {
+                waits[0] = keep(part, touches.pass(part, own(part)));
             }
-            self.groups[g].waits = waits;
+            for (g, waits) in unit_waits.iter_mut().enumerate() {
+                let (part, group) = (g % PARTS, &self.groups[g]);
+                *waits = (0..group.unit_count())
+                    .map(|u| {
+                        let mut unit = touches.unit(part);
+                        for batch in group.unit(u) {
+                            (0..batch.len()).for_each(|i| B::particles(&batch.get(i)).iter().for_each(|&p| unit.touch(p)));
+                        }
+                        keep(part, unit.wait)
+                    })
+                    .collect();
+            }
+            for (part, waits) in pass_waits.iter_mut().enumerate() {
+                waits[1] = keep(part, touches.pass(part, own(part)));
+            }
         }
+        for (group, waits) in self.groups.iter_mut().zip(unit_waits) {
+            group.waits = waits;
+        }
+        self.pass_waits = pass_waits;
+    }
+
+    /// Units of each part in one sweep: the two passes over its particles and its units of
+    /// every phase.
+    pub fn units_per_sweep(&self) -> [u32; PARTS] {
+        let mut units = [2; PARTS];
+        for (g, group) in self.groups[..self.phase_count() * PARTS].iter().enumerate() {
+            units[g % PARTS] += group.unit_count() as u32;
+        }
+        units
+    }
+
+    /// Waits of each part's passes over its own particles (prediction at the start of a sweep,
+    /// contacts at its end), counted like [`Group::waits`].
+    pub fn pass_waits(&self) -> [[i32; 2]; PARTS] {
+        self.pass_waits
     }
 
     /// Writes every constraint's slot after the groups were built.
@@ -399,6 +428,11 @@ impl<B: Batch> Coloured<B> {
         &mut self.groups
     }
 
+    /// Whether the tail group holds no constraint.
+    pub fn tail_is_empty(&self) -> bool {
+        self.groups[self.tail_group()].iter_batches().all(|b| b.len() == 0)
+    }
+
     /// Number of phases.
     pub fn phase_count(&self) -> usize {
         (self.groups.len() - 1) / PARTS
@@ -496,6 +530,60 @@ fn components<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> 
         .collect();
     ids.iter().flat_map(|&id| particles(id)).for_each(|&p| scratch[p as usize] = 0);
     ordinals
+}
+
+/// For [`Coloured::compute_waits`]: per particle, the part that last touched it and that
+/// part's unit count then.
+struct Touches {
+    last: Vec<Option<(usize, i64)>>,
+    done: [i64; PARTS],
+}
+
+impl Touches {
+    fn new(particles: usize) -> Self {
+        Self {
+            last: vec![None; particles],
+            done: [0; PARTS],
+        }
+    }
+
+    /// Starts playing the next unit of `part`.
+    fn unit(&mut self, part: usize) -> Unit<'_> {
+        self.done[part] += 1;
+        Unit {
+            touches: self,
+            part,
+            wait: 0,
+        }
+    }
+
+    /// Plays a unit of `part` touching `particles`; returns its wait.
+    fn pass(&mut self, part: usize, particles: Range<u32>) -> i64 {
+        let mut unit = self.unit(part);
+        particles.for_each(|p| unit.touch(p));
+        unit.wait
+    }
+}
+
+/// A unit being played by [`Touches`].
+struct Unit<'a> {
+    touches: &'a mut Touches,
+    part: usize,
+    /// The other part's unit count it must wait for, so far.
+    wait: i64,
+}
+
+impl Unit<'_> {
+    fn touch(&mut self, p: u32) {
+        let done = self.touches.done[self.part];
+        let last = &mut self.touches.last[p as usize];
+        if let Some((other, count)) = *last {
+            if other != self.part {
+                self.wait = self.wait.max(count);
+            }
+        }
+        *last = Some((self.part, done));
+    }
 }
 
 /// Length of a phase's first part: the constraints whose lowest particle lies below `bound`.
@@ -680,14 +768,25 @@ mod tests {
         }
     }
 
-    /// Plays the two parts' units as two threads would, in interleavings the waits allow
-    /// (thread 1 as far ahead as it may, thread 0 as far ahead as it may, and random ones),
-    /// and checks that the units touch every particle in the one-thread order and that the
-    /// threads never both wait.
+    /// Plays three sweeps of the two parts' units — per sweep each part's pass over its own
+    /// particles, its units of every phase, its pass again — as two threads would, in
+    /// interleavings the waits allow (thread 1 as far ahead as it may, thread 0 as far ahead as
+    /// it may, and random ones), and checks that the units touch every particle in the
+    /// one-thread order and that the threads never both wait.
     fn assert_waits_keep_the_sweep_order<B: Batch>(set: &Coloured<B>) {
-        // Each part's units in order: (position in the one-thread order, particles, wait).
-        let mut units: [Vec<(usize, Vec<u32>, u32)>; PARTS] = Default::default();
+        const SWEEPS: usize = 3;
+        // One sweep of each part: (position in the one-thread sweep, particles, wait).
+        let mut units: [Vec<(usize, Vec<u32>, i32)>; PARTS] = Default::default();
+        let own = |part: usize| -> Vec<u32> {
+            let bound = |k: usize| set.bounds.get(k).copied().unwrap_or(set.particles as u32);
+            (bound(part)..bound(part + 1)).collect()
+        };
+        let pass_waits = set.pass_waits();
         let mut order = 0;
+        for part in 0..PARTS {
+            units[part].push((order, own(part), pass_waits[part][0]));
+            order += 1;
+        }
         for g in 0..set.phase_count() * PARTS {
             let group = &set.groups[g];
             assert_eq!(group.waits.len(), group.unit_count(), "group {g}: a wait per unit");
@@ -701,12 +800,22 @@ mod tests {
                 order += 1;
             }
         }
+        for part in 0..PARTS {
+            units[part].push((order, own(part), pass_waits[part][1]));
+            order += 1;
+        }
+        assert_eq!(set.units_per_sweep(), [0, 1].map(|p| units[p].len() as u32));
         let mut random = 0x9E37_79B9_u32;
         for schedule in 0..12 {
             let mut next = [0usize; PARTS];
             let mut last_order = vec![None::<usize>; set.particles];
-            while next.iter().zip(&units).any(|(n, u)| *n < u.len()) {
-                let ready = |p: usize| next[p] < units[p].len() && units[p][next[p]].2 as usize <= next[1 - p];
+            let unit_of = |p: usize, n: usize| (n / units[p].len(), &units[p][n % units[p].len()]);
+            while (0..PARTS).any(|p| next[p] < SWEEPS * units[p].len()) {
+                let ready = |p: usize| {
+                    let (sweep, (_, _, wait)) = unit_of(p, next[p]);
+                    let target = (sweep * units[1 - p].len()) as i64 + *wait as i64;
+                    next[p] < SWEEPS * units[p].len() && target <= next[1 - p] as i64
+                };
                 let part = match (ready(0), ready(1)) {
                     (false, false) => panic!("both threads wait (at units {next:?})"),
                     (true, false) => 0,
@@ -717,10 +826,11 @@ mod tests {
                         (random >> 31) as usize
                     }
                 };
-                let (position, particles, _) = &units[part][next[part]];
+                let (sweep, (position, particles, _)) = unit_of(part, next[part]);
+                let position = sweep * order + position;
                 for &p in particles {
-                    let before = last_order[p as usize].replace(*position);
-                    assert!(before.is_none_or(|b| b <= *position), "particle {p} touched out of order");
+                    let before = last_order[p as usize].replace(position);
+                    assert!(before.is_none_or(|b| b <= position), "particle {p} touched out of order");
                 }
                 next[part] += 1;
             }
@@ -794,13 +904,18 @@ mod tests {
             assert!(part(0).all(|a| a < half) && part(1).all(|a| a >= half), "phase {phase}");
         }
         assert_eq!(set.bounds(), &[0, half, n * n]);
-        // Horizontal strips (one unit per part), then the vertical levels: the top rows wait for
-        // nothing of the bottom's until their last level, which shares the middle row with the
-        // bottom's strips; the bottom's first level waits for the top's last one.
+        // Per sweep each part runs its prediction pass, its horizontal strips (one unit), its
+        // vertical levels, its contacts pass. The top rows wait for nothing of the bottom's
+        // until their last level, which shares the middle row with the bottom's prediction and
+        // strips; the bottom's first level waits for the top's last one.
         let (top, bottom) = (&set.groups[2].waits, &set.groups[3].waits);
-        assert!(top[..top.len() - 1].iter().all(|&w| w == 0));
-        assert_eq!(top[top.len() - 1], 1, "the bottom strips");
-        assert_eq!(bottom[0], 1 + top.len() as u32, "the top strips and every top level");
+        assert!(top[..top.len() - 1].iter().all(|&w| w <= 0));
+        assert_eq!(top[top.len() - 1], 2, "the bottom's prediction and strips");
+        assert_eq!(bottom[0], 2 + top.len() as i32, "the top's prediction, strips and every level");
+        // What the bottom's contacts need of the top (its last level, touching the middle row)
+        // the bottom's first level already waited for; the top's passes need nothing of the
+        // bottom's in the same sweep (the bottom never touches the top's rows).
+        assert!(set.pass_waits()[1][1] <= 0 && set.pass_waits()[0].iter().all(|&w| w <= 0));
     }
 
     #[test]
