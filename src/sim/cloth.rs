@@ -8,7 +8,7 @@ use super::collision::{Collider, ContactSettings};
 use super::constraints::distance::PosW;
 use super::constraints::distance::{self, DistanceBatch, DistanceItem, Kernel, SubstepConstants};
 use super::constraints::hinge::{self, HingeBatch, HingeItem};
-use super::constraints::Coloured;
+use super::constraints::{plan_sweep, Coloured, SweepPlan};
 use super::error::SimError;
 use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
 use super::parallel::{self, Progress, SpinBarrier};
@@ -51,6 +51,8 @@ pub struct Cloth {
     /// Scratch for the hinge phases: the positions as one `[x, y, z, w]` per particle
     /// (see [`Frame::hinge_copy`]).
     hinge_positions: Vec<PosW>,
+    /// The two-thread sweep's unit counts and pass waits, refreshed when the units change.
+    sweep_plan: SweepPlan,
     /// The projection loops the solver runs (the fastest this CPU has unless chosen).
     kernel: Kernel,
 }
@@ -90,6 +92,7 @@ impl Cloth {
             time: 0.0,
             ramp: None,
             hinge_positions: Vec::new(),
+            sweep_plan: SweepPlan::default(),
             kernel: Kernel::detect(),
         };
         cloth.update_inverse_masses();
@@ -221,6 +224,9 @@ impl Cloth {
         // The solver reads particles by the constraints' indices without bounds checks.
         assert!(self.distances.particle_count() <= p.len() && self.hinges.particle_count() <= p.len());
         assert!(p.prev.len() == p.len() && p.vel.len() == p.len());
+        if self.distances.waits_stale() || self.hinges.waits_stale() {
+            self.sweep_plan = plan_sweep(&mut self.distances, &mut self.hinges);
+        }
         let bounds = self.distances.bounds().to_vec();
         debug_assert_eq!(bounds, self.hinges.bounds());
         let kernel = self.kernel;
@@ -240,8 +246,7 @@ impl Cloth {
             hinges: self.hinges.groups_mut().as_mut_ptr(),
             hinge_copy,
             bounds: &bounds,
-            sweep_units: self.distances.units_per_sweep(),
-            pass_waits: self.distances.pass_waits(),
+            plan: self.sweep_plan,
             tail_empty: self.distances.tail_is_empty() && self.hinges.tail_is_empty(),
             colliders: &self.colliders,
             settings,

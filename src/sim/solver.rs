@@ -2,24 +2,26 @@
 //!
 //! Work split (see [`super::constraints`]): the sweep is a sequence of phases, each cut into
 //! two parts (the top and the bottom rows of a grid); thread t solves part t of every phase.
-//! In the distance phases a thread waits before each unit (a level, or a group of strips)
-//! only until the other thread has finished the units sharing particles with it that come
-//! earlier in the sweep ([`super::constraints::Group::waits`]); the hinge phases, whose parts
-//! share no particle, meet at a barrier after each colour. The per-particle passes split the
+//! A thread waits before each unit (a distance level, a group of strips, a chunk of a hinge
+//! colour, a pass over its own particles) only until the other thread has finished the units
+//! sharing particles with it that come earlier in the sweep
+//! ([`super::constraints::Group::waits`], [`super::constraints::plan_sweep`]); the threads
+//! meet at a barrier only around a non-empty tail group. The per-particle passes split the
 //! particles by index at the same place as the parts. The tail group (constraints re-pointed
 //! or added by tearing) is solved by thread 0. One thread runs the same operations in the same
-//! per-part order, so every thread count gives bit-identical results. Per substep:
+//! per-part order, so every thread count gives bit-identical results. Per substep, each unit
+//! after its wait (the tail between two barriers, and only when it holds constraints):
 //! ```text
-//! velocities of the previous substep + predict, own particles
-//! repeat iterations: barrier | for each distance phase: own part, unit by unit (waits) | barrier
-//!                    | own particles to the [x, y, z, w] copy | barrier
-//!                    | for each hinge phase: own part (on the copy) | barrier
-//!                    | own particles back from the copy | barrier
-//!                    | tail (thread 0) | barrier | contacts of own particles
+//! repeat iterations: (first) velocities of the previous substep + predict, own particles
+//!                    | for each distance phase: own part, level by level (or all its strips)
+//!                    | own particles to the [x, y, z, w] copy
+//!                    | for each hinge colour: own part, chunk by chunk (on the copy)
+//!                    | own particles back from the copy
+//!                    | [barrier | tail (thread 0) | barrier] | contacts of own particles
 //! (after the last substep) velocities of own particles
 //! ```
 //! (Without the copy — no AVX2, or constraint damping, which reads the start positions — the
-//! hinge phases run on the arrays themselves and the two copy steps drop out.) Every thread
+//! hinge phases run on the arrays themselves and the two copy steps are empty units.) Every thread
 //! runs with subnormals flushed ([`super::float_mode`]).
 
 use std::ops::Range;
@@ -29,7 +31,7 @@ use glam::Vec3;
 use super::collision::{project_contact, Collider, ContactSettings};
 use super::constraints::distance::{self, DistanceBatch, Kernel, SubstepConstants};
 use super::constraints::hinge::{self, HingeBatch};
-use super::constraints::{Group, PARTS};
+use super::constraints::{pass, Group, SweepPlan, PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::{Progress, SpinBarrier};
 use super::particles::{xyz, AosPtr, PosPtr, VecPtr};
@@ -72,10 +74,8 @@ pub(crate) struct Frame<'a> {
     /// Bounds of the per-particle passes (`parts + 1` entries) from
     /// [`super::constraints::Coloured::bounds`].
     pub bounds: &'a [u32],
-    /// Each part's units per sweep and the waits of its passes over its own particles
-    /// ([`super::constraints::Coloured::units_per_sweep`], [`super::constraints::Coloured::pass_waits`]).
-    pub sweep_units: [u32; PARTS],
-    pub pass_waits: [[i32; 2]; PARTS],
+    /// Units per sweep and the passes' waits of the two-thread sweep.
+    pub plan: SweepPlan,
     /// No constraint in either tail group: the tail step (and its barriers) is skipped.
     pub tail_empty: bool,
     pub colliders: &'a [Collider],
@@ -108,27 +108,39 @@ impl Frame<'_> {
     pub unsafe fn run(&self, t: usize, threads: usize, barrier: &SpinBarrier, progress: &Progress) {
         let _subnormals_off = FlushSubnormals::enable();
         let s = self.settings;
-        let paired = threads == 2;
         let parties = threads as u32;
         let owned = self.owned(t, threads);
-        let mut pipeline = Pipeline::new(paired.then_some(progress), t, self.sweep_units[1 - t]);
+        let parts = if threads == 1 { 0..PARTS } else { t..t + 1 };
+        let mut pipeline = Pipeline::new((threads == 2).then_some(progress), t, self.plan.units[1 - t]);
+        let waits = self.plan.pass_waits[t];
+        let own = |pass: &dyn Fn(Range<usize>)| owned.iter().for_each(|r| pass(r.clone()));
         for substep in 0..s.substeps {
             let held = s
                 .held
                 .map(|(i, from, to)| (i, from.lerp(to, (substep + 1) as f32 / s.substeps as f32)));
             for iteration in 0..s.iterations {
                 let first = iteration == 0;
-                pipeline.pass(self.pass_waits[t][0], || {
+                pipeline.unit(waits[pass::PREDICT], || {
                     if first {
-                        owned.iter().for_each(|r| self.advance(r.clone(), held, substep > 0));
+                        own(&|r| self.advance(r, held, substep > 0));
                     }
                 });
-                if paired {
-                    self.solve_distance_part(&mut pipeline, first);
-                } else {
-                    (0..self.distance_phases * PARTS).for_each(|g| self.solve_distances(g, first));
+                for g in (0..self.distance_phases).flat_map(|phase| parts.clone().map(move |part| phase * PARTS + part)) {
+                    self.solve_distance_units(g, &mut pipeline, first);
                 }
-                self.solve_hinge_phases(t, threads, barrier, first);
+                pipeline.unit(waits[pass::COPY_IN], || {
+                    if let Some(copy) = self.hinge_copy {
+                        own(&|r| hinge::copy_to_aos(self.kernel, self.pos, copy, r));
+                    }
+                });
+                for g in (0..self.hinge_phases).flat_map(|phase| parts.clone().map(move |part| phase * PARTS + part)) {
+                    self.solve_hinge_units(g, &mut pipeline, first);
+                }
+                pipeline.unit(waits[pass::COPY_OUT], || {
+                    if let Some(copy) = self.hinge_copy {
+                        own(&|r| hinge::copy_from_aos(self.kernel, copy, self.pos, r));
+                    }
+                });
                 if !self.tail_empty {
                     barrier.wait(parties);
                     if t == 0 {
@@ -137,57 +149,37 @@ impl Frame<'_> {
                     }
                     barrier.wait(parties);
                 }
-                pipeline.pass(self.pass_waits[t][1], || {
-                    owned.iter().for_each(|r| self.project_contacts(r.clone()))
-                });
+                pipeline.unit(waits[pass::CONTACTS], || own(&|r| self.project_contacts(r)));
                 pipeline.end_sweep();
             }
         }
-        owned.iter().for_each(|r| self.update_velocities(r.clone()));
+        own(&|r| self.update_velocities(r));
     }
 
-    /// Thread `pipeline.t`'s part of every distance phase, unit by unit, each unit after the
-    /// other thread's units it waits for.
-    unsafe fn solve_distance_part(&self, pipeline: &mut Pipeline, first: bool) {
+    /// Phase part `g`'s distance units in order, each after the other thread's units it
+    /// waits for.
+    unsafe fn solve_distance_units(&self, g: usize, pipeline: &mut Pipeline, first: bool) {
         let k = self.settings.constants;
-        for phase in 0..self.distance_phases {
-            let group = &mut *self.distances.add(phase * PARTS + pipeline.t);
-            for unit in 0..group.unit_count() {
-                let (chained, wait) = (group.chained, group.waits[unit]);
-                let batches = group.unit_mut(unit);
-                pipeline.unit(wait, || {
-                    distance::project_group(self.kernel, self.pos, self.prev, batches, chained, k, first)
-                });
-            }
+        let group = &mut *self.distances.add(g);
+        for unit in 0..group.unit_count() {
+            let (chained, wait) = (group.chained, group.waits[unit]);
+            let batches = group.unit_mut(unit);
+            pipeline.unit(wait, || {
+                distance::project_group(self.kernel, self.pos, self.prev, batches, chained, k, first)
+            });
         }
     }
 
-    /// The hinge phases of thread `t` of `threads` (every part on one thread): on the
-    /// `[x, y, z, w]` copy when there is one; the threads meet at a barrier before, between
-    /// and after the phases (a phase's parts share no particle).
-    unsafe fn solve_hinge_phases(&self, t: usize, threads: usize, barrier: &SpinBarrier, first: bool) {
-        if self.hinge_phases == 0 {
-            return;
-        }
-        let parties = threads as u32;
-        let owned = self.owned(t, threads);
-        let parts = if threads == 1 { 0..PARTS } else { t..t + 1 };
-        barrier.wait(parties);
-        if let Some(copy) = self.hinge_copy {
-            owned
-                .iter()
-                .for_each(|r| hinge::copy_to_aos(self.kernel, self.pos, copy, r.clone()));
-            barrier.wait(parties);
-        }
-        for phase in 0..self.hinge_phases {
-            parts.clone().for_each(|part| self.solve_hinges(phase * PARTS + part, first));
-            barrier.wait(parties);
-        }
-        if let Some(copy) = self.hinge_copy {
-            owned
-                .iter()
-                .for_each(|r| hinge::copy_from_aos(self.kernel, copy, self.pos, r.clone()));
-            barrier.wait(parties);
+    /// Phase part `g`'s hinge units (chunks of a colour) in order, each after the other
+    /// thread's units it waits for; on the `[x, y, z, w]` copy when there is one.
+    unsafe fn solve_hinge_units(&self, g: usize, pipeline: &mut Pipeline, first: bool) {
+        let k = self.settings.constants;
+        let group = &mut *self.hinges.add(g);
+        for (batch, &wait) in group.batches.iter_mut().zip(&group.waits) {
+            pipeline.unit(wait, || match self.hinge_copy {
+                Some(copy) => hinge::project_raw_aos(self.kernel, copy, batch, k, first),
+                None => hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first),
+            });
         }
     }
 
@@ -197,17 +189,6 @@ impl Frame<'_> {
         let group = &mut *self.distances.add(g);
         distance::project_group(self.kernel, self.pos, self.prev, &mut group.batches, group.chained, k, first);
         distance::project_raw(Kernel::Scalar, self.pos, self.prev, &mut group.tail, k, first);
-    }
-
-    /// Phase part `g`'s hinge batches in order, on the `[x, y, z, w]` copy when there is one.
-    unsafe fn solve_hinges(&self, g: usize, first: bool) {
-        let Some(copy) = self.hinge_copy else {
-            return self.solve_hinge_group(g, first);
-        };
-        let k = self.settings.constants;
-        for batch in &mut (*self.hinges.add(g)).batches {
-            hinge::project_raw_aos(self.kernel, copy, batch, k, first);
-        }
     }
 
     /// Group `g`'s hinge batches in order on `pos` (a tail group's serial batch one at a time).
@@ -349,11 +330,6 @@ impl<'a> Pipeline<'a> {
         work();
         self.done += 1;
         progress.publish(self.t, self.done);
-    }
-
-    /// [`Self::unit`] for a pass over the thread's own particles.
-    fn pass(&mut self, wait: i32, work: impl FnOnce()) {
-        self.unit(wait, work);
     }
 
     /// Moves on to the next sweep.

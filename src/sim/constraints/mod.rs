@@ -121,9 +121,9 @@ pub(crate) struct Group<B: Batch> {
     /// constraint s). A strip's constraints share particles along each lane.
     pub chained: bool,
     /// Phase parts only, one entry per unit (see [`Group::unit_count`]): how many units of the
-    /// other part's sweep (see [`Coloured::units_per_sweep`]) must be done before this unit
+    /// other part's sweep (see [`SweepPlan::units`]) must be done before this unit
     /// starts, so that no two threads touch a particle out of the sequential order; negative
-    /// when what it waits for lies in the previous sweep. Computed by [`Coloured`] for the
+    /// when what it waits for lies in the previous sweep. Computed by [`plan_sweep`] for the
     /// current batches; conservative after a removal.
     pub waits: Vec<i32>,
 }
@@ -207,8 +207,9 @@ pub(crate) struct Coloured<B: Batch> {
     particles: usize,
     /// Slot of each model id (`None` once removed).
     slots: Vec<Option<Slot>>,
-    /// See [`Coloured::pass_waits`].
-    pass_waits: [[i32; 2]; PARTS],
+    /// The units changed (a group of strips became levels) since [`plan_sweep`] last filled
+    /// the waits.
+    waits_stale: bool,
 }
 
 impl<B: Batch> Coloured<B> {
@@ -223,7 +224,7 @@ impl<B: Batch> Coloured<B> {
             bounds: (0..=parts).map(|p| (particle_count * p / parts) as u32).collect(),
             particles: particle_count,
             slots: vec![None; items.len()],
-            pass_waits: [[0; 2]; PARTS],
+            waits_stale: true,
         };
         let mut scratch = vec![0u32; particle_count];
         for phase in phases::<B>(&items, particle_count) {
@@ -233,72 +234,41 @@ impl<B: Batch> Coloured<B> {
                 phase.len()
             };
             let (first, second) = phase.split_at(cut);
-            set.groups.push(schedule_part::<B>(&items, first, &mut scratch));
-            set.groups.push(schedule_part::<B>(&items, second, &mut scratch));
+            for part in [first, second] {
+                let group = schedule_part::<B>(&items, part, &mut scratch);
+                set.groups.push(if split { chunked(group) } else { group });
+            }
         }
         set.groups.push(Group {
             used: vec![0; particle_count],
             ..Group::default()
         });
         set.record_slots();
-        set.compute_waits();
         set
     }
 
-    /// Fills [`Group::waits`] and [`Coloured::pass_waits`] by playing two sweeps in the
-    /// one-thread order — per sweep: each part's pass over its own particles (prediction),
-    /// every phase's units (part 0, then part 1), each part's pass again (contacts) — and
-    /// remembering for each particle the part that last touched it and how many of that part's
-    /// units were done by then. A unit waits for the largest such count among its particles
-    /// that belongs to the other part; the second sweep's waits are kept, counted from the start
-    /// of the other part's sweep (negative: in the previous sweep).
-    fn compute_waits(&mut self) {
-        let mut touches = Touches::new(self.particles);
-        let per_sweep = self.units_per_sweep();
-        let own = |part: usize| self.bounds.get(part).copied().unwrap_or(0)..self.bounds.get(part + 1).copied().unwrap_or(0);
-        let mut pass_waits = [[0; 2]; PARTS];
-        let mut unit_waits: Vec<Vec<i32>> = vec![Vec::new(); self.phase_count() * PARTS];
-        for sweep in 0..2 {
-            let keep = |part: usize, wait: i64| -> i32 { (wait - sweep * per_sweep[1 - part] as i64) as i32 };
-            for (part, waits) in pass_waits.iter_mut().enumerate() {
-                waits[0] = keep(part, touches.pass(part, own(part)));
-            }
-            for (g, waits) in unit_waits.iter_mut().enumerate() {
-                let (part, group) = (g % PARTS, &self.groups[g]);
-                *waits = (0..group.unit_count())
-                    .map(|u| {
-                        let mut unit = touches.unit(part);
-                        for batch in group.unit(u) {
-                            (0..batch.len()).for_each(|i| B::particles(&batch.get(i)).iter().for_each(|&p| unit.touch(p)));
-                        }
-                        keep(part, unit.wait)
-                    })
-                    .collect();
-            }
-            for (part, waits) in pass_waits.iter_mut().enumerate() {
-                waits[1] = keep(part, touches.pass(part, own(part)));
-            }
-        }
-        for (group, waits) in self.groups.iter_mut().zip(unit_waits) {
-            group.waits = waits;
-        }
-        self.pass_waits = pass_waits;
+    /// Plays one sweep of the phases into `touches` (phase by phase, part 0 then part 1, unit
+    /// by unit) and returns each phase part's waits, converted by `keep`.
+    fn play(&self, touches: &mut Touches, keep: impl Fn(usize, i64) -> i32) -> Vec<Vec<i32>> {
+        let groups = &self.groups[..self.phase_count() * PARTS];
+        let play_group = |(g, group): (usize, &Group<B>), touches: &mut Touches| -> Vec<i32> {
+            (0..group.unit_count())
+                .map(|u| {
+                    let mut unit = touches.unit(g % PARTS);
+                    for batch in group.unit(u) {
+                        (0..batch.len()).for_each(|i| B::particles(&batch.get(i)).iter().for_each(|&p| unit.touch(p)));
+                    }
+                    keep(g % PARTS, unit.wait)
+                })
+                .collect()
+        };
+        groups.iter().enumerate().map(|group| play_group(group, touches)).collect()
     }
 
-    /// Units of each part in one sweep: the two passes over its particles and its units of
-    /// every phase.
-    pub fn units_per_sweep(&self) -> [u32; PARTS] {
-        let mut units = [2; PARTS];
-        for (g, group) in self.groups[..self.phase_count() * PARTS].iter().enumerate() {
-            units[g % PARTS] += group.unit_count() as u32;
-        }
-        units
-    }
-
-    /// Waits of each part's passes over its own particles (prediction at the start of a sweep,
-    /// contacts at its end), counted like [`Group::waits`].
-    pub fn pass_waits(&self) -> [[i32; 2]; PARTS] {
-        self.pass_waits
+    /// Units of `part` in one sweep of the phases.
+    fn phase_units(&self, part: usize) -> u32 {
+        let groups = self.groups[..self.phase_count() * PARTS].iter();
+        groups.skip(part).step_by(PARTS).map(|g| g.unit_count() as u32).sum()
     }
 
     /// Writes every constraint's slot after the groups were built.
@@ -355,7 +325,7 @@ impl<B: Batch> Coloured<B> {
         let mut scratch = vec![0; self.particles];
         self.groups[g] = level_schedule::<B>(&items, &ids, &mut scratch, |_| 0);
         self.record_group_slots(g);
-        self.compute_waits();
+        self.waits_stale = true;
     }
 
     /// Removes constraint `id` (no-op if already removed).
@@ -426,6 +396,19 @@ impl<B: Batch> Coloured<B> {
     /// The phase parts (`phase * PARTS + part`) followed by the tail group.
     pub fn groups_mut(&mut self) -> &mut [Group<B>] {
         &mut self.groups
+    }
+
+    /// Whether the units changed since [`plan_sweep`] last filled the waits.
+    pub fn waits_stale(&self) -> bool {
+        self.waits_stale
+    }
+
+    /// Stores the phase parts' waits computed by [`plan_sweep`].
+    fn set_waits(&mut self, waits: Vec<Vec<i32>>) {
+        for (group, waits) in self.groups.iter_mut().zip(waits) {
+            group.waits = waits;
+        }
+        self.waits_stale = false;
     }
 
     /// Whether the tail group holds no constraint.
@@ -532,7 +515,61 @@ fn components<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> 
     ordinals
 }
 
-/// For [`Coloured::compute_waits`]: per particle, the part that last touched it and that
+/// The passes over a part's own particles in each sweep, in order: prediction (first sweep of
+/// a substep), copy into the hinges' `[x, y, z, w]` array, copy back, contacts. Each is one
+/// unit (empty where there is nothing to do), placed among the phases as [`plan_sweep`] lists.
+pub(crate) mod pass {
+    pub const PREDICT: usize = 0;
+    pub const COPY_IN: usize = 1;
+    pub const COPY_OUT: usize = 2;
+    pub const CONTACTS: usize = 3;
+    pub const COUNT: usize = 4;
+}
+
+/// What the two-thread sweep needs besides [`Group::waits`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SweepPlan {
+    /// Units each part runs per sweep: its passes and its units of every phase.
+    pub units: [u32; PARTS],
+    /// Waits of each part's passes (indexed by [`pass`]), counted like [`Group::waits`].
+    pub pass_waits: [[i32; pass::COUNT]; PARTS],
+}
+
+/// Fills the waits of both constraint sets and returns the passes' waits, by playing two
+/// sweeps in the one-thread order — per sweep: prediction passes, the distance phases, copy-in
+/// passes, the hinge phases, copy-out passes, contacts passes (each pass part 0 then part 1,
+/// each phase part 0 then part 1) — and remembering for each particle the part that last
+/// touched it and how many of that part's units were done by then. A unit waits for the
+/// largest such count among its particles that belongs to the other part; the second sweep's
+/// waits are kept, counted from the start of the other part's sweep (negative: in the
+/// previous sweep). The tail groups are not played: they run between barriers.
+pub(crate) fn plan_sweep<A: Batch, B: Batch>(distances: &mut Coloured<A>, hinges: &mut Coloured<B>) -> SweepPlan {
+    let units = [0, 1].map(|part| pass::COUNT as u32 + distances.phase_units(part) + hinges.phase_units(part));
+    let bounds = distances.bounds.clone();
+    let own = |part: usize| bounds.get(part).copied().unwrap_or(0)..bounds.get(part + 1).copied().unwrap_or(0);
+    let mut touches = Touches::new(distances.particles.max(hinges.particles));
+    let mut pass_waits = [[0; pass::COUNT]; PARTS];
+    let (mut distance_waits, mut hinge_waits) = (Vec::new(), Vec::new());
+    for sweep in 0..2 {
+        let keep = |part: usize, wait: i64| (wait - sweep * units[1 - part] as i64) as i32;
+        let mut passes = |touches: &mut Touches, k: usize| {
+            for (part, waits) in pass_waits.iter_mut().enumerate() {
+                waits[k] = keep(part, touches.pass(part, own(part)));
+            }
+        };
+        passes(&mut touches, pass::PREDICT);
+        distance_waits = distances.play(&mut touches, keep);
+        passes(&mut touches, pass::COPY_IN);
+        hinge_waits = hinges.play(&mut touches, keep);
+        passes(&mut touches, pass::COPY_OUT);
+        passes(&mut touches, pass::CONTACTS);
+    }
+    distances.set_waits(distance_waits);
+    hinges.set_waits(hinge_waits);
+    SweepPlan { units, pass_waits }
+}
+
+/// For [`plan_sweep`]: per particle, the part that last touched it and that
 /// part's unit count then.
 struct Touches {
     last: Vec<Option<(usize, i64)>>,
@@ -594,6 +631,28 @@ impl Unit<'_> {
 fn first_part_len<B: Batch>(items: &[B::Item], phase: &[u32], bound: u32) -> usize {
     let lowest = |id: u32| B::particles(&items[id as usize]).iter().copied().min().unwrap_or(0);
     phase.iter().filter(|&&id| lowest(id) < bound).count()
+}
+
+/// Constraints per unit of a colour (a phase of one level) on a split cloth: a multiple of the
+/// widest vector, small enough that the other thread, waiting only for the chunk at the seam
+/// between the parts, waits briefly, and large enough to make a wait check cheap per constraint.
+const CHUNK: usize = 512;
+
+/// A colour's part (one level of independent constraints, in order) as consecutive batches of
+/// [`CHUNK`] constraints, each a unit of the two-thread sweep; other groups as they are.
+fn chunked<B: Batch>(group: Group<B>) -> Group<B> {
+    if group.chained || group.batches.len() != 1 || group.batches[0].len() <= CHUNK {
+        return group;
+    }
+    let level = &group.batches[0];
+    let mut batches: Vec<B> = Vec::new();
+    for i in 0..level.len() {
+        if i % CHUNK == 0 {
+            batches.push(B::default());
+        }
+        batches.last_mut().unwrap().push(level.id(i), level.get(i));
+    }
+    Group { batches, ..group }
 }
 
 /// Lanes of a SIMD batch.
@@ -728,6 +787,7 @@ fn run_end<B: Batch>(items: &[B::Item], start: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::distance::{DistanceBatch, DistanceItem};
+    use super::hinge::HingeBatch;
     use super::*;
     use crate::sim::model::EdgeKind;
 
@@ -760,7 +820,9 @@ mod tests {
                 }
             }
         }
-        assert_waits_keep_the_sweep_order(set);
+        let mut planned = set.clone();
+        let plan = plan_sweep(&mut planned, &mut no_hinges(set.particles));
+        assert_plan_keeps_the_sweep_order(&planned, &no_hinges(set.particles), plan);
         for id in 0..set.slots.len() as u32 {
             if let Some(slot) = set.slot(id) {
                 assert_eq!(set.batch(slot).id[slot.index as usize], id);
@@ -768,55 +830,61 @@ mod tests {
         }
     }
 
-    /// Plays three sweeps of the two parts' units — per sweep each part's pass over its own
-    /// particles, its units of every phase, its pass again — as two threads would, in
-    /// interleavings the waits allow (thread 1 as far ahead as it may, thread 0 as far ahead as
-    /// it may, and random ones), and checks that the units touch every particle in the
-    /// one-thread order and that the threads never both wait.
-    fn assert_waits_keep_the_sweep_order<B: Batch>(set: &Coloured<B>) {
+    /// Each part's units of one sweep in order: (particles, wait).
+    type PartUnits = [Vec<(Vec<u32>, i32)>; PARTS];
+
+    /// An empty set of hinges over `particles` particles.
+    fn no_hinges(particles: usize) -> Coloured<HingeBatch> {
+        Coloured::new(particles, std::iter::empty())
+    }
+
+    /// Plays three sweeps of the two parts' units (passes, distance units, hinge units, in the
+    /// order [`plan_sweep`] lists) as two threads would, in interleavings the waits allow
+    /// (thread 1 as far ahead as it may, thread 0 as far ahead as it may, and random ones), and
+    /// checks that the units touch every particle in the one-thread order and that the threads
+    /// never both wait.
+    fn assert_plan_keeps_the_sweep_order<A: Batch, B: Batch>(distances: &Coloured<A>, hinges: &Coloured<B>, plan: SweepPlan) {
         const SWEEPS: usize = 3;
-        // One sweep of each part: (position in the one-thread sweep, particles, wait).
-        let mut units: [Vec<(usize, Vec<u32>, i32)>; PARTS] = Default::default();
-        let own = |part: usize| -> Vec<u32> {
-            let bound = |k: usize| set.bounds.get(k).copied().unwrap_or(set.particles as u32);
-            (bound(part)..bound(part + 1)).collect()
-        };
-        let pass_waits = set.pass_waits();
-        let mut order = 0;
-        for part in 0..PARTS {
-            units[part].push((order, own(part), pass_waits[part][0]));
-            order += 1;
-        }
-        for g in 0..set.phase_count() * PARTS {
-            let group = &set.groups[g];
-            assert_eq!(group.waits.len(), group.unit_count(), "group {g}: a wait per unit");
-            for u in 0..group.unit_count() {
-                let particles = group
-                    .unit(u)
-                    .iter()
-                    .flat_map(|b| (0..b.len()).flat_map(move |i| B::particles(&b.get(i)).to_vec()))
-                    .collect();
-                units[g % PARTS].push((order, particles, group.waits[u]));
-                order += 1;
+        let own = |part: usize| -> Vec<u32> { (distances.bounds[part]..distances.bounds[part + 1]).collect() };
+        // One sweep of each part, in order: (particles, wait); then the one-thread order of
+        // all of them.
+        let mut units: PartUnits = Default::default();
+        let mut one_thread = Vec::new();
+        let mut append = |units: &mut PartUnits, add: &dyn Fn(&mut PartUnits)| {
+            let before = units.clone().map(|u| u.len());
+            add(units);
+            // Within a step of the order, part 0's units come before part 1's.
+            for part in 0..PARTS {
+                (before[part]..units[part].len()).for_each(|k| one_thread.push((part, k)));
             }
+        };
+        let passes = |k: usize| move |units: &mut PartUnits| (0..PARTS).for_each(|p| units[p].push((own(p), plan.pass_waits[p][k])));
+        append(&mut units, &passes(pass::PREDICT));
+        for g in 0..distances.phase_count() {
+            append(&mut units, &|u| push_phase(distances, g, u));
         }
-        for part in 0..PARTS {
-            units[part].push((order, own(part), pass_waits[part][1]));
-            order += 1;
+        append(&mut units, &passes(pass::COPY_IN));
+        for g in 0..hinges.phase_count() {
+            append(&mut units, &|u| push_phase(hinges, g, u));
         }
-        assert_eq!(set.units_per_sweep(), [0, 1].map(|p| units[p].len() as u32));
+        append(&mut units, &passes(pass::COPY_OUT));
+        append(&mut units, &passes(pass::CONTACTS));
+        assert_eq!(plan.units, [0, 1].map(|p| units[p].len() as u32));
+        // Position of each part's unit k in the one-thread sweep.
+        let mut position: [Vec<usize>; PARTS] = [0, 1].map(|p| vec![0; units[p].len()]);
+        one_thread.iter().enumerate().for_each(|(order, &(p, k))| position[p][k] = order);
+        let sweep_len = one_thread.len();
         let mut random = 0x9E37_79B9_u32;
         for schedule in 0..12 {
             let mut next = [0usize; PARTS];
-            let mut last_order = vec![None::<usize>; set.particles];
-            let unit_of = |p: usize, n: usize| (n / units[p].len(), &units[p][n % units[p].len()]);
+            let mut last_order = vec![None::<usize>; distances.particles];
+            let ready = |next: &[usize; PARTS], p: usize| {
+                let (sweep, k) = (next[p] / units[p].len(), next[p] % units[p].len());
+                let target = (sweep * units[1 - p].len()) as i64 + units[p][k].1 as i64;
+                next[p] < SWEEPS * units[p].len() && target <= next[1 - p] as i64
+            };
             while (0..PARTS).any(|p| next[p] < SWEEPS * units[p].len()) {
-                let ready = |p: usize| {
-                    let (sweep, (_, _, wait)) = unit_of(p, next[p]);
-                    let target = (sweep * units[1 - p].len()) as i64 + *wait as i64;
-                    next[p] < SWEEPS * units[p].len() && target <= next[1 - p] as i64
-                };
-                let part = match (ready(0), ready(1)) {
+                let part = match (ready(&next, 0), ready(&next, 1)) {
                     (false, false) => panic!("both threads wait (at units {next:?})"),
                     (true, false) => 0,
                     (false, true) => 1,
@@ -826,13 +894,29 @@ mod tests {
                         (random >> 31) as usize
                     }
                 };
-                let (sweep, (position, particles, _)) = unit_of(part, next[part]);
-                let position = sweep * order + position;
-                for &p in particles {
-                    let before = last_order[p as usize].replace(position);
-                    assert!(before.is_none_or(|b| b <= position), "particle {p} touched out of order");
+                let (sweep, k) = (next[part] / units[part].len(), next[part] % units[part].len());
+                let order = sweep * sweep_len + position[part][k];
+                for &p in &units[part][k].0 {
+                    let before = last_order[p as usize].replace(order);
+                    assert!(before.is_none_or(|b| b <= order), "particle {p} touched out of order");
                 }
                 next[part] += 1;
+            }
+        }
+    }
+
+    /// Appends phase `phase`'s units of `set` (part 0's, then part 1's).
+    fn push_phase<B: Batch>(set: &Coloured<B>, phase: usize, units: &mut PartUnits) {
+        for (part, units) in units.iter_mut().enumerate() {
+            let group = &set.groups[phase * PARTS + part];
+            assert_eq!(group.waits.len(), group.unit_count(), "phase {phase}: a wait per unit");
+            for u in 0..group.unit_count() {
+                let particles = group
+                    .unit(u)
+                    .iter()
+                    .flat_map(|b| (0..b.len()).flat_map(move |i| B::particles(&b.get(i)).to_vec()))
+                    .collect();
+                units.push((particles, group.waits[u]));
             }
         }
     }
@@ -897,7 +981,8 @@ mod tests {
     #[test]
     fn parts_are_the_top_and_bottom_rows_and_the_second_trails_the_first() {
         let n = 64;
-        let set = Coloured::<DistanceBatch>::new((n * n) as usize, grid(n));
+        let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, grid(n));
+        let plan = plan_sweep(&mut set, &mut no_hinges((n * n) as usize));
         let half = n * n / 2;
         for phase in 0..set.phase_count() {
             let part = |p: usize| set.groups[phase * PARTS + p].batches.iter().flat_map(|b| b.a.iter().copied());
@@ -905,7 +990,7 @@ mod tests {
         }
         assert_eq!(set.bounds(), &[0, half, n * n]);
         // Per sweep each part runs its prediction pass, its horizontal strips (one unit), its
-        // vertical levels, its contacts pass. The top rows wait for nothing of the bottom's
+        // vertical levels, its (empty) copy passes, its contacts pass. The top rows wait for nothing of the bottom's
         // until their last level, which shares the middle row with the bottom's prediction and
         // strips; the bottom's first level waits for the top's last one.
         let (top, bottom) = (&set.groups[2].waits, &set.groups[3].waits);
@@ -915,7 +1000,29 @@ mod tests {
         // What the bottom's contacts need of the top (its last level, touching the middle row)
         // the bottom's first level already waited for; the top's passes need nothing of the
         // bottom's in the same sweep (the bottom never touches the top's rows).
-        assert!(set.pass_waits()[1][1] <= 0 && set.pass_waits()[0].iter().all(|&w| w <= 0));
+        assert!(plan.pass_waits[1][pass::CONTACTS] <= 0 && plan.pass_waits[0].iter().all(|&w| w <= 0));
+    }
+
+    /// A curtain's distances and hinges (colours in chunks) together, before and after edits
+    /// that turn strips back into levels and send constraints to the tail.
+    #[test]
+    fn the_plan_keeps_the_sweep_order_of_distances_and_hinges() {
+        use crate::sim::{Cloth, GridSpec, Material};
+        let spec = GridSpec {
+            columns: 72,
+            rows: 64,
+            ..GridSpec::default()
+        };
+        let cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
+        let (mut distances, mut hinges) = (cloth.distances.clone(), cloth.hinges.clone());
+        assert!(hinges.groups.iter().any(|g| g.batches.len() > 1), "colours come in chunks");
+        let plan = plan_sweep(&mut distances, &mut hinges);
+        assert_plan_keeps_the_sweep_order(&distances, &hinges, plan);
+        (0..40).for_each(|k| distances.remove(k * 97));
+        (0..40).for_each(|k| hinges.remove(k * 89));
+        assert!(distances.waits_stale());
+        let plan = plan_sweep(&mut distances, &mut hinges);
+        assert_plan_keeps_the_sweep_order(&distances, &hinges, plan);
     }
 
     #[test]
@@ -937,7 +1044,9 @@ mod tests {
             items.swap(k, (random >> 8) as usize % (k + 1));
         }
         let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, items);
-        assert!(set.groups.iter().any(|g| g.waits.iter().any(|&w| w > 0)));
+        let mut planned = set.clone();
+        plan_sweep(&mut planned, &mut no_hinges((n * n) as usize));
+        assert!(planned.groups.iter().any(|g| g.waits.iter().any(|&w| w > 0)));
         assert_valid(&set);
         (0..50).for_each(|id| set.remove(id * 7));
         assert_valid(&set);
@@ -977,9 +1086,9 @@ mod tests {
     }
 
     #[test]
-    fn greedy_phases_are_single_levels_of_independent_constraints() {
+    fn greedy_phases_are_colours_of_independent_constraints_in_chunks() {
         // A type without a phase key is coloured: here hinges on a strip of quads.
-        use super::hinge::{HingeBatch, HingeItem};
+        use super::hinge::HingeItem;
         let hinge = |k: u32| HingeItem {
             particles: [k, k + 3, k + 1, k + 2],
             rest_angle: 0.0,
@@ -987,12 +1096,14 @@ mod tests {
         };
         let set = Coloured::<HingeBatch>::new(5000, (0..4000).step_by(2).map(hinge));
         for group in &set.groups {
-            assert!(group.batches.len() <= 1);
+            // A part of a colour: its chunks together share no particle.
+            let mut seen = std::collections::HashSet::new();
             for batch in &group.batches {
-                let mut seen = std::collections::HashSet::new();
+                assert!(batch.len() <= CHUNK);
                 assert!(batch.particles.iter().flatten().all(|&p| seen.insert(p)));
             }
         }
+        assert!(set.groups.iter().any(|g| g.batches.len() > 1), "a part of 500 or more is chunked");
         assert_eq!(set.len(), 2000);
     }
 }
