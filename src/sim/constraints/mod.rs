@@ -36,18 +36,20 @@
 //!
 //! **Two cores.** A large cloth's phase is cut into [`PARTS`] parts: a prefix of the phase
 //! (in sweep order) and the rest, the prefix being the constraints whose lowest particle lies
-//! in the first half of the particles (on a grid built row by row: the top half of the rows).
-//! Each part is scheduled on its own; one thread solving part 0 then part 1 of every phase is
-//! the sequential sweep, bit for bit. Two threads solve one part each, in that order, and the
-//! parts of a phase may share particles where they meet (the vertical edges of the middle
-//! rows): every *unit* (a level, or a whole group of strips) carries in
-//! [`Group::waits`] how many of the other part's units, counted from the start of the sweep,
-//! must be done before it starts — exactly those that come earlier in the sequential sweep and
-//! share a particle with it. So the threads never touch a particle out of the sequential order
-//! (results are bit-identical for every thread count), and each thread keeps working on the
-//! same half of the sheet in every phase: the second thread trails the first by about half a
-//! phase instead of meeting it at a barrier after every phase, and no phase hands half of the
-//! sheet's particles to the other core's cache.
+//! in the first half of the particles (on a grid built row by row: the top half of the rows);
+//! a colour's part is further cut into chunks of [`CHUNK`]. Each part is scheduled on its
+//! own; one thread solving part 0 then part 1 of every phase is the sequential sweep, bit for
+//! bit. Two threads solve one part each, and run the passes over the particles (prediction,
+//! the hinges' copies, contacts) on the same halves, so each keeps its half of the sheet in its
+//! cache. The parts of a phase may share particles where they meet (the vertical edges of the
+//! middle rows): every *unit* (a level, a whole group of strips, a chunk of a colour, a pass)
+//! carries how many of the other thread's units must be done before it starts — those that
+//! come earlier in the one-thread order and share a particle with it ([`plan_sweep`] plays
+//! that order once and fills [`Group::waits`]). So the threads never touch a particle out of
+//! the sequential order (results are bit-identical for every thread count), and instead of
+//! meeting at a barrier after every phase the second thread trails the first by about half a
+//! phase, from one sweep into the next.
+//!
 //! **Topology edits** (tearing) keep every batch valid incrementally: a removed constraint
 //! leaves its batch (the last slot moves into its place); a constraint whose endpoint moved to a
 //! fresh particle copy, and a new constraint, go to the *tail* group, solved by one thread
