@@ -275,7 +275,11 @@ impl Panels {
             };
             let fps = if times.frame_s > 0.0 { 1.0 / times.frame_s } else { 0.0 };
             row("fps", format!("{fps:.0}"), "Rendered frames per second");
-            row("step", format!("{:.2} ms", times.step_ms), "Solver wall time per frame");
+            row(
+                "step",
+                format!("{:.2} ms · {} thread(s)", times.step_ms, stats.threads),
+                "Solver wall time per frame, and the threads the last step ran on",
+            );
             row(
                 "mesh",
                 format!("{:.2} ms · {} chunk(s)", times.upload_ms, times.chunks),
