@@ -255,15 +255,11 @@ impl Cloth {
         let (barrier, progress) = (SpinBarrier::default(), Progress::default());
         // SAFETY: `frame` borrows the state exclusively until both threads have returned; the
         // two-thread run only happens with two parts (see `threads_used`).
-        let parallel = threads == 2 && bounds.len() == 3 && parallel::run(&|t| unsafe { frame.run(t, 2, &barrier, &progress) });
-        if !parallel {
-            unsafe { frame.run(0, 1, &barrier, &progress) };
+        if threads == 2 && bounds.len() == 3 && parallel::run(&|t| unsafe { frame.run(t, 2, &barrier, &progress) }) {
+            return 2;
         }
-        if parallel {
-            2
-        } else {
-            1
-        }
+        unsafe { frame.run(0, 1, &barrier, &progress) };
+        1
     }
 
     /// Inverse masses from lumped areas, point masses and pins. A massless free particle

@@ -1,9 +1,9 @@
 //! A persistent two-thread pool for the solver, and what its jobs synchronise with: a spin
 //! barrier, and progress counters one thread can wait on without the other waiting back.
 //!
-//! A step's work is handed to the pool once per frame; inside it the two threads meet at a
-//! spin barrier a few times per substep, and inside the distance phases each thread waits only
-//! until the other has finished the units it depends on ([`Progress`]). Waking a
+//! A step's work is handed to the pool once per frame; inside it each thread waits before a
+//! unit of work only until the other has finished the units it depends on ([`Progress`]), and
+//! the two meet at the barrier only around work one thread does alone (the tail group). Waking a
 //! sleeping OS thread costs 0.1–1 ms on a small VM, far more than a substep, so the worker
 //! spins for a while after each job and only parks when the solver has gone quiet (the app
 //! between frames); the barrier spins, then yields so an oversubscribed machine still makes
@@ -24,7 +24,7 @@ const WORKER_POLL: Duration = Duration::from_millis(5);
 type Job<'a> = &'a (dyn Fn(usize) + Sync);
 
 /// Waits for `ready` with a spin, then yield, loop.
-pub(crate) fn wait_until(mut ready: impl FnMut() -> bool) {
+fn wait_until(mut ready: impl FnMut() -> bool) {
     let mut spins = 0u32;
     while !ready() {
         if spins < SPINS_BEFORE_YIELD {
