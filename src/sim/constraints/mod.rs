@@ -31,8 +31,9 @@
 //!   gathering one particle per lane. Otherwise every further eight rows start a few levels
 //!   later (skew), so a level's particles do not all fall in one cache set.
 //! - Hinges are ordered by a greedy colouring (lowest colour free at all four particles, 64
-//!   colours tracked per particle); each colour is one phase of one level. Their order
-//!   matters less (bending is soft) and a colouring gives few, large batches.
+//!   colours tracked per particle); each colour is one phase of one level (on a split cloth,
+//!   each part of it cut into chunks, see below). Their order matters less (bending is soft)
+//!   and a colouring gives few, large batches.
 //!
 //! **Two cores.** A large cloth's phase is cut into [`PARTS`] parts: a prefix of the phase
 //! (in sweep order) and the rest, the prefix being the constraints whose lowest particle lies
