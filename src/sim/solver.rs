@@ -677,6 +677,19 @@ mod tests {
         assert!(std::hint::black_box(f32::MIN_POSITIVE) / 2.0 > 0.0, "caller's mode restored");
     }
 
+    /// `threads: 0` takes the second core for a sheet of 64 × 64 with shear edges (24 000
+    /// constraints), which gains from it, and not for 32 × 32, which is not split.
+    #[test]
+    fn automatic_threads_take_the_second_core_from_a_64_square_sheet() {
+        let automatic = SolverParams {
+            threads: 0,
+            ..SolverParams::default()
+        };
+        let two = if crate::sim::parallel::available() >= 2 { 2 } else { 1 };
+        assert_eq!(crate::headless::tmp15_cloth(64).unwrap().threads_used(&automatic), two);
+        assert_eq!(crate::headless::tmp15_cloth(32).unwrap().threads_used(&automatic), 1);
+    }
+
     #[test]
     fn small_cloths_stay_on_one_thread() {
         let cloth = crate::headless::tmp15_cloth(32).unwrap();
