@@ -993,9 +993,9 @@ mod tests {
         }
         assert_eq!(set.bounds(), &[0, half, n * n]);
         // Per sweep each part runs its prediction pass, its horizontal strips (one unit), its
-        // vertical levels, its (empty) copy passes, its contacts pass. The top rows wait for nothing of the bottom's
-        // until their last level, which shares the middle row with the bottom's prediction and
-        // strips; the bottom's first level waits for the top's last one.
+        // vertical levels, its (empty) copy passes, its contacts pass. The top rows wait for
+        // nothing of the bottom's until their last level, which shares the middle row with the
+        // bottom's prediction and strips; the bottom's first level waits for the top's last one.
         let (top, bottom) = (&set.groups[2].waits, &set.groups[3].waits);
         assert!(top[..top.len() - 1].iter().all(|&w| w <= 0));
         assert_eq!(top[top.len() - 1], 2, "the bottom's prediction and strips");
@@ -1106,7 +1106,10 @@ mod tests {
                 assert!(batch.particles.iter().flatten().all(|&p| seen.insert(p)));
             }
         }
-        assert!(set.groups.iter().any(|g| g.batches.len() > 1), "a part of 500 or more is chunked");
+        assert!(
+            set.groups.iter().any(|g| g.batches.len() > 1),
+            "a part of more than CHUNK is chunked"
+        );
         assert_eq!(set.len(), 2000);
     }
 }
