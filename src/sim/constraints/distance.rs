@@ -834,7 +834,13 @@ pub(super) mod avx2 {
         #[inline(always)]
         unsafe fn mask(&self, t: usize) -> Option<__m256i> {
             let left = self.shape.columns.saturating_sub(8 * t).min(8) as i32;
-            (left < 8).then(|| _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)))
+            match left < 8 {
+                true => Some(_mm256_cmpgt_epi32(
+                    _mm256_set1_epi32(left),
+                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                )),
+                false => None,
+            }
         }
     }
 
@@ -1041,11 +1047,18 @@ mod avx512 {
         let (rest, compliance, lambda) = (batch.rest.as_ptr(), batch.compliance.as_ptr(), batch.lambda.as_mut_ptr());
         for j in (0..n).step_by(16) {
             let mask = if n - j >= 16 { u16::MAX } else { (1u16 << (n - j)) - 1 };
-            let load = |p: *const f32| _mm512_maskz_loadu_ps(mask, p);
-            let particles = |i: usize| [pos.x, pos.y, pos.z, pos.w].map(|c| load(c.add(i)));
-            let old_lambda = if first { _mm512_setzero_ps() } else { load(lambda.add(j)) };
-            let meta = [load(rest.add(j)), load(compliance.add(j)), old_lambda];
-            let (moved_a, moved_b, new_lambda) = project_lanes::<Avx512>(inv_h2, meta, particles(a + j), particles(b + j));
+            let old_lambda = if first {
+                _mm512_setzero_ps()
+            } else {
+                _mm512_maskz_loadu_ps(mask, lambda.add(j))
+            };
+            let meta = [
+                _mm512_maskz_loadu_ps(mask, rest.add(j)),
+                _mm512_maskz_loadu_ps(mask, compliance.add(j)),
+                old_lambda,
+            ];
+            let (ends_a, ends_b) = (masked_particles(pos, a + j, mask), masked_particles(pos, b + j, mask));
+            let (moved_a, moved_b, new_lambda) = project_lanes::<Avx512>(inv_h2, meta, ends_a, ends_b);
             for (i, moved) in [(a + j, moved_a), (b + j, moved_b)] {
                 for (c, v) in [pos.x, pos.y, pos.z].into_iter().zip(moved) {
                     _mm512_mask_storeu_ps(c.add(i), mask, v);
@@ -1053,6 +1066,16 @@ mod avx512 {
             }
             _mm512_mask_storeu_ps(lambda.add(j), mask, new_lambda);
         }
+    }
+
+    /// Particles `i …` (the lanes of `mask`) as x, y, z, w vectors.
+    #[inline(always)]
+    unsafe fn masked_particles(pos: PosPtr, i: usize, mask: u16) -> [__m512; 4] {
+        let mut lanes = [_mm512_setzero_ps(); 4];
+        for (lane, c) in lanes.iter_mut().zip([pos.x, pos.y, pos.z, pos.w]) {
+            *lane = _mm512_maskz_loadu_ps(mask, c.add(i));
+        }
+        lanes
     }
 
     /// [`super::avx2::project_strips`] with strips paired: two strips of eight rows are one of

@@ -348,7 +348,12 @@ mod vector {
     impl<L: Lanes> Storage<L> for PosPtr {
         #[inline(always)]
         unsafe fn load_lanes(self, indices: *const u32) -> [L::V; 4] {
-            [self.x, self.y, self.z, self.w].map(|c| L::gather(c, indices))
+            let coordinates = [self.x, self.y, self.z, self.w];
+            let mut lanes = [L::splat(0.0); 4];
+            for (lane, c) in lanes.iter_mut().zip(coordinates) {
+                *lane = L::gather(c, indices);
+            }
+            lanes
         }
 
         #[inline(always)]

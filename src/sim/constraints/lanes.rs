@@ -72,6 +72,17 @@ pub(crate) trait Lanes: Copy {
     unsafe fn transpose(rows: [Self::V; 4]) -> [Self::V; 4];
 }
 
+/// Particle `idx[l]` of an `[x, y, z, w]` array.
+///
+/// (The loads here and in the kernels are written as loops and `#[inline(always)]` functions,
+/// never as closures or `array::map`: a closure is a function of its own, without the entry
+/// point's target features, and where it is not inlined its intrinsics stay calls — one such
+/// build ran the hinge kernel fifteen times slower.)
+#[inline(always)]
+unsafe fn aos_particle(base: AosPtr, idx: *const u32, l: usize) -> __m128 {
+    _mm_loadu_ps(base.0.add(*idx.add(l) as usize) as *const f32)
+}
+
 /// Eight lanes: AVX2 + FMA.
 #[derive(Clone, Copy)]
 pub(crate) struct Avx2;
@@ -209,8 +220,10 @@ impl Lanes for Avx2 {
     /// Eight 16-byte loads, paired into 256-bit rows (particles l and l + 4), transposed.
     #[inline(always)]
     unsafe fn load_aos(base: AosPtr, idx: *const u32) -> [__m256; 4] {
-        let particle = |l: usize| _mm_loadu_ps(base.0.add(*idx.add(l) as usize) as *const f32);
-        let rows = [0, 1, 2, 3].map(|l| _mm256_set_m128(particle(l + 4), particle(l)));
+        let mut rows = [_mm256_setzero_ps(); 4];
+        for (l, row) in rows.iter_mut().enumerate() {
+            *row = _mm256_set_m128(aos_particle(base, idx, l + 4), aos_particle(base, idx, l));
+        }
         Self::transpose(rows)
     }
 
@@ -343,16 +356,16 @@ impl Lanes for Avx512 {
     /// transposed.
     #[inline(always)]
     unsafe fn load_aos(base: AosPtr, idx: *const u32) -> [__m512; 4] {
-        let particle = |l: usize| _mm_loadu_ps(base.0.add(*idx.add(l) as usize) as *const f32);
-        let rows = [0, 1, 2, 3].map(|l| {
-            let low = _mm256_set_m128(particle(l + 4), particle(l));
-            let high = _mm256_set_m128(particle(l + 12), particle(l + 8));
+        let mut rows = [_mm512_setzero_ps(); 4];
+        for (l, row) in rows.iter_mut().enumerate() {
+            let low = _mm256_set_m128(aos_particle(base, idx, l + 4), aos_particle(base, idx, l));
+            let high = _mm256_set_m128(aos_particle(base, idx, l + 12), aos_particle(base, idx, l + 8));
             // (`insertf32x8` would need AVX-512DQ.)
-            _mm512_castpd_ps(_mm512_insertf64x4::<1>(
+            *row = _mm512_castpd_ps(_mm512_insertf64x4::<1>(
                 _mm512_castpd256_pd512(_mm256_castps_pd(low)),
                 _mm256_castps_pd(high),
-            ))
-        });
+            ));
+        }
         Self::transpose(rows)
     }
 
