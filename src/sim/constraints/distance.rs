@@ -834,13 +834,13 @@ pub(super) mod avx2 {
         #[inline(always)]
         unsafe fn mask(&self, t: usize) -> Option<__m256i> {
             let left = self.shape.columns.saturating_sub(8 * t).min(8) as i32;
-            match left < 8 {
-                true => Some(_mm256_cmpgt_epi32(
-                    _mm256_set1_epi32(left),
-                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                )),
-                false => None,
+            if left == 8 {
+                return None;
             }
+            Some(_mm256_cmpgt_epi32(
+                _mm256_set1_epi32(left),
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+            ))
         }
     }
 

@@ -8,7 +8,11 @@
 //!
 //! The methods are `#[inline(always)]` and carry no target feature of their own: they are only
 //! ever inlined into a `#[target_feature]` entry point of the matching width, which is where
-//! the intrinsics get their instructions.
+//! the intrinsics get their instructions. For the same reason no intrinsic (nor a method here)
+//! is called inside a closure or `array::map` in the kernels: a closure is a function of its own,
+//! without the entry point's target features, and where the compiler does not inline it the
+//! intrinsics stay calls (one such build ran the hinge kernel fifteen times slower). Loops and
+//! `#[inline(always)]` functions are used instead.
 
 use std::arch::x86_64::*;
 
@@ -72,12 +76,7 @@ pub(crate) trait Lanes: Copy {
     unsafe fn transpose(rows: [Self::V; 4]) -> [Self::V; 4];
 }
 
-/// Particle `idx[l]` of an `[x, y, z, w]` array.
-///
-/// (The loads here and in the kernels are written as loops and `#[inline(always)]` functions,
-/// never as closures or `array::map`: a closure is a function of its own, without the entry
-/// point's target features, and where it is not inlined its intrinsics stay calls — one such
-/// build ran the hinge kernel fifteen times slower.)
+/// Particle `idx[l]` of an `[x, y, z, w]` array (see the module docs on why not a closure).
 #[inline(always)]
 unsafe fn aos_particle(base: AosPtr, idx: *const u32, l: usize) -> __m128 {
     _mm_loadu_ps(base.0.add(*idx.add(l) as usize) as *const f32)
