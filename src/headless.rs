@@ -68,6 +68,8 @@ pub struct SimulateSummary {
     pub kinetic_energy: f64,
     /// Mean wall time per frame (ms).
     pub ms_per_frame: f64,
+    /// Height (y) of the lowest particle at the end (m).
+    pub min_y: f32,
 }
 
 /// Runs `frames` frames of `cloth` and summarises the end state.
@@ -88,7 +90,13 @@ pub fn simulate(cloth: &mut Cloth, params: &SolverParams, material: &Material, f
         pieces: cloth.piece_count(),
         kinetic_energy: stats.kinetic_energy,
         ms_per_frame: if frames > 0 { elapsed / frames as f64 } else { 0.0 },
+        min_y: lowest_height(cloth),
     })
+}
+
+/// Height (y) of the lowest particle in m (+∞ for no particles).
+pub fn lowest_height(cloth: &Cloth) -> f32 {
+    cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min)
 }
 
 /// How long a benchmark runs.
@@ -175,7 +183,7 @@ pub fn bench(
         seconds,
         steps_per_s: frames as f64 / seconds,
         proj_per_s: projections / seconds,
-        ymin: cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min),
+        ymin: lowest_height(cloth),
         solver: "colour".into(),
     })
 }

@@ -150,6 +150,15 @@ pub struct Material {
     /// Debilitation in [0, 1): edges next to a fresh tear lose this fraction of their tear
     /// strain, so tears run in lines. Default 0.
     pub tear_debilitation: f32,
+    /// Long-range attachments (tethers, Kim, Chentanez and Müller 2012): every free particle
+    /// stays within `tether_slack` × its rest distance through the cloth from its nearest pins,
+    /// which stops the over-stretch that one sweep per substep leaves near the pins of a large
+    /// cloth. They limit stretch only (never push), so a material meant to stretch visibly
+    /// (rubber) turns them off or raises the slack. Default `true`.
+    pub tethers: bool,
+    /// Factor (≥ 1) on every tether's rest distance: 1 = no stretch beyond the rest geodesic,
+    /// 1.1 = 10 % allowed. Default 1.
+    pub tether_slack: f32,
 }
 
 impl Default for Material {
@@ -167,6 +176,10 @@ impl Default for Material {
             friction_kinetic: 0.4,
             tear_strain: None,
             tear_debilitation: 0.0,
+            tethers: true,
+            // A 5 MPa sheet strains well under 1 % under its own weight, so tethers at their rest
+            // distance cost the real material nothing.
+            tether_slack: 1.0,
         }
     }
 }
@@ -215,6 +228,7 @@ impl Material {
             check_positive("tear_strain", strain)?;
         }
         check_range("tear_debilitation", self.tear_debilitation, 0.0, 0.99, "a fraction in [0, 0.99]")?;
+        check_range("tether_slack", self.tether_slack, 1.0, 10.0, "a factor in [1, 10]")?;
         // The derived compliances must be finite too (e.g. E·t must not underflow to 0).
         for (name, value) in [
             ("stretch compliance", self.stretch_compliance_factor()),
