@@ -4,7 +4,7 @@
 //! the default preset at 128 × 128 on one and two threads. Run with `cargo bench --bench solver`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use drape::headless::{tmp15_cloth, tmp15_params};
+use drape::headless::{tmp15_cloth, tmp15_material, tmp15_params};
 use drape::sim::constraints::distance::{project_with, DistanceBatch, DistanceItem, Kernel, PosW, SubstepConstants};
 use drape::sim::constraints::hinge::{self, HingeBatch, HingeItem};
 use drape::sim::constraints::{bend, distance};
@@ -116,7 +116,7 @@ fn hinge_kernel(c: &mut Criterion) {
 fn tmp15_frames(c: &mut Criterion) {
     let mut group = c.benchmark_group("tmp15_step");
     group.sample_size(10);
-    let material = Material::default();
+    let material = tmp15_material();
     for (grid, threads) in [(32u32, 1u32), (128, 1), (128, 2), (256, 1), (256, 2)] {
         let mut cloth = tmp15_cloth(grid).unwrap();
         let params = tmp15_params(15, 1, threads);

@@ -154,9 +154,18 @@ pub fn tmp15_params(substeps: u32, iterations: u32, threads: u32) -> SolverParam
     }
 }
 
+/// The tmp15 workload's material: its compliances are fixed by the model, and it has no
+/// tethers (the workload is defined exactly, so figures compare across solvers).
+pub fn tmp15_material() -> Material {
+    Material {
+        tethers: false,
+        ..Material::default()
+    }
+}
+
 /// Builds the tmp15 cloth for an n × n grid.
 pub fn tmp15_cloth(n: u32) -> Result<Cloth, SimError> {
-    Cloth::new(tmp15_model(n)?, &Material::default(), Vec::new())
+    Cloth::new(tmp15_model(n)?, &tmp15_material(), Vec::new())
 }
 
 /// Benchmarks `cloth` under `params`.
@@ -339,7 +348,7 @@ impl ReferenceSolver {
 pub fn bench_reference(grid: u32, params: &SolverParams, length: BenchLength) -> Result<BenchReport, SimError> {
     params.validate()?;
     let model = tmp15_model(grid)?;
-    let mut solver = ReferenceSolver::new(&model, &Material::default());
+    let mut solver = ReferenceSolver::new(&model, &tmp15_material());
     let (frames, seconds) = time_frames(length, || {
         solver.step(params);
         Ok(())

@@ -195,7 +195,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             params.validate().map_err(Failure::bad_input)?;
             let material = drape::sim::Material {
                 tear_strain: args.tear_strain,
-                ..drape::sim::Material::default()
+                ..headless::tmp15_material()
             };
             material.validate().map_err(Failure::bad_input)?;
             if args.solver == SolverChoice::Reference {

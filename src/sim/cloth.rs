@@ -18,6 +18,7 @@ use super::ramp::ComplianceRamp;
 use super::solver::{Frame, FrameSettings};
 use super::stats::StepStats;
 use super::tearing::TearState;
+use super::tethers::Tethers;
 
 /// A particle held by the mouse: kinematic (inverse mass 0) and moved to `target` over the
 /// substeps of each frame, so its velocity is the drag velocity.
@@ -55,6 +56,10 @@ pub struct Cloth {
     sweep_plan: SweepPlan,
     /// The projection loops the solver runs (the fastest this CPU has unless chosen).
     kernel: Kernel,
+    /// Long-range attachments to the pins (empty when the material turns them off).
+    tethers: Tethers,
+    /// The tether settings `tethers` was built for; `None` when pins or topology changed since.
+    tethers_built_for: Option<(bool, f32)>,
 }
 
 impl Cloth {
@@ -94,6 +99,8 @@ impl Cloth {
             hinge_positions: Vec::new(),
             sweep_plan: SweepPlan::default(),
             kernel: Kernel::detect(),
+            tethers: Tethers::default(),
+            tethers_built_for: None,
         };
         cloth.update_inverse_masses();
         Ok(cloth)
@@ -204,6 +211,7 @@ impl Cloth {
         };
         let wind = super::aero::wind_at(params, self.time);
         self.apply_aerodynamics(params.dt, wind, params.aerodynamic_drag);
+        self.refresh_tethers(material);
         let threads = self.run_substeps(settings, self.threads_used(params) as usize);
         self.time += params.dt as f64;
         self.stats = StepStats::measure(self, material, h);
@@ -220,6 +228,9 @@ impl Cloth {
     /// The substep loop ([`super::solver`]) on `threads` threads (1 or 2); returns the number
     /// it ran on (1 when the pool was busy).
     fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> u32 {
+        // Anchors are pinned, so they stay where they are for the whole frame.
+        let held = self.grab.map(|g| g.particle as usize);
+        let anchors = self.tethers.anchor_positions(&|i| self.particles.position(i), held);
         let p = &mut self.particles;
         // The solver reads particles by the constraints' indices without bounds checks.
         assert!(self.distances.particle_count() <= p.len() && self.hinges.particle_count() <= p.len());
@@ -249,6 +260,7 @@ impl Cloth {
             plan: self.sweep_plan,
             tail_empty: self.distances.tail_is_empty() && self.hinges.tail_is_empty(),
             colliders: &self.colliders,
+            tethers: (self.tethers.count() > 0).then_some((&self.tethers, anchors.as_slice())),
             settings,
             kernel,
         };
@@ -260,6 +272,35 @@ impl Cloth {
         }
         unsafe { frame.run(0, 1, &barrier, &progress) };
         1
+    }
+
+    /// Rebuilds the tethers if pins, topology or the material's tether settings changed since
+    /// they were built.
+    fn refresh_tethers(&mut self, material: &Material) {
+        let wanted = (material.tethers, material.tether_slack);
+        if self.tethers_built_for == Some(wanted) {
+            return;
+        }
+        self.tethers = if material.tethers {
+            let edges = self.live_distance_ids().map(|id| {
+                let c = &self.model.distances[id as usize];
+                (c.a, c.b, c.rest)
+            });
+            Tethers::build(&self.model.positions, &self.particles.pinned, edges, material.tether_slack)
+        } else {
+            Tethers::default()
+        };
+        self.tethers_built_for = Some(wanted);
+    }
+
+    /// Marks the tethers for a rebuild before the next step (pins or topology changed).
+    pub(crate) fn invalidate_tethers(&mut self) {
+        self.tethers_built_for = None;
+    }
+
+    /// Number of tethers the last step solved (0 when turned off or nothing is pinned).
+    pub fn tether_count(&self) -> usize {
+        self.tethers.count()
     }
 
     /// Inverse masses from lumped areas, point masses and pins. A massless free particle
@@ -325,6 +366,7 @@ impl Cloth {
                 self.particles.vel.set(i, Vec3::ZERO);
             }
             self.update_inverse_masses();
+            self.invalidate_tethers();
         }
     }
 

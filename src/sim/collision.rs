@@ -128,7 +128,10 @@ impl Collider {
     }
 
     /// First point where the segment `from → to` comes within `margin` of the surface, found
-    /// by sphere tracing on the signed distance; `None` when it stays outside.
+    /// by sphere tracing on the signed distance, with `distance` the signed height of `to` over
+    /// the tangent plane there; `None` when the segment stays outside, or when `from` is
+    /// already within `margin` (every collider is convex, so a segment that starts inside
+    /// can only leave it: nothing was crossed).
     pub fn sweep(&self, from: Vec3, to: Vec3, margin: f32) -> Option<SurfacePoint> {
         let length = from.distance(to);
         if length <= 0.0 {
@@ -136,11 +139,14 @@ impl Collider {
         }
         let dir = (to - from) / length;
         let mut t = 0.0;
-        for _ in 0..48 {
+        for step in 0..48 {
             let p = from + t * dir;
             let s = self.surface(p);
             let gap = s.distance - margin;
             if gap <= 1e-6 {
+                if step == 0 {
+                    return None;
+                }
                 return Some(SurfacePoint {
                     distance: (to - p).dot(s.normal),
                     normal: s.normal,
@@ -217,8 +223,16 @@ pub fn project_contact(collider: &Collider, x: &mut Vec3, start: &mut Vec3, s: C
         if start.distance(*x) < contact.distance {
             return;
         }
-        match collider.sweep(*start, *x, s.thickness) {
-            Some(hit) if hit.distance < 0.0 => contact = hit,
+        // A path that ends outside was only blocked if it crossed the collider itself
+        // (tunnelling); grazing the thickness shell, or sliding off a curved surface from a
+        // start inside the shell, must not move the particle.
+        match collider.sweep(*start, *x, 0.0) {
+            Some(hit) if hit.distance < s.thickness => {
+                contact = SurfacePoint {
+                    distance: hit.distance - s.thickness,
+                    normal: hit.normal,
+                }
+            }
             _ => return,
         }
     }

@@ -38,6 +38,7 @@ pub mod ramp;
 mod solver;
 pub mod stats;
 pub mod tearing;
+mod tethers;
 
 pub use cloth::{Cloth, Grab};
 pub use collision::Collider;

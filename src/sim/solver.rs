@@ -35,6 +35,7 @@ use super::constraints::{pass, Group, SweepPlan, PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::{Progress, SpinBarrier};
 use super::particles::{xyz, AosPtr, PosPtr, VecPtr};
+use super::tethers::Tethers;
 
 /// Everything the substep loop needs besides the state.
 #[derive(Debug, Clone, Copy)]
@@ -79,6 +80,8 @@ pub(crate) struct Frame<'a> {
     /// No constraint in either tail group: the tail step (and its barriers) is skipped.
     pub tail_empty: bool,
     pub colliders: &'a [Collider],
+    /// The tethers and their anchors' positions this frame, when there are any.
+    pub tethers: Option<(&'a Tethers, &'a [Option<Vec3>])>,
     pub settings: FrameSettings,
     pub kernel: Kernel,
 }
@@ -149,7 +152,14 @@ impl Frame<'_> {
                     }
                     barrier.wait(parties);
                 }
-                pipeline.unit(waits[pass::CONTACTS], || own(&|r| self.project_contacts(r)));
+                pipeline.unit(waits[pass::CONTACTS], || {
+                    own(&|r| {
+                        if let Some((tethers, anchors)) = self.tethers {
+                            tethers.project(self.pos, r.clone(), anchors);
+                        }
+                        self.project_contacts(r)
+                    })
+                });
                 pipeline.end_sweep();
             }
         }
@@ -624,7 +634,7 @@ mod tests {
     /// parts solved by one or two threads (n = 64), with every kernel this CPU runs.
     #[test]
     fn engine_reproduces_the_straightforward_loop_bit_for_bit() {
-        use crate::headless::{tmp15_cloth, tmp15_params, ReferenceSolver};
+        use crate::headless::{tmp15_cloth, tmp15_material, tmp15_params, ReferenceSolver};
         use crate::sim::constraints::distance::Kernel;
         let kernels = [Kernel::Scalar, Kernel::Avx2, Kernel::Avx512]
             .into_iter()
@@ -635,10 +645,10 @@ mod tests {
             let params = tmp15_params(15, 1, threads);
             let mut cloth = tmp15_cloth(n).unwrap();
             cloth.set_kernel(kernel);
-            let mut reference = ReferenceSolver::new(&crate::sim::tmp15_model(n).unwrap(), &Material::default());
+            let mut reference = ReferenceSolver::new(&crate::sim::tmp15_model(n).unwrap(), &tmp15_material());
             let start: Vec<Vec3> = reference.positions().collect();
             for _ in 0..20 {
-                step_on(&mut cloth, &params, &Material::default());
+                step_on(&mut cloth, &params, &tmp15_material());
                 reference.step(&params);
             }
             let engine: Vec<Vec3> = cloth.particles().positions().collect();

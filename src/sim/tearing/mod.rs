@@ -324,6 +324,8 @@ impl Cloth {
 
     fn finish_topology_change(&mut self) {
         self.update_inverse_masses();
+        // A tear can free a piece from its pins or force a detour around the crack.
+        self.invalidate_tethers();
         self.topology_version += 1;
     }
 
