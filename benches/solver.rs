@@ -14,6 +14,7 @@ use drape::sim::{EdgeKind, Material};
 const K: SubstepConstants = SubstepConstants {
     inv_h2: 900.0 * 900.0,
     damping_over_h: 0.0,
+    bend_gamma: 0.0,
 };
 
 /// An n × n grid of particles 1 cm apart and one batch of independent edges: the vertical

@@ -199,6 +199,8 @@ impl Cloth {
             constants: SubstepConstants {
                 inv_h2: 1.0 / (h * h),
                 damping_over_h: params.constraint_damping / h,
+                // Bending shares the stretch's retardation time τ = β α_unit (see hinge.rs).
+                bend_gamma: params.constraint_damping * self.applied.stretch_compliance_factor() / h,
             },
             contact: ContactSettings {
                 thickness: params.collision_thickness,
@@ -241,7 +243,7 @@ impl Cloth {
         let bounds = self.distances.bounds().to_vec();
         debug_assert_eq!(bounds, self.hinges.bounds());
         let kernel = self.kernel;
-        let copy_pays = hinge::vector_kernel_applies(kernel, settings.constants) && self.hinges.phase_count() > 0;
+        let copy_pays = hinge::vector_kernel_applies(kernel) && self.hinges.phase_count() > 0;
         let hinge_copy = copy_pays.then(|| {
             self.hinge_positions.resize(p.len(), [0.0; 4]);
             AosPtr(self.hinge_positions.as_mut_ptr())

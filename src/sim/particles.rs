@@ -310,13 +310,6 @@ pub(crate) struct VecPtr {
 }
 
 impl VecPtr {
-    /// For calls on paths that never read the vectors (undamped constraints).
-    pub const UNREAD: VecPtr = VecPtr {
-        x: std::ptr::null_mut(),
-        y: std::ptr::null_mut(),
-        z: std::ptr::null_mut(),
-    };
-
     /// Vector `i`.
     ///
     /// # Safety

@@ -20,8 +20,8 @@
 //!                    | [barrier | tail (thread 0) | barrier] | contacts of own particles
 //! (after the last substep) velocities of own particles
 //! ```
-//! (Without the copy — no AVX2, or constraint damping, which reads the start positions — the
-//! hinge phases run on the arrays themselves and the two copy steps are empty units.) Every thread
+//! (Without the copy — no AVX2 — the hinge phases run on the arrays themselves and the two
+//! copy steps are empty units.) Every thread
 //! runs with subnormals flushed ([`super::float_mode`]).
 
 use std::ops::Range;
@@ -69,7 +69,7 @@ pub(crate) struct Frame<'a> {
     pub hinges: *mut Group<HingeBatch>,
     pub hinge_phases: usize,
     /// The `[x, y, z, w]` copy the hinge phases run on (one entry per particle), when the
-    /// vector kernel can use it (AVX2, no damping, some hinge phase); otherwise they run on
+    /// vector kernel can use it (AVX2, some hinge phase); otherwise they run on
     /// `pos`. The copy is filled after the distance phases and copied back before the tail.
     pub hinge_copy: Option<AosPtr>,
     /// Bounds of the per-particle passes (`parts + 1` entries) from
@@ -187,7 +187,7 @@ impl Frame<'_> {
         let group = &mut *self.hinges.add(g);
         for (batch, &wait) in group.batches.iter_mut().zip(&group.waits) {
             pipeline.unit(wait, || match self.hinge_copy {
-                Some(copy) => hinge::project_raw_aos(self.kernel, copy, batch, k, first),
+                Some(copy) => hinge::project_raw_aos(self.kernel, copy, self.prev, batch, k, first),
                 None => hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first),
             });
         }

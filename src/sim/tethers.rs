@@ -15,8 +15,11 @@
 //! whatever the iteration error, so the pins' support reaches the whole sheet in every substep.
 //! The anchor is pinned (infinite mass), so the projection moves only x_i, onto the sphere
 //! of radius L_ia about x_a, and only when it is outside: a tether never pushes, never
-//! compresses the cloth and adds no stiffness to it. Each particle is tethered to its
-//! [`ANCHORS`] nearest anchors, measured through the cloth.
+//! compresses the cloth and adds no stiffness to it. Pins joined by an edge form one *group*
+//! (a pinned top edge, one side of a hammock, a corner); each particle is tethered to the
+//! nearest pin of each of its [`ANCHORS`] nearest groups, measured through the cloth. Two pins
+//! of one group pull in nearly the same direction, so a second tether there would add nothing,
+//! while one per group holds a sheet between two pinned corners or two pinned sides.
 //!
 //! Rest distances through the cloth: a multi-source Dijkstra over the live distance constraints
 //! (rest lengths as weights) finds each particle's nearest anchors. Plain edge paths zigzag
@@ -84,7 +87,8 @@ impl Tethers {
             return tethers;
         }
         let graph = Adjacency::new(n, edges);
-        for (i, found) in graph.nearest_sources(rest, &tethers.anchors).into_iter().enumerate() {
+        let groups = graph.pin_groups(&tethers.anchors, pinned);
+        for (i, found) in graph.nearest_sources(rest, &tethers.anchors, &groups).into_iter().enumerate() {
             if pinned[i] {
                 continue;
             }
@@ -238,12 +242,40 @@ impl Adjacency {
         Adjacency { start, neighbour }
     }
 
-    /// For every node, up to [`ANCHORS`] nearest distinct sources (by index into `sources`)
+    /// Group label of every source: sources joined through edges between pinned particles
+    /// share one (the smallest source index of the group).
+    fn pin_groups(&self, sources: &[u32], pinned: &[bool]) -> Vec<u32> {
+        let mut slot_of = vec![u32::MAX; pinned.len()];
+        for (slot, &s) in sources.iter().enumerate() {
+            slot_of[s as usize] = slot as u32;
+        }
+        let mut group = vec![u32::MAX; sources.len()];
+        for start in 0..sources.len() {
+            if group[start] != u32::MAX {
+                continue;
+            }
+            let mut stack = vec![sources[start]];
+            group[start] = start as u32;
+            while let Some(node) = stack.pop() {
+                for &(next, _) in &self.neighbour[self.start[node as usize]..self.start[node as usize + 1]] {
+                    let slot = slot_of[next as usize];
+                    if slot != u32::MAX && group[slot as usize] == u32::MAX {
+                        group[slot as usize] = start as u32;
+                        stack.push(next);
+                    }
+                }
+            }
+        }
+        group
+    }
+
+    /// For every node, the nearest source of each of its up to [`ANCHORS`] nearest groups
+    /// (sources by index into `sources`, `groups` their group labels)
     /// and their rest distances through the cloth, nearest first: Dijkstra from all sources at
-    /// once, where a node is settled once per source, at most [`ANCHORS`] times, with line of
+    /// once, where a node is settled once per group, at most [`ANCHORS`] times, with line of
     /// sight carried along (see the module docs). Ties break by distance, node and source
     /// index, so the result is deterministic.
-    fn nearest_sources(&self, rest: &[Vec3], sources: &[u32]) -> Vec<Vec<(u32, f32)>> {
+    fn nearest_sources(&self, rest: &[Vec3], sources: &[u32], groups: &[u32]) -> Vec<Vec<(u32, f32)>> {
         let n = self.start.len() - 1;
         let mut found: Vec<Vec<(u32, f32)>> = vec![Vec::new(); n];
         // Non-negative f32 distances order like their bit patterns.
@@ -253,7 +285,7 @@ impl Adjacency {
         }
         while let Some(Reverse((bits, node, slot, in_sight))) = heap.pop() {
             let settled = &mut found[node as usize];
-            if settled.len() == ANCHORS || settled.iter().any(|&(s, _)| s == slot) {
+            if settled.len() == ANCHORS || settled.iter().any(|&(s, _)| groups[s as usize] == groups[slot as usize]) {
                 continue;
             }
             let distance = f32::from_bits(bits);
@@ -262,7 +294,7 @@ impl Adjacency {
             let here = rest[node as usize];
             for &(next, length) in &self.neighbour[self.start[node as usize]..self.start[node as usize + 1]] {
                 let there = &found[next as usize];
-                if there.len() == ANCHORS || there.iter().any(|&(s, _)| s == slot) {
+                if there.len() == ANCHORS || there.iter().any(|&(s, _)| groups[s as usize] == groups[slot as usize]) {
                     continue;
                 }
                 let target = rest[next as usize];
@@ -304,7 +336,12 @@ mod tests {
     }
 
     fn lengths(t: &Tethers, i: usize) -> Vec<f32> {
-        t.slots[i].iter().zip(&t.length[i]).filter(|(&s, _)| s != NONE).map(|(_, &l)| l).collect()
+        t.slots[i]
+            .iter()
+            .zip(&t.length[i])
+            .filter(|(&s, _)| s != NONE)
+            .map(|(_, &l)| l)
+            .collect()
     }
 
     #[test]
@@ -325,7 +362,9 @@ mod tests {
         // to the far corner are ~11 % longer than the straight line; tethers must not be.
         let (columns, rows, dx, dy) = (31usize, 21usize, 0.0126f32, 0.0095f32);
         let at = |c: usize, r: usize| (r * columns + c) as u32;
-        let rest: Vec<Vec3> = (0..rows).flat_map(|r| (0..columns).map(move |c| Vec3::new(c as f32 * dx, -(r as f32) * dy, 0.0))).collect();
+        let rest: Vec<Vec3> = (0..rows)
+            .flat_map(|r| (0..columns).map(move |c| Vec3::new(c as f32 * dx, -(r as f32) * dy, 0.0)))
+            .collect();
         let mut edges = Vec::new();
         for r in 0..rows {
             for c in 0..columns {
@@ -352,7 +391,11 @@ mod tests {
         let t = Tethers::build(&rest, &pinned, edges.into_iter(), 1.0);
         for i in 1..rest.len() {
             let straight = rest[i].distance(rest[0]);
-            assert!((lengths(&t, i)[0] - straight).abs() <= 1e-5 * straight.max(1.0), "particle {i}: {:?} vs {straight}", lengths(&t, i));
+            assert!(
+                (lengths(&t, i)[0] - straight).abs() <= 1e-5 * straight.max(1.0),
+                "particle {i}: {:?} vs {straight}",
+                lengths(&t, i)
+            );
         }
     }
 
@@ -392,8 +435,14 @@ mod tests {
 
     #[test]
     fn two_tethers_are_met_at_once_at_the_closest_point_of_both_balls() {
-        let a = Ball { centre: Vec3::new(-0.8, 0.0, 0.0), radius: 0.8f32.hypot(0.3) };
-        let b = Ball { centre: Vec3::new(0.8, 0.0, 0.0), radius: 0.8f32.hypot(0.3) };
+        let a = Ball {
+            centre: Vec3::new(-0.8, 0.0, 0.0),
+            radius: 0.8f32.hypot(0.3),
+        };
+        let b = Ball {
+            centre: Vec3::new(0.8, 0.0, 0.0),
+            radius: 0.8f32.hypot(0.3),
+        };
         // Straight below the middle, 0.3 m allowed, 0.35 m away: pulled up onto the circle.
         let y = closest_in_balls(Vec3::new(0.0, -0.35, 0.0), [Some(a), Some(b)]).unwrap();
         assert!(y.distance(Vec3::new(0.0, -0.3, 0.0)) < 1e-6, "{y}");
@@ -411,6 +460,21 @@ mod tests {
         let near_a = Vec3::new(-0.8, -0.9, 0.0);
         let y = closest_in_balls(near_a, [Some(a), Some(b)]).unwrap();
         assert!((y.distance(a.centre) - a.radius).abs() < 1e-5 && b.contains(y));
+    }
+
+    #[test]
+    fn pins_joined_by_an_edge_count_once_so_the_far_side_holds_too() {
+        // Chain 0..6 with 0 and 1 pinned (one group, like a pinned edge) and 5 pinned.
+        let rest: Vec<Vec3> = (0..6).map(|i| Vec3::new(0.1 * i as f32, 0.0, 0.0)).collect();
+        let pinned = vec![true, true, false, false, false, true];
+        let edges = (0..5).map(|i| (i, i + 1, 0.1));
+        let t = Tethers::build(&rest, &pinned, edges, 1.0);
+        let two = lengths(&t, 2);
+        assert_eq!(two.len(), 2, "{two:?}");
+        assert!(
+            (two[0] - 0.1).abs() < 1e-6 && (two[1] - 0.3).abs() < 1e-6,
+            "pin 1 and pin 5, not pins 1 and 0: {two:?}"
+        );
     }
 
     #[test]

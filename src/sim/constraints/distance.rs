@@ -6,6 +6,15 @@
 //! x_a += w_a Δλ n, x_b −= w_b Δλ n (the plus sign the seed article got wrong), with
 //! α̃ = α/h² and γ = αβ/h (XPBD eq. 26; Δx the motion since the substep began).
 //! Tension (N) is −λ/h².
+//!
+//! **Damping without a damped kernel.** With n·(Δx_a − Δx_b) taken as the length change since
+//! the substep began, l − l_prev (the same to first order, and exact along the edge), the damped
+//! update divided through by (1 + γ) is the undamped one,
+//! Δλ = (L' − l − α̃'λ) / (w_a + w_b + α̃'), with the *effective* rest length
+//! L' = (L + γ l_prev)/(1 + γ) and compliance α' = α/(1 + γ). So a damped batch computes L' and
+//! α' once per substep from the start positions ([`DistanceBatch::prepare_damping`]), swaps them
+//! in for its rest lengths and compliances, and runs the same vector kernels as an undamped one:
+//! damping costs one pass over the start positions per substep instead of a scalar solve.
 
 use super::Batch;
 use crate::sim::model::EdgeKind;
@@ -48,6 +57,9 @@ pub struct DistanceBatch {
     pub kind: Vec<EdgeKind>,
     /// Model id of each slot.
     pub id: Vec<u32>,
+    /// The effective rest lengths L' (m) and compliances α' (m/N) of constraint damping (see the
+    /// module docs), swapped with `rest` and `compliance` while a damped substep projects.
+    damped: [Vec<f32>; 2],
     /// True while every slot j joins particles a[0] + j and b[0] + j (a level along a row of
     /// a grid): the AVX2 kernel then reads no indices. Kept by `push` and `swap_remove`, so
     /// `a` and `b` must change only through them.
@@ -129,6 +141,65 @@ impl DistanceBatch {
     pub fn is_contiguous(&self) -> bool {
         self.contiguous
     }
+
+    /// Whether constraint damping acts on this batch (γ = αβ/h vanishes for rigid constraints,
+    /// so β leaves them bit-for-bit untouched, V8).
+    fn is_damped(&self, k: SubstepConstants) -> bool {
+        k.damping_over_h > 0.0 && self.compliance.iter().any(|&alpha| alpha > 0.0)
+    }
+
+    /// Computes the effective rest lengths and compliances of damping from the substep's start
+    /// positions `prev`: L' = (L + γ l_prev)/(1 + γ), α' = α/(1 + γ), γ = α β/h.
+    ///
+    /// # Safety
+    /// Every index in bounds of `prev`; no other thread writing those particles.
+    unsafe fn prepare_damping(&mut self, prev: VecPtr, k: SubstepConstants) {
+        let n = self.id.len();
+        let [rest, compliance] = &mut self.damped;
+        rest.resize(n, 0.0);
+        compliance.resize(n, 0.0);
+        for j in 0..n {
+            let gamma = self.compliance[j] * k.damping_over_h;
+            let length = (prev.get(self.a[j] as usize) - prev.get(self.b[j] as usize)).length();
+            rest[j] = (self.rest[j] + gamma * length) / (1.0 + gamma);
+            compliance[j] = self.compliance[j] / (1.0 + gamma);
+        }
+    }
+
+    /// Swaps the effective damping values in for the rest lengths and compliances (or back).
+    fn swap_damped(&mut self) {
+        let [rest, compliance] = &mut self.damped;
+        std::mem::swap(&mut self.rest, rest);
+        std::mem::swap(&mut self.compliance, compliance);
+    }
+}
+
+/// Runs `solve` on `batches` with constraint damping folded into their rest lengths and
+/// compliances (see the module docs), computed on the first sweep of a substep (`first`).
+///
+/// # Safety
+/// As [`project_raw`] for every batch.
+pub(crate) unsafe fn with_damping(
+    batches: &mut [DistanceBatch],
+    prev: VecPtr,
+    k: SubstepConstants,
+    first: bool,
+    solve: impl FnOnce(&mut [DistanceBatch]),
+) {
+    let damped: Vec<bool> = batches.iter().map(|b| b.is_damped(k)).collect();
+    if !damped.contains(&true) {
+        return solve(batches);
+    }
+    for (batch, _) in batches.iter_mut().zip(&damped).filter(|(_, &d)| d) {
+        if first {
+            batch.prepare_damping(prev, k);
+        }
+        batch.swap_damped();
+    }
+    solve(batches);
+    for (batch, _) in batches.iter_mut().zip(&damped).filter(|(_, &d)| d) {
+        batch.swap_damped();
+    }
 }
 
 /// Per-substep constants of the projection.
@@ -136,8 +207,10 @@ impl DistanceBatch {
 pub struct SubstepConstants {
     /// 1/h² in 1/s².
     pub inv_h2: f32,
-    /// β/h: constraint damping divided by the substep (N/m). γ = α · β/h.
+    /// β/h: constraint damping divided by the substep (N/m). γ = α · β/h for distances.
     pub damping_over_h: f32,
+    /// γ = τ/h of every compliant hinge (dimensionless; see [`super::hinge`]'s damping).
+    pub bend_gamma: f32,
 }
 
 /// Which projection loops run the batches.
@@ -207,16 +280,14 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
 /// Every particle index in `batch` must be in bounds of `pos` and `prev`, no other thread may
 /// touch those particles during the call, and `kernel` must be supported by this CPU.
 pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
-    // γ = αβ/h vanishes for rigid constraints: only batches with compliant ones need the
-    // damped path, so β leaves rigid constraints bit-for-bit untouched (V8).
-    if k.damping_over_h > 0.0 && batch.compliance.iter().any(|&alpha| alpha > 0.0) {
-        return project_damped(pos, prev, batch, k, first);
-    }
-    match kernel {
-        #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 | Kernel::Avx512 => avx2::project(pos, batch, k.inv_h2, first),
-        _ => (0..batch.id.len()).for_each(|j| project_one(pos, batch, j, k.inv_h2, first)),
-    }
+    with_damping(std::slice::from_mut(batch), prev, k, first, |batches| {
+        let batch = &mut batches[0];
+        match kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 | Kernel::Avx512 => avx2::project(pos, batch, k.inv_h2, first),
+            _ => (0..batch.id.len()).for_each(|j| project_one(pos, batch, j, k.inv_h2, first)),
+        }
+    });
 }
 
 /// Projects a group's batches in order, in one call: level batches, or strips (see
@@ -234,22 +305,24 @@ pub(crate) unsafe fn project_group(
     k: SubstepConstants,
     first: bool,
 ) {
-    let damped = k.damping_over_h > 0.0 && batches.iter().any(|b| b.compliance.iter().any(|&alpha| alpha > 0.0));
-    match kernel {
+    with_damping(batches, prev, k, first, |batches| match kernel {
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx512 if !damped && chained => avx512::project_strips(pos, batches, k.inv_h2, first),
+        Kernel::Avx512 if chained => avx512::project_strips(pos, batches, k.inv_h2, first),
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 if !damped && chained => avx2::project_strips(pos, batches, k.inv_h2, first),
+        Kernel::Avx2 if chained => avx2::project_strips(pos, batches, k.inv_h2, first),
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx512 if !damped => avx512::project_levels(pos, batches, k.inv_h2, first),
+        Kernel::Avx512 => avx512::project_levels(pos, batches, k.inv_h2, first),
         #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 if !damped => avx2::project_levels(pos, batches, k.inv_h2, first),
+        Kernel::Avx2 => avx2::project_levels(pos, batches, k.inv_h2, first),
         // A strip's slot order is an order each lane keeps, so one at a time it is a batch.
         _ => {
             let kernel = if chained { Kernel::Scalar } else { kernel };
-            batches.iter_mut().for_each(|batch| project_raw(kernel, pos, prev, batch, k, first));
+            let undamped = SubstepConstants { damping_over_h: 0.0, ..k };
+            batches
+                .iter_mut()
+                .for_each(|batch| project_raw(kernel, pos, prev, batch, undamped, first));
         }
-    }
+    });
 }
 
 /// One undamped projection: with d = x_a − x_b and n = d/|d|, Δλ = (−C − α̃λ)/(w_a + w_b + α̃)
@@ -350,38 +423,6 @@ pub(crate) unsafe fn strain_sums(kernel: Kernel, pos: &Positions, batch: &Distan
         sums.add(strain(len, batch.rest[slot]), batch.lambda[slot]);
     }
     sums
-}
-
-/// The general projection with constraint damping γ = α β/h (XPBD eq. 26), which needs the
-/// substep's start positions. Rarely used, so scalar.
-///
-/// # Safety
-/// As [`project_raw`].
-unsafe fn project_damped(pos: PosPtr, prev: VecPtr, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
-    for j in 0..batch.id.len() {
-        let (ia, ib) = (batch.a[j] as usize, batch.b[j] as usize);
-        let (pa, pb) = (pos.get(ia), pos.get(ib));
-        if first {
-            batch.lambda[j] = 0.0;
-        }
-        let d = [pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]];
-        let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-        let w = pa[3] + pb[3];
-        let alpha_tilde = batch.compliance[j] * k.inv_h2;
-        let gamma = batch.compliance[j] * k.damping_over_h;
-        let denom = (1.0 + gamma) * w + alpha_tilde;
-        if len < MIN_LENGTH || denom <= 0.0 {
-            continue;
-        }
-        let n = [d[0] / len, d[1] / len, d[2] / len];
-        let (qa, qb) = (prev.get(ia), prev.get(ib));
-        let damping = gamma * (0..3).map(|c| n[c] * ((pa[c] - qa[c]) - (pb[c] - qb[c]))).sum::<f32>();
-        let c = len - batch.rest[j];
-        let dl = (-c - alpha_tilde * batch.lambda[j] - damping) / denom;
-        batch.lambda[j] += dl;
-        pos.set_xyz(ia, std::array::from_fn(|c| pa[c] + pa[3] * dl * n[c]));
-        pos.set_xyz(ib, std::array::from_fn(|c| pb[c] - pb[3] * dl * n[c]));
-    }
 }
 
 /// The AVX2 kernel: eight constraints per vector. A batch shares no particle, so the eight
@@ -1273,6 +1314,7 @@ mod tests {
     const K: SubstepConstants = SubstepConstants {
         inv_h2: 900.0 * 900.0,
         damping_over_h: 0.0,
+        bend_gamma: 0.0,
     };
 
     fn item(a: u32, b: u32, rest: f32, compliance: f32) -> DistanceItem {

@@ -1,5 +1,16 @@
 //! Dihedral bending hinges, one colour batch at a time (angles and gradients in
 //! [`super::bend`]).
+//!
+//! **Damping.** A hinge's compliance is in 1/(N·m), not m/N, so the distance constraints' β
+//! (N·s/m) cannot be used as γ = α β / h: on a 5 MPa cotton hinge that gives γ ≈ 10⁷, a hinge
+//! that cancels every change of its angle within a substep, and the cloth crumples into spikes.
+//! Bending is damped as a Kelvin–Voigt material instead, with the retardation time of the
+//! stretch: τ = β α_unit, α_unit = 1/(E t) (scaled like the stretch compliance), the time in
+//! which the viscous stress β ε̇ equals the elastic one; γ = τ/h for every hinge
+//! ([`SubstepConstants::bend_gamma`]). As for the distances (see [`super::distance`]) the damped
+//! update is the undamped one with the effective rest angle θ0' = θ0 + γ/(1 + γ) (θ_prev − θ0)
+//! and compliance α/(1 + γ), θ_prev the angle at the substep's start, computed once per substep
+//! ([`HingeBatch::prepare_damping`]); rigid hinges (α = 0) are not damped.
 
 use super::bend::{dihedral_gradients, wrap_angle, DEGENERATE};
 use std::ops::Range;
@@ -33,6 +44,9 @@ pub struct HingeBatch {
     pub lambda: Vec<f32>,
     /// Model id of each slot.
     pub id: Vec<u32>,
+    /// The effective rest angles and compliances of damping, swapped with `rest_angle` and
+    /// `compliance` while a damped substep projects (see the module docs).
+    damped: [Vec<f32>; 2],
 }
 
 impl Batch for HingeBatch {
@@ -86,6 +100,56 @@ impl HingeBatch {
     pub fn push_item(&mut self, id: u32, item: HingeItem) {
         Batch::push(self, id, item);
     }
+
+    /// Whether constraint damping acts on this batch.
+    fn is_damped(&self, k: SubstepConstants) -> bool {
+        k.bend_gamma > 0.0 && self.compliance.iter().any(|&alpha| alpha > 0.0)
+    }
+
+    /// Computes the effective rest angles and compliances of damping from the substep's start
+    /// positions `prev` (a hinge degenerate there keeps its rest angle).
+    ///
+    /// # Safety
+    /// Every index in bounds of `prev`; no other thread writing those particles.
+    unsafe fn prepare_damping(&mut self, prev: VecPtr, k: SubstepConstants) {
+        let n = self.id.len();
+        let [rest, compliance] = &mut self.damped;
+        rest.resize(n, 0.0);
+        compliance.resize(n, 0.0);
+        let gamma = k.bend_gamma;
+        for j in 0..n {
+            let [p0, p1, p2, p3] = std::array::from_fn(|i| prev.get(self.particles[i][j] as usize));
+            let theta0 = self.rest_angle[j];
+            let rigid = self.compliance[j] == 0.0;
+            let start = super::bend::dihedral_angle(p0, p1, p2, p3).filter(|_| !rigid);
+            rest[j] = start.map_or(theta0, |theta| theta0 + gamma / (1.0 + gamma) * wrap_angle(theta - theta0));
+            compliance[j] = if rigid { 0.0 } else { self.compliance[j] / (1.0 + gamma) };
+        }
+    }
+
+    /// Swaps the effective damping values in for the rest angles and compliances (or back).
+    fn swap_damped(&mut self) {
+        let [rest, compliance] = &mut self.damped;
+        std::mem::swap(&mut self.rest_angle, rest);
+        std::mem::swap(&mut self.compliance, compliance);
+    }
+}
+
+/// Runs `solve` on `batch` with constraint damping folded into its rest angles and compliances,
+/// computed on the first sweep of a substep (`first`).
+///
+/// # Safety
+/// As [`project_raw`].
+unsafe fn with_damping(batch: &mut HingeBatch, prev: VecPtr, k: SubstepConstants, first: bool, solve: impl FnOnce(&mut HingeBatch)) {
+    if !batch.is_damped(k) {
+        return solve(batch);
+    }
+    if first {
+        batch.prepare_damping(prev, k);
+    }
+    batch.swap_damped();
+    solve(batch);
+    batch.swap_damped();
 }
 
 /// Projects every hinge of `batch` once with the scalar kernel (safe wrapper of
@@ -123,31 +187,34 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
 /// touch those particles during the call, `kernel` must be supported by this CPU, and unless
 /// it is [`Kernel::Scalar`] no two hinges of the batch may share a particle.
 pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if vector_kernel_applies(kernel, k) {
-        return vector::project(kernel, pos, batch, k.inv_h2, first);
-    }
-    project_scalar(pos, prev, batch, 0..batch.len(), k, first)
+    with_damping(batch, prev, k, first, |batch| {
+        #[cfg(target_arch = "x86_64")]
+        if vector_kernel_applies(kernel) {
+            return vector::project(kernel, pos, batch, k.inv_h2, first);
+        }
+        project_scalar(pos, batch, 0..batch.len(), k, first)
+    })
 }
 
-/// Whether hinge batches run in the vector kernel: AVX2 (or AVX-512) and no constraint damping (the vector
-/// kernel has no damping term, which reads the start positions). The solver keeps the
+/// Whether hinge batches run in the vector kernel (AVX2 or AVX-512). The solver keeps the
 /// `[x, y, z, w]` copy for the hinge phases exactly then.
-pub(crate) fn vector_kernel_applies(kernel: Kernel, k: SubstepConstants) -> bool {
-    kernel.has_avx2() && k.damping_over_h == 0.0
+pub(crate) fn vector_kernel_applies(kernel: Kernel) -> bool {
+    kernel.has_avx2()
 }
 
-/// [`project_raw`] on the solver's `[x, y, z, w]` copy of the positions, without damping.
+/// [`project_raw`] on the solver's `[x, y, z, w]` copy of the positions (`prev`, the start
+/// positions, only read for damping).
 ///
 /// # Safety
-/// As [`project_raw`], with every index in bounds of `pos`; no damping.
-pub(crate) unsafe fn project_raw_aos(kernel: Kernel, pos: AosPtr, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
-    debug_assert_eq!(k.damping_over_h, 0.0, "damping reads the start positions");
-    #[cfg(target_arch = "x86_64")]
-    if vector_kernel_applies(kernel, k) {
-        return vector::project(kernel, pos, batch, k.inv_h2, first);
-    }
-    project_scalar(pos, VecPtr::UNREAD, batch, 0..batch.len(), k, first)
+/// As [`project_raw`], with every index in bounds of `pos`.
+pub(crate) unsafe fn project_raw_aos(kernel: Kernel, pos: AosPtr, prev: VecPtr, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
+    with_damping(batch, prev, k, first, |batch| {
+        #[cfg(target_arch = "x86_64")]
+        if vector_kernel_applies(kernel) {
+            return vector::project(kernel, pos, batch, k.inv_h2, first);
+        }
+        project_scalar(pos, batch, 0..batch.len(), k, first)
+    })
 }
 
 /// Copies the positions of particles `range` into the `[x, y, z, w]` copy (before the hinge
@@ -178,18 +245,11 @@ pub(crate) unsafe fn copy_from_aos(kernel: Kernel, copy: AosPtr, pos: PosPtr, ra
     (scalar_from..range.end).for_each(|i| pos.set_xyz(i, xyz(copy.get(i)).to_array()));
 }
 
-/// The scalar projection of slots `range` (any kernel, with or without damping).
+/// The scalar projection of slots `range` (damping is folded into the batch's values).
 ///
 /// # Safety
 /// As [`project_raw`].
-unsafe fn project_scalar(
-    pos: impl ParticleAccess,
-    prev: VecPtr,
-    batch: &mut HingeBatch,
-    range: Range<usize>,
-    k: SubstepConstants,
-    first: bool,
-) {
+unsafe fn project_scalar(pos: impl ParticleAccess, batch: &mut HingeBatch, range: Range<usize>, k: SubstepConstants, first: bool) {
     for j in range {
         let item = batch.get(j);
         let lambda = &mut batch.lambda[j];
@@ -205,18 +265,12 @@ unsafe fn project_scalar(
         let w = particles.map(|q| q[3]);
         let weighted: f32 = (0..4).map(|i| w[i] * grads[i].length_squared()).sum();
         let alpha_tilde = item.compliance * k.inv_h2;
-        let gamma = item.compliance * k.damping_over_h;
-        let denom = (1.0 + gamma) * weighted + alpha_tilde;
+        let denom = weighted + alpha_tilde;
         if denom <= 1e-30 || !denom.is_finite() {
             continue;
         }
-        let damping = if gamma > 0.0 {
-            gamma * (0..4).map(|i| grads[i].dot(p[i] - prev.get(idx[i]))).sum::<f32>()
-        } else {
-            0.0
-        };
         let c = wrap_difference(theta - item.rest_angle);
-        let dl = (-c - alpha_tilde * *lambda - damping) / denom;
+        let dl = (-c - alpha_tilde * *lambda) / denom;
         *lambda += dl;
         for i in 0..4 {
             let q = p[i] + w[i] * dl * grads[i];
@@ -253,7 +307,7 @@ mod vector {
     use std::ops::Range;
 
     use super::super::lanes::{Avx2, Avx512, Lanes};
-    use super::{project_scalar, AosPtr, HingeBatch, Kernel, ParticleAccess, PosPtr, SubstepConstants, VecPtr, DEGENERATE};
+    use super::{project_scalar, AosPtr, HingeBatch, Kernel, ParticleAccess, PosPtr, SubstepConstants, DEGENERATE};
 
     type V3<L> = [<L as Lanes>::V; 3];
 
@@ -541,13 +595,14 @@ mod vector {
     const NO_DAMPING: SubstepConstants = SubstepConstants {
         inv_h2: 0.0,
         damping_over_h: 0.0,
+        bend_gamma: 0.0,
     };
 
     #[target_feature(enable = "avx2,fma")]
     unsafe fn project_avx2<P: Storage<Avx2>>(pos: P, batch: &mut HingeBatch, inv_h2: f32, first: bool) {
         let done = project_vectors::<Avx2, P>(pos, batch, 0, inv_h2, first);
         let k = SubstepConstants { inv_h2, ..NO_DAMPING };
-        project_scalar(pos, VecPtr::UNREAD, batch, done..batch.id.len(), k, first);
+        project_scalar(pos, batch, done..batch.id.len(), k, first);
     }
 
     /// Sixteen at a time, then one vector of eight where eight are left, so every hinge the
@@ -558,7 +613,7 @@ mod vector {
         let done = project_vectors::<Avx512, P>(pos, batch, 0, inv_h2, first);
         let done = project_vectors::<Avx2, P>(pos, batch, done, inv_h2, first);
         let k = SubstepConstants { inv_h2, ..NO_DAMPING };
-        project_scalar(pos, VecPtr::UNREAD, batch, done..batch.id.len(), k, first);
+        project_scalar(pos, batch, done..batch.id.len(), k, first);
     }
 
     /// The staged loop over the whole vectors from slot `from` on; returns where they end.
@@ -583,7 +638,7 @@ mod vector {
                 let j = block + L::WIDTH * v;
                 match steps[v] {
                     Some(dl) => apply::<L, P>(pos, batch, j, staged[v].assume_init_ref(), dl),
-                    None => project_scalar(pos, VecPtr::UNREAD, batch, j..j + L::WIDTH, k, first),
+                    None => project_scalar(pos, batch, j..j + L::WIDTH, k, first),
                 }
             }
         }
@@ -646,6 +701,7 @@ mod tests {
         let k = SubstepConstants {
             inv_h2: 900.0 * 900.0,
             damping_over_h: 0.0,
+            bend_gamma: 0.0,
         };
         let (mut p, mut b, prev) = (Positions::from(pos), batch.clone(), Vectors::from(pos));
         let mut copy = vec![[f32::NAN; 4]; pos.len()];
@@ -658,7 +714,7 @@ mod tests {
             }
             for first in [true, false] {
                 match on_copy {
-                    true => project_raw_aos(kernel, copy, &mut b, k, first),
+                    true => project_raw_aos(kernel, copy, prev.read_only(), &mut b, k, first),
                     false => project_raw(kernel, p.raw(), prev.read_only(), &mut b, k, first),
                 }
             }
