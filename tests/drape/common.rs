@@ -1,8 +1,11 @@
-//! Helpers shared by the test modules: validation solver settings, small hand-built models
-//! and state snapshots.
+//! Helpers shared by the test modules: validation solver settings, shipped presets, small
+//! hand-built models and state snapshots.
 
-use drape::sim::{Cloth, Compliance, EdgeKind, Material, ModelBuilder, SolverParams};
-use glam::Vec3;
+use std::path::{Path, PathBuf};
+
+use drape::preset::Preset;
+use drape::sim::{Cloth, Collider, Compliance, EdgeKind, Material, ModelBuilder, SolverParams};
+use glam::{DQuat, DVec3, Vec3};
 
 /// Gravitational acceleration used by every validation scenario (physics reference §6), m/s².
 pub const G: f32 = 9.81;
@@ -22,16 +25,69 @@ pub fn validation_params(dt: f32, substeps: u32, iterations: u32) -> SolverParam
     }
 }
 
+/// The shipped presets' directory.
+pub fn presets_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("presets")
+}
+
+/// The shipped preset `presets/{name}.ron`.
+pub fn load_preset(name: &str) -> Preset {
+    let path = presets_dir().join(format!("{name}.ron"));
+    Preset::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The default material with tethers off, for scenarios that measure elastic extension under
+/// pins: tethers are an inextensibility limit and would cap the extension under test.
+pub fn untethered() -> Material {
+    Material {
+        tethers: false,
+        ..Material::default()
+    }
+}
+
 /// A two-particle pendulum: a pinned anchor at `anchor` and a free particle of `mass` kg at
 /// `anchor + offset`, joined by one distance constraint (id 0) of rest length |offset| and
-/// fixed compliance `alpha` (m/N). With the default material `alpha` is used unchanged.
-pub fn pendulum(anchor: Vec3, offset: Vec3, mass: f32, alpha: f32) -> Cloth {
+/// fixed compliance `alpha` (m/N), built with `material` (whose scale and multipliers are 1 in
+/// the default material, so `alpha` is then used unchanged).
+pub fn pendulum(anchor: Vec3, offset: Vec3, mass: f32, alpha: f32, material: &Material) -> Cloth {
     let mut b = ModelBuilder::new();
     let a = b.add_particle(anchor, 0.0);
     b.set_pinned(a, true);
     let p = b.add_particle(anchor + offset, mass);
     b.add_distance(a, p, EdgeKind::Stretch, Compliance::Fixed(alpha));
-    Cloth::new(b.build().expect("valid pendulum"), &Material::default(), Vec::new()).expect("valid cloth")
+    Cloth::new(b.build().expect("valid pendulum"), material, Vec::new()).expect("valid cloth")
+}
+
+/// One free 1 kg particle at `position` among `colliders`, with the default material.
+pub fn single_particle(position: Vec3, colliders: Vec<Collider>) -> Cloth {
+    let mut b = ModelBuilder::new();
+    b.add_particle(position, 1.0);
+    Cloth::new(b.build().expect("valid particle"), &Material::default(), colliders).expect("valid cloth")
+}
+
+/// Exact signed distance (m, negative inside) of `x` to `collider`, in f64 from the shape's
+/// definition, independent of the engine's own (f32) distance functions.
+pub fn signed_distance(collider: &Collider, x: DVec3) -> f64 {
+    match collider {
+        Collider::Ground { height } => x.y - *height as f64,
+        Collider::Sphere { center, radius } => (x - center.as_dvec3()).length() - *radius as f64,
+        Collider::Capsule { a, b, radius } => {
+            let (a, b) = (a.as_dvec3(), b.as_dvec3());
+            let t = ((x - a).dot(b - a) / (b - a).length_squared()).clamp(0.0, 1.0);
+            (x - (a + t * (b - a))).length() - *radius as f64
+        }
+        Collider::Box {
+            center,
+            half_extents,
+            rotation_degrees,
+        } => {
+            let r = rotation_degrees.as_dvec3() * (std::f64::consts::PI / 180.0);
+            let rotation = DQuat::from_euler(glam::EulerRot::XYZ, r.x, r.y, r.z);
+            let local = rotation.inverse() * (x - center.as_dvec3());
+            let q = local.abs() - half_extents.as_dvec3();
+            q.max(DVec3::ZERO).length() + q.max_element().min(0.0)
+        }
+    }
 }
 
 /// Everything observable about the particle state, for "nothing changed" assertions.

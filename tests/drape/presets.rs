@@ -7,11 +7,7 @@ use std::path::{Path, PathBuf};
 use drape::preset::{Preset, PresetError};
 use drape::sim::{Cloth, Collider, PinMode};
 
-use crate::common::{all_finite, run, snapshot};
-
-fn presets_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("presets")
-}
+use crate::common::{all_finite, load_preset, presets_dir, run, snapshot};
 
 /// Every `*.ron` file in `presets/`, sorted.
 fn shipped_presets() -> Vec<PathBuf> {
@@ -22,11 +18,6 @@ fn shipped_presets() -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
-}
-
-fn load(name: &str) -> Preset {
-    let path = presets_dir().join(format!("{name}.ron"));
-    Preset::load(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
@@ -117,13 +108,13 @@ fn an_empty_preset_is_all_defaults() {
 #[test]
 fn material_presets_are_ordered_like_real_fabrics() {
     let names = ["silk", "cotton", "leather", "denim", "rubber"];
-    let materials: Vec<_> = names.iter().map(|n| (*n, load(n).material)).collect();
+    let materials: Vec<_> = names.iter().map(|n| (*n, load_preset(n).material)).collect();
     for pair in materials.windows(2) {
         let ((a, ma), (b, mb)) = (&pair[0], &pair[1]);
         assert!(ma.areal_density < mb.areal_density, "areal density: {a} should be lighter than {b}");
     }
     let bending = ["silk", "cotton", "denim", "rubber", "leather"];
-    let rigidity: Vec<(&str, f32)> = bending.iter().map(|n| (*n, load(n).material.bending_rigidity())).collect();
+    let rigidity: Vec<(&str, f32)> = bending.iter().map(|n| (*n, load_preset(n).material.bending_rigidity())).collect();
     for pair in rigidity.windows(2) {
         assert!(
             pair[0].1 < pair[1].1,
@@ -142,7 +133,7 @@ fn material_presets_are_ordered_like_real_fabrics() {
 
 #[test]
 fn sphere_drape_settles_on_the_sphere() {
-    let preset = load("sphere_drape");
+    let preset = load_preset("sphere_drape");
     let Some(&Collider::Sphere { center, radius }) = preset.colliders.iter().find(|c| matches!(c, Collider::Sphere { .. })) else {
         panic!("sphere_drape needs a sphere");
     };
@@ -160,7 +151,7 @@ fn sphere_drape_settles_on_the_sphere() {
 
 #[test]
 fn hammock_sags_between_its_pinned_edges() {
-    let preset = load("hammock");
+    let preset = load_preset("hammock");
     let mut cloth = preset.build().unwrap();
     let pinned_y = preset.cloth.origin.y;
     let before = snapshot(&cloth);
@@ -297,7 +288,7 @@ fn an_invalid_value_is_located_at_its_own_field() {
 
 #[test]
 fn loading_a_broken_file_leaves_the_running_scene_untouched() {
-    let mut current = load("default");
+    let mut current = load_preset("default");
     let mut cloth: Cloth = current.build().unwrap();
     run(&mut cloth, &current.solver, &current.material, 30);
     let before = snapshot(&cloth);

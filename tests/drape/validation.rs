@@ -4,10 +4,10 @@
 
 use drape::sim::constraints::bend::{dihedral_angle, dihedral_gradients};
 use drape::sim::{Cloth, Collider, Compliance, EdgeKind, GridSpec, Material, ModelBuilder, Orientation, PinMode, SolverParams};
-use glam::{DQuat, DVec3, Quat, Vec3};
+use glam::{Quat, Vec3};
 use proptest::prelude::*;
 
-use crate::common::{assert_close, pendulum, run, validation_params, G};
+use crate::common::{assert_close, pendulum, run, signed_distance, single_particle, untethered, validation_params, G};
 
 /// Frame step of every scenario, s.
 const DT: f32 = 1.0 / 60.0;
@@ -24,8 +24,15 @@ const V1_SETTINGS: [(u32, u32); 4] = [(1, 1), (1, 5), (10, 1), (4, 5)];
 /// The V1 pendulum. The anchor sits at (0, L0, 0) so the mass hangs next to the origin where
 /// f32 positions are finest: at |y| ≈ 1 the position quantum (1.2e-7 m) divided by h would
 /// feed velocity noise of the order of the 1e-4 tolerance into the slowly damped oscillator.
+/// Untethered, stepped with [`untethered`]: a tether would cap the elastic extension V1 measures.
 fn hanging_mass() -> Cloth {
-    pendulum(Vec3::new(0.0, V1_REST, 0.0), Vec3::new(0.0, -V1_REST, 0.0), V1_MASS, V1_ALPHA)
+    pendulum(
+        Vec3::new(0.0, V1_REST, 0.0),
+        Vec3::new(0.0, -V1_REST, 0.0),
+        V1_MASS,
+        V1_ALPHA,
+        &untethered(),
+    )
 }
 
 /// Extension of the V1 constraint (anchor at (0, L0, 0)), m.
@@ -44,7 +51,7 @@ fn v1_hanging_mass_stays_at_equilibrium_with_tension_mg() {
         let params = validation_params(DT, substeps, iterations);
         let h = params.substep_dt();
         for frame in 0..600 {
-            cloth.step(&params, &Material::default()).unwrap();
+            cloth.step(&params, &untethered()).unwrap();
             let what = format!("S={substeps} n_it={iterations} frame {frame}");
             assert_close(&format!("{what}: extension"), hanging_extension(&cloth), expected, 1e-4 * expected);
             let tension = cloth.tension(0, h).unwrap() as f64;
@@ -65,7 +72,7 @@ fn v1_hanging_mass_converges_from_rest_length() {
         let h = params.substep_dt() as f64;
         let per_substep = -0.5 * (1.0 + h * h / (V1_MASS * V1_ALPHA) as f64).ln();
         let frames = ((1e-6f64).ln() / (per_substep * substeps as f64)).ceil() as u32;
-        run(&mut cloth, &params, &Material::default(), frames);
+        run(&mut cloth, &params, &untethered(), frames);
         let what = format!("S={substeps} n_it={iterations} after {frames} frames: extension");
         assert_close(&what, hanging_extension(&cloth), expected, 1e-4 * expected);
     }
@@ -90,7 +97,8 @@ fn backward_euler_oscillator(e0: f64, h: f64, m: f64, alpha: f64, beta: f64, ste
 
 /// x-coordinates minus rest length of the oscillator at the end of every frame.
 fn xpbd_oscillator(substeps: u32, iterations: u32, beta: f32, frames: usize) -> (f32, Vec<f64>) {
-    let mut cloth = pendulum(Vec3::ZERO, Vec3::X, 1.0, 1e-3);
+    // Tethers off: the oscillator starts stretched by half its length, which a tether forbids.
+    let mut cloth = pendulum(Vec3::ZERO, Vec3::X, 1.0, 1e-3, &untethered());
     cloth.set_state(1, Vec3::new(1.5, 0.0, 0.0), Vec3::ZERO).unwrap();
     let params = SolverParams {
         gravity: Vec3::ZERO,
@@ -99,7 +107,7 @@ fn xpbd_oscillator(substeps: u32, iterations: u32, beta: f32, frames: usize) -> 
     };
     let trace = (0..frames)
         .map(|_| {
-            cloth.step(&params, &Material::default()).unwrap();
+            cloth.step(&params, &untethered()).unwrap();
             cloth.particles().position(1).x as f64 - 1.0
         })
         .collect();
@@ -147,7 +155,8 @@ const CHAIN_REST: f32 = 0.1;
 const CHAIN_ALPHA: f32 = 1e-4;
 
 /// A pinned anchor at the origin with `CHAIN_N` 1 kg particles below it, constraint j joining
-/// particles j and j + 1.
+/// particles j and j + 1. Untethered (stepped with [`untethered`]): tethers would cap the
+/// elastic extension V3 measures.
 fn chain() -> Cloth {
     let mut b = ModelBuilder::new();
     let anchor = b.add_particle(Vec3::ZERO, 0.0);
@@ -156,7 +165,7 @@ fn chain() -> Cloth {
         let p = b.add_particle(Vec3::new(0.0, -CHAIN_REST * i as f32, 0.0), 1.0);
         b.add_distance(p - 1, p, EdgeKind::Stretch, Compliance::Fixed(CHAIN_ALPHA));
     }
-    Cloth::new(b.build().unwrap(), &Material::default(), Vec::new()).unwrap()
+    Cloth::new(b.build().unwrap(), &untethered(), Vec::new()).unwrap()
 }
 
 /// Places the chain at its analytic equilibrium: segment j (1-based from the top) carries the
@@ -185,7 +194,7 @@ fn v3_compliant_chain_converged_extension_and_top_tension() {
         let mut cloth = chain();
         place_chain_at_equilibrium(&mut cloth);
         let params = validation_params(DT, substeps, iterations);
-        run(&mut cloth, &params, &Material::default(), 600);
+        run(&mut cloth, &params, &untethered(), 600);
         let what = format!("S={substeps} n_it={iterations}");
         // 5e-4 relative: the f32 floor. Near equilibrium a link's correction is its error times
         // w/(w + α̃); once that is below half an ulp of |y| ≈ 2 m it rounds away, so each of the
@@ -220,7 +229,7 @@ fn v3_compliant_chain_one_sweep_excess_is_bounded_by_g_h2_n2() {
         let (frames, settle) = (900, 60);
         let mut sum = 0.0;
         for frame in 0..frames {
-            cloth.step(&params, &Material::default()).unwrap();
+            cloth.step(&params, &untethered()).unwrap();
             let excess = chain_extension(&cloth) - expected;
             assert!(
                 (-bound..=2.0 * bound).contains(&excess),
@@ -255,6 +264,8 @@ fn sheet_material() -> Material {
     Material {
         youngs_modulus: 4e4,
         thickness: 5e-4,
+        // Tethers are an inextensibility limit; V4 measures elastic extension under pins.
+        tethers: false,
         ..Material::default()
     }
 }
@@ -360,31 +371,6 @@ fn v4_hanging_sheet_settles_at_the_youngs_modulus_displacement() {
 
 const THICKNESS: f32 = 0.01;
 
-/// Exact signed distance (m, negative inside) of `x` to `collider`, in f64 from the shape's
-/// definition, independent of the engine's own (f32) distance functions.
-fn signed_distance(collider: &Collider, x: DVec3) -> f64 {
-    match collider {
-        Collider::Ground { height } => x.y - *height as f64,
-        Collider::Sphere { center, radius } => (x - center.as_dvec3()).length() - *radius as f64,
-        Collider::Capsule { a, b, radius } => {
-            let (a, b) = (a.as_dvec3(), b.as_dvec3());
-            let t = ((x - a).dot(b - a) / (b - a).length_squared()).clamp(0.0, 1.0);
-            (x - (a + t * (b - a))).length() - *radius as f64
-        }
-        Collider::Box {
-            center,
-            half_extents,
-            rotation_degrees,
-        } => {
-            let r = rotation_degrees.as_dvec3() * (std::f64::consts::PI / 180.0);
-            let rotation = DQuat::from_euler(glam::EulerRot::XYZ, r.x, r.y, r.z);
-            let local = rotation.inverse() * (x - center.as_dvec3());
-            let q = local.abs() - half_extents.as_dvec3();
-            q.max(DVec3::ZERO).length() + q.max_element().min(0.0)
-        }
-    }
-}
-
 /// Penetration of `x` into the `thickness` shell of `collider` beyond the allowed 1e-4 of the
 /// thickness (m; ≤ 0 means fine).
 fn shell_violation(collider: &Collider, x: Vec3, thickness: f32) -> f64 {
@@ -477,12 +463,6 @@ fn v5_box_and_capsule_are_never_penetrated() {
             .any(|x| signed_distance(collider, x.as_dvec3()) < (params.collision_thickness + 1e-3) as f64);
         assert!(touching, "nothing rests on {collider:?}");
     }
-}
-
-fn single_particle(position: Vec3, colliders: Vec<Collider>) -> Cloth {
-    let mut b = ModelBuilder::new();
-    b.add_particle(position, 1.0);
-    Cloth::new(b.build().unwrap(), &Material::default(), colliders).unwrap()
 }
 
 #[test]
@@ -675,7 +655,7 @@ fn v8_constraint_damping_keeps_the_hanging_mass_equilibrium() {
                 constraint_damping: beta,
                 ..validation_params(DT, substeps, iterations)
             };
-            run(&mut cloth, &params, &Material::default(), 1200);
+            run(&mut cloth, &params, &untethered(), 1200);
             let what = format!("β={beta} S={substeps} n_it={iterations}: extension");
             assert_close(&what, hanging_extension(&cloth), expected, 1e-4 * expected);
         }
@@ -686,7 +666,7 @@ fn v8_constraint_damping_keeps_the_hanging_mass_equilibrium() {
 fn v8_constraint_damping_has_no_effect_on_rigid_constraints() {
     // α = 0 makes γ = αβ/h = 0: a swinging rigid pendulum must not notice β.
     let trace = |beta: f32| {
-        let mut cloth = pendulum(Vec3::ZERO, Vec3::new(0.8, -0.6, 0.0), 1.0, 0.0);
+        let mut cloth = pendulum(Vec3::ZERO, Vec3::new(0.8, -0.6, 0.0), 1.0, 0.0, &Material::default());
         let params = SolverParams {
             constraint_damping: beta,
             ..validation_params(DT, 10, 2)
@@ -956,6 +936,8 @@ fn material_compliance_reaches_the_solver() {
         thickness: 1e-3, // E t = 200 N/m
         compliance_scale: 3.0,
         stretch_stiffness: 2.0,
+        // Tethers are an inextensibility limit; this measures elastic extension under pins.
+        tethers: false,
         ..Material::default()
     };
     let mut b = ModelBuilder::new();
