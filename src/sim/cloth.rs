@@ -199,8 +199,9 @@ impl Cloth {
             constants: SubstepConstants {
                 inv_h2: 1.0 / (h * h),
                 damping_over_h: params.constraint_damping / h,
-                // Bending shares the stretch's retardation time τ = β α_unit (see hinge.rs).
-                bend_gamma: params.constraint_damping * self.applied.stretch_compliance_factor() / h,
+                // Bending shares the stretch's retardation time τ = β α_unit, measured over the
+                // frame (see hinge.rs).
+                bend_gamma: params.constraint_damping * self.applied.stretch_compliance_factor() / params.dt,
             },
             contact: ContactSettings {
                 thickness: params.collision_thickness,

@@ -137,7 +137,7 @@ impl Frame<'_> {
                     }
                 });
                 for g in (0..self.hinge_phases).flat_map(|phase| parts.clone().map(move |part| phase * PARTS + part)) {
-                    self.solve_hinge_units(g, &mut pipeline, first);
+                    self.solve_hinge_units(g, &mut pipeline, first, first && substep == 0);
                 }
                 pipeline.unit(waits[pass::COPY_OUT], || {
                     if let Some(copy) = self.hinge_copy {
@@ -148,7 +148,7 @@ impl Frame<'_> {
                     barrier.wait(parties);
                     if t == 0 {
                         self.solve_distances(self.distance_phases * PARTS, first);
-                        self.solve_hinge_group(self.hinge_phases * PARTS, first);
+                        self.solve_hinge_group(self.hinge_phases * PARTS, first, first && substep == 0);
                     }
                     barrier.wait(parties);
                 }
@@ -182,13 +182,13 @@ impl Frame<'_> {
 
     /// Phase part `g`'s hinge units (chunks of a colour) in order, each after the other
     /// thread's units it waits for; on the `[x, y, z, w]` copy when there is one.
-    unsafe fn solve_hinge_units(&self, g: usize, pipeline: &mut Pipeline, first: bool) {
+    unsafe fn solve_hinge_units(&self, g: usize, pipeline: &mut Pipeline, first: bool, refresh: bool) {
         let k = self.settings.constants;
         let group = &mut *self.hinges.add(g);
         for (batch, &wait) in group.batches.iter_mut().zip(&group.waits) {
             pipeline.unit(wait, || match self.hinge_copy {
-                Some(copy) => hinge::project_raw_aos(self.kernel, copy, self.prev, batch, k, first),
-                None => hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first),
+                Some(copy) => hinge::project_raw_aos(self.kernel, copy, self.prev, batch, k, first, refresh),
+                None => hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first, refresh),
             });
         }
     }
@@ -202,13 +202,13 @@ impl Frame<'_> {
     }
 
     /// Group `g`'s hinge batches in order on `pos` (a tail group's serial batch one at a time).
-    unsafe fn solve_hinge_group(&self, g: usize, first: bool) {
+    unsafe fn solve_hinge_group(&self, g: usize, first: bool, refresh: bool) {
         let k = self.settings.constants;
         let group = &mut *self.hinges.add(g);
         for batch in &mut group.batches {
-            hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first);
+            hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first, refresh);
         }
-        hinge::project_raw(Kernel::Scalar, self.pos, self.prev, &mut group.tail, k, first);
+        hinge::project_raw(Kernel::Scalar, self.pos, self.prev, &mut group.tail, k, first, refresh);
     }
 
     /// Start of a substep: finish the previous substep's velocity (`finish`, fused here to

@@ -186,18 +186,18 @@ pub(crate) unsafe fn with_damping(
     first: bool,
     solve: impl FnOnce(&mut [DistanceBatch]),
 ) {
-    let damped: Vec<bool> = batches.iter().map(|b| b.is_damped(k)).collect();
-    if !damped.contains(&true) {
+    if !batches.iter().any(|b| b.is_damped(k)) {
         return solve(batches);
     }
-    for (batch, _) in batches.iter_mut().zip(&damped).filter(|(_, &d)| d) {
+    for batch in batches.iter_mut().filter(|b| b.is_damped(k)) {
         if first {
             batch.prepare_damping(prev, k);
         }
         batch.swap_damped();
     }
     solve(batches);
-    for (batch, _) in batches.iter_mut().zip(&damped).filter(|(_, &d)| d) {
+    // Swapped in, the effective compliances are positive exactly where the real ones are.
+    for batch in batches.iter_mut().filter(|b| b.is_damped(k)) {
         batch.swap_damped();
     }
 }

@@ -8,9 +8,13 @@
 //! stretch: τ = β α_unit, α_unit = 1/(E t) (scaled like the stretch compliance), the time in
 //! which the viscous stress β ε̇ equals the elastic one; γ = τ/h for every hinge
 //! ([`SubstepConstants::bend_gamma`]). As for the distances (see [`super::distance`]) the damped
-//! update is the undamped one with the effective rest angle θ0' = θ0 + γ/(1 + γ) (θ_prev − θ0)
-//! and compliance α/(1 + γ), θ_prev the angle at the substep's start, computed once per substep
-//! ([`HingeBatch::prepare_damping`]); rigid hinges (α = 0) are not damped.
+//! update is the undamped one with the effective rest angle θ0' = θ0 + γ/(1 + γ) (θ_start − θ0)
+//! and compliance α/(1 + γ) ([`HingeBatch::prepare_damping`]); rigid hinges (α = 0) are not
+//! damped. Evaluating θ_start costs a scalar dihedral angle per hinge, three times the vector
+//! projection, so bending is damped over the *frame*: θ_start is the angle at the frame's
+//! start and γ = τ/Δt. At the frame's end the hinge's moment is then
+//! ((θ − θ0) + τ (θ − θ_start)/Δt)/α, the Kelvin–Voigt law with the angular rate measured over
+//! the frame (backward Euler at the frame step, so unconditionally stable).
 
 use super::bend::{dihedral_gradients, wrap_angle, DEGENERATE};
 use std::ops::Range;
@@ -106,7 +110,7 @@ impl HingeBatch {
         k.bend_gamma > 0.0 && self.compliance.iter().any(|&alpha| alpha > 0.0)
     }
 
-    /// Computes the effective rest angles and compliances of damping from the substep's start
+    /// Computes the effective rest angles and compliances of damping from the frame's start
     /// positions `prev` (a hinge degenerate there keeps its rest angle).
     ///
     /// # Safety
@@ -136,15 +140,15 @@ impl HingeBatch {
 }
 
 /// Runs `solve` on `batch` with constraint damping folded into its rest angles and compliances,
-/// computed on the first sweep of a substep (`first`).
+/// computed from `prev` when `refresh` is set (the first sweep of a frame).
 ///
 /// # Safety
 /// As [`project_raw`].
-unsafe fn with_damping(batch: &mut HingeBatch, prev: VecPtr, k: SubstepConstants, first: bool, solve: impl FnOnce(&mut HingeBatch)) {
+unsafe fn with_damping(batch: &mut HingeBatch, prev: VecPtr, k: SubstepConstants, refresh: bool, solve: impl FnOnce(&mut HingeBatch)) {
     if !batch.is_damped(k) {
         return solve(batch);
     }
-    if first {
+    if refresh {
         batch.prepare_damping(prev, k);
     }
     batch.swap_damped();
@@ -175,7 +179,7 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
         );
     }
     // SAFETY: indices and disjointness checked above; the slices are borrowed exclusively.
-    unsafe { project_raw(kernel, pos.raw(), prev.read_only(), batch, k, first) }
+    unsafe { project_raw(kernel, pos.raw(), prev.read_only(), batch, k, first, first) }
 }
 
 /// Projects every hinge of `batch` once on raw particle arrays with `kernel` (the vector kernel
@@ -186,8 +190,16 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
 /// Every particle index in `batch` must be in bounds of `pos` and `prev`, no other thread may
 /// touch those particles during the call, `kernel` must be supported by this CPU, and unless
 /// it is [`Kernel::Scalar`] no two hinges of the batch may share a particle.
-pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
-    with_damping(batch, prev, k, first, |batch| {
+pub(crate) unsafe fn project_raw(
+    kernel: Kernel,
+    pos: PosPtr,
+    prev: VecPtr,
+    batch: &mut HingeBatch,
+    k: SubstepConstants,
+    first: bool,
+    refresh_damping: bool,
+) {
+    with_damping(batch, prev, k, refresh_damping, |batch| {
         #[cfg(target_arch = "x86_64")]
         if vector_kernel_applies(kernel) {
             return vector::project(kernel, pos, batch, k.inv_h2, first);
@@ -207,8 +219,16 @@ pub(crate) fn vector_kernel_applies(kernel: Kernel) -> bool {
 ///
 /// # Safety
 /// As [`project_raw`], with every index in bounds of `pos`.
-pub(crate) unsafe fn project_raw_aos(kernel: Kernel, pos: AosPtr, prev: VecPtr, batch: &mut HingeBatch, k: SubstepConstants, first: bool) {
-    with_damping(batch, prev, k, first, |batch| {
+pub(crate) unsafe fn project_raw_aos(
+    kernel: Kernel,
+    pos: AosPtr,
+    prev: VecPtr,
+    batch: &mut HingeBatch,
+    k: SubstepConstants,
+    first: bool,
+    refresh_damping: bool,
+) {
+    with_damping(batch, prev, k, refresh_damping, |batch| {
         #[cfg(target_arch = "x86_64")]
         if vector_kernel_applies(kernel) {
             return vector::project(kernel, pos, batch, k.inv_h2, first);
@@ -714,8 +734,8 @@ mod tests {
             }
             for first in [true, false] {
                 match on_copy {
-                    true => project_raw_aos(kernel, copy, prev.read_only(), &mut b, k, first),
-                    false => project_raw(kernel, p.raw(), prev.read_only(), &mut b, k, first),
+                    true => project_raw_aos(kernel, copy, prev.read_only(), &mut b, k, first, first),
+                    false => project_raw(kernel, p.raw(), prev.read_only(), &mut b, k, first, first),
                 }
             }
             if on_copy {
