@@ -510,7 +510,7 @@ fn compact_stats(state: &AppState, times: &FrameTimes) -> String {
 fn phase_rows(ui: &mut Ui, phases: &PhaseTimes, upload_ms: f64) {
     ui.label("time per phase (ms)")
         .on_hover_text("Where the last step's wall time went, and the mesh upload of the last frame");
-    egui::Grid::new("phases").num_columns(3).show(ui, |ui| {
+    egui::Grid::new("phases").num_columns(2).show(ui, |ui| {
         let cells = [
             (
                 "predict",
@@ -525,7 +525,7 @@ fn phase_rows(ui: &mut Ui, phases: &PhaseTimes, upload_ms: f64) {
         ];
         for (k, (name, ms, tip)) in cells.into_iter().enumerate() {
             ui.label(format!("{name} {ms:.2}")).on_hover_text(tip);
-            if k % 3 == 2 {
+            if k % 2 == 1 {
                 ui.end_row();
             }
         }
@@ -627,7 +627,9 @@ fn slider<N: egui::emath::Numeric>(ui: &mut Ui, value: &mut N, range: std::ops::
 
 /// A logarithmic slider over `range` (see [`super::widgets`]): the rail spans the range, the
 /// value box drags at a fixed number of pixels per decade and takes typed values such as
-/// "5 MPa". With a `unit` the value is shown with an SI prefix.
+/// "5 MPa", applied when the edit ends (Enter, Tab or a click elsewhere) — applying each
+/// keystroke would run the cloth at "5 Pa" while "5 MPa" is being typed. With a `unit` the
+/// value is shown with an SI prefix.
 fn log_slider(ui: &mut Ui, value: &mut f32, range: LogRange, label: &str, unit: Option<&'static str>, tip: &str) {
     let mut exponent = LogRange::exponent(*value as f64);
     let before = exponent;
@@ -635,13 +637,25 @@ fn log_slider(ui: &mut Ui, value: &mut f32, range: LogRange, label: &str, unit: 
         Some(unit) => si(LogRange::value(x), unit),
         None => format!("{}", LogRange::value(x)),
     };
-    let slider = egui::Slider::new(&mut exponent, range.exponents())
-        .text(label)
-        .clamping(egui::SliderClamping::Edits)
-        .drag_value_speed(LogRange::drag_speed())
-        .custom_formatter(move |x, _| format(x))
-        .custom_parser(|text| parse_si(text).filter(|v| *v > 0.0).map(LogRange::exponent));
-    ui.add(slider).on_hover_text(tip);
+    ui.horizontal(|ui| {
+        ui.add(
+            egui::Slider::new(&mut exponent, range.exponents())
+                .show_value(false)
+                .clamping(egui::SliderClamping::Edits),
+        )
+        .on_hover_text(tip);
+        ui.add(
+            egui::DragValue::new(&mut exponent)
+                .range(range.exponents())
+                .clamp_existing_to_range(false)
+                .speed(LogRange::drag_speed())
+                .update_while_editing(false)
+                .custom_formatter(move |x, _| format(x))
+                .custom_parser(|text| parse_si(text).filter(|v| *v > 0.0).map(LogRange::exponent)),
+        )
+        .on_hover_text(tip);
+        ui.label(label).on_hover_text(tip);
+    });
     if exponent != before {
         *value = LogRange::value(exponent) as f32;
     }
