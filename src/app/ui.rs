@@ -543,7 +543,7 @@ fn section(ui: &mut Ui, title: &str, open: &mut bool, body: impl FnOnce(&mut Ui)
 fn status_bar(ui: &mut Ui, state: &AppState, times: &FrameTimes) {
     ui.horizontal_centered(|ui| {
         if let Some((frames, folder)) = &times.recording {
-            ui.label(RichText::new(format!("● REC {frames} frames → {folder}/")).color(Color32::from_rgb(235, 80, 70)))
+            ui.label(RichText::new(format!("REC {frames} frames in {folder}/")).color(Color32::from_rgb(235, 80, 70)))
                 .on_hover_text("F9 stops the recording");
             ui.separator();
         }
