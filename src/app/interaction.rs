@@ -1,7 +1,9 @@
 //! Mouse gestures: grab / drag / throw / pin on the cloth, and orbit / pan / zoom of the
 //! camera. A gesture starts on a button press outside the egui panels and lasts until that
 //! button is released, so a slider drag never reaches the cloth and a cloth drag that wanders
-//! over a panel keeps going.
+//! over a panel keeps going. A left press on the cloth grabs, on the background it orbits (pans
+//! with Shift); between gestures the particle a press would grab is reported for a highlight,
+//! and the wheel zooms toward the point under the cursor.
 //!
 //! While a particle is held it follows the cursor on the camera-facing plane through the point
 //! where it was grabbed: the target is where the cursor ray meets that plane. On release it is

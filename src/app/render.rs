@@ -317,24 +317,8 @@ impl Renderer {
         self.key = Some(key);
         let n = cloth.particles().len();
         self.chunks = chunk_triangles(cloth.triangles(), n, CHUNK_VERTICES, CHUNK_INDICES);
-        self.meshes = self
-            .chunks
-            .iter()
-            .map(|c| Mesh {
-                vertices: Vec::with_capacity(c.globals.len()),
-                indices: c.indices.clone(),
-                texture: None,
-            })
-            .collect();
-        self.shadows = self
-            .chunks
-            .iter()
-            .map(|c| Mesh {
-                vertices: Vec::with_capacity(c.globals.len()),
-                indices: c.indices.clone(),
-                texture: None,
-            })
-            .collect();
+        self.meshes = chunk_meshes(&self.chunks);
+        self.shadows = chunk_meshes(&self.chunks);
         self.edges = unique_edges(cloth.triangles());
         self.solids = cloth.colliders().iter().filter_map(collider_mesh).collect();
         let ground = cloth.colliders().iter().find_map(|c| match c {
@@ -494,6 +478,18 @@ impl Renderer {
         }
         self.shadows.iter().for_each(draw_mesh);
     }
+}
+
+/// One mesh per chunk with its indices and room for its vertices (filled every frame).
+fn chunk_meshes(chunks: &[Chunk]) -> Vec<Mesh> {
+    chunks
+        .iter()
+        .map(|c| Mesh {
+            vertices: Vec::with_capacity(c.globals.len()),
+            indices: c.indices.clone(),
+            texture: None,
+        })
+        .collect()
 }
 
 /// `p` moved toward `eye` by [`WIRE_LIFT`] of the distance: the same pixel, nearer the eye.
