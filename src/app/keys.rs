@@ -83,6 +83,16 @@ impl KeyRoute {
     }
 }
 
+/// Runs one egui pass `show` and returns who owned the keyboard around it.
+pub fn route_around(ctx: &egui_macroquad::egui::Context, show: impl FnOnce(&egui_macroquad::egui::Context)) -> KeyRoute {
+    let focused_before = ctx.memory(|m| m.focused().is_some());
+    show(ctx);
+    KeyRoute {
+        focused_before,
+        wants_keyboard_after: ctx.wants_keyboard_input(),
+    }
+}
+
 /// The shortcuts fired by the keys `pressed` this frame (with Shift as given), or none when
 /// the keyboard belongs to a text field.
 pub fn fired(route: KeyRoute, pressed: impl Fn(KeyCode) -> bool, shift: bool) -> Vec<Shortcut> {
@@ -154,6 +164,85 @@ mod tests {
             fired_by(free, "5 MPa"),
             [Shortcut::RunPause, Shortcut::HeatMap, Shortcut::Particles]
         );
+    }
+
+    /// The same scenario through a real egui context, as the app runs it: a click on a
+    /// number field (with no hover before it, as xdotool sends it), a key in the click's
+    /// frame, then the keys of "5 MPa" and Enter. No frame with a key may route
+    /// it to the shortcuts, and the typed value must land.
+    #[test]
+    fn in_egui_a_click_then_typing_5_mpa_keeps_every_key_in_the_field() {
+        use egui_macroquad::egui::{self, Event, Key, Modifiers, PointerButton, Pos2, RawInput, Rect};
+        let ctx = egui::Context::default();
+        let mut modulus = 1.0e6f64;
+        let frame = |events: Vec<Event>, modulus: &mut f64| {
+            let input = RawInput {
+                screen_rect: Some(Rect::from_min_size(Pos2::ZERO, egui::vec2(400.0, 300.0))),
+                events,
+                ..RawInput::default()
+            };
+            let (mut route, mut field) = (KeyRoute::default(), Rect::NOTHING);
+            let _ = ctx.run(input, |ctx| {
+                route = route_around(ctx, |ctx| {
+                    egui::CentralPanel::default().show(ctx, |ui| {
+                        let value = egui::DragValue::new(modulus)
+                            .update_while_editing(false)
+                            .custom_formatter(|v, _| crate::app::widgets::si(v, "Pa"))
+                            .custom_parser(crate::app::widgets::parse_si);
+                        field = ui.add(value).rect;
+                    });
+                });
+            });
+            (route, field)
+        };
+        let key = |key: Key, pressed: bool| Event::Key {
+            key,
+            physical_key: None,
+            pressed,
+            repeat: false,
+            modifiers: Modifiers::NONE,
+        };
+        let typed = |c: &str, k: Key| vec![key(k, true), Event::Text(c.into()), key(k, false)];
+        let at = frame(Vec::new(), &mut modulus).1.center(); // lay out
+        let button = |pressed| Event::PointerButton {
+            pos: at,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        };
+        // The field opens for editing only in the frame after the click, so a key typed with
+        // the click is lost (but must not fire a shortcut either); then select all, type.
+        let mut frames = vec![
+            vec![button(true)],
+            [vec![button(false)], typed("p", Key::P)].concat(),
+            typed("5", Key::Num5),
+            typed(" ", Key::Space),
+            typed("M", Key::M),
+            typed("P", Key::P),
+            typed("a", Key::A),
+            vec![key(Key::Enter, true), key(Key::Enter, false)],
+        ];
+        // Select the shown text first so the typed value replaces it.
+        let select_all = |pressed| Event::Key {
+            key: Key::A,
+            physical_key: None,
+            pressed,
+            repeat: false,
+            modifiers: Modifiers::COMMAND,
+        };
+        frames.insert(2, vec![select_all(true), select_all(false)]);
+        for (n, events) in frames.into_iter().enumerate() {
+            let has_keys = events.iter().any(|e| matches!(e, Event::Key { .. }));
+            let (route, _) = frame(events, &mut modulus);
+            assert!(
+                !(has_keys && route.to_shortcuts()),
+                "frame {n}: keys reached the shortcuts ({route:?})"
+            );
+        }
+        frame(Vec::new(), &mut modulus);
+        assert_eq!(modulus, 5.0e6, "the typed value was applied");
+        let (free, _) = frame(typed("p", Key::P), &mut modulus);
+        assert!(free.to_shortcuts(), "with no field in edit, keys are shortcuts again");
     }
 
     #[test]

@@ -279,10 +279,10 @@ impl App {
         let mut pointer_on_ui = false;
         let mut route = KeyRoute::default();
         egui_macroquad::ui(|ctx| {
-            route.focused_before = ctx.memory(|m| m.focused().is_some());
-            actions = self.panels.show(ctx, &mut self.state, &self.times, &mut requests);
+            route = keys::route_around(ctx, |ctx| {
+                actions = self.panels.show(ctx, &mut self.state, &self.times, &mut requests);
+            });
             pointer_on_ui = ctx.wants_pointer_input() || ctx.is_pointer_over_area();
-            route.wants_keyboard_after = ctx.wants_keyboard_input();
             // What the panels leave free is the 3D viewport.
             let free = ctx.available_rect();
             let scale = ctx.pixels_per_point();
