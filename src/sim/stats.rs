@@ -121,3 +121,34 @@ impl StepStats {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::{Cloth, Collider, GridSpec, Material, SolverParams};
+
+    /// The phases are disjoint slices of the step, so they never add up to more than it, and
+    /// a cloth with stretch edges and hinges spends time in both.
+    #[test]
+    fn phase_times_are_slices_of_the_step() {
+        let spec = GridSpec {
+            columns: 24,
+            rows: 24,
+            ..GridSpec::default()
+        };
+        let material = Material::default();
+        let mut cloth = Cloth::new(spec.build().unwrap(), &material, vec![Collider::Ground { height: 0.0 }]).unwrap();
+        let params = SolverParams {
+            threads: 1,
+            ..SolverParams::default()
+        };
+        for _ in 0..3 {
+            let stats = cloth.step(&params, &material).unwrap().clone();
+            let p = stats.phases;
+            let parts = [p.predict_ms, p.distances_ms, p.hinges_ms, p.contacts_ms, p.tearing_ms];
+            assert!(parts.iter().all(|t| t.is_finite() && *t >= 0.0), "{p:?}");
+            assert!(p.distances_ms > 0.0 && p.hinges_ms > 0.0, "{p:?}");
+            let sum: f64 = parts.iter().sum();
+            assert!(sum <= stats.step_ms, "{sum} ms of phases in a {} ms step", stats.step_ms);
+        }
+    }
+}
