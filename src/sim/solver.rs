@@ -35,8 +35,8 @@ use super::constraints::{pass, Group, SweepPlan, PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::{Progress, SpinBarrier};
 use super::particles::{xyz, AosPtr, PosPtr, VecPtr};
-use super::tethers::Tethers;
 use super::stats::{PhaseClock, PhaseTimes};
+use super::tethers::Tethers;
 
 /// Everything the substep loop needs besides the state.
 #[derive(Debug, Clone, Copy)]
