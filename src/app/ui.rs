@@ -837,7 +837,27 @@ fn material_panel(ui: &mut Ui, state: &mut AppState) {
         "kinetic friction μk",
         "How strongly sliding cloth is slowed by colliders",
     );
+    tether_controls(ui, m);
     tearing_controls(ui, m);
+}
+
+/// Tethers on / off and their slack (the slack row stays laid out, disabled when off).
+fn tether_controls(ui: &mut Ui, m: &mut drape::sim::Material) {
+    ui.checkbox(&mut m.tethers, "tethers").on_hover_text(
+        "Keep every point within reach of its nearest pins, so a big cloth does not over-stretch near them. Turn off for stretchy materials",
+    );
+    ui.add_enabled(
+        m.tethers,
+        egui::Slider::new(&mut m.tether_slack, 1.0..=2.0)
+            .text("tether slack")
+            .clamping(egui::SliderClamping::Edits)
+            .custom_formatter(|v, _| format!("+{:.0} %", (v - 1.0) * 100.0))
+            .custom_parser(|t| {
+                let percent = t.trim().trim_start_matches('+').trim_end_matches('%').trim();
+                percent.parse::<f64>().ok().map(|p| 1.0 + p / 100.0)
+            }),
+    )
+    .on_hover_text("How much farther than at rest a point may get from its pins: +0 % = not at all, +10 % = a tenth");
 }
 
 /// Tear strain (off or a value) and debilitation. Both rows are always laid out (disabled
