@@ -402,7 +402,8 @@ impl App {
             window_height: macroquad::window::screen_height().round() as u32,
             sections: self.panels.sections,
             stats_open: self.panels.stats_open,
-            last_preset: self.state.source.clone(),
+            // Absolute, so the next run finds it from any working directory.
+            last_preset: self.state.source.as_ref().map(|p| p.canonicalize().unwrap_or_else(|_| p.clone())),
         }
     }
 
@@ -623,7 +624,40 @@ impl ImageStats {
 
 #[cfg(test)]
 mod tests {
-    use super::{line_scroll_speed, ImageStats, PANEL_SCROLL_POINTS_PER_NOTCH};
+    use super::{initial_state, line_scroll_speed, ImageStats, Settings, PANEL_SCROLL_POINTS_PER_NOTCH};
+    use crate::AppArgs;
+
+    #[test]
+    fn the_last_preset_reopens_unless_a_preset_is_given_or_it_is_an_automated_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let last = dir.path().join("mine.ron");
+        std::fs::write(&last, "(name: \"Mine\", cloth: (columns: 5, rows: 4))").unwrap();
+        let settings = Settings {
+            last_preset: Some(last.clone()),
+            ..Settings::default()
+        };
+        let state = initial_state(&AppArgs::default(), &settings).unwrap();
+        assert_eq!(
+            (state.preset.name.as_str(), state.source.as_deref()),
+            ("Mine", Some(last.as_path()))
+        );
+        assert_eq!(state.presets_dir, dir.path(), "the picker lists the last preset's folder");
+
+        let given = AppArgs {
+            preset: Some("presets/silk.ron".into()),
+            ..AppArgs::default()
+        };
+        assert_eq!(initial_state(&given, &settings).unwrap().preset.name, "Silk");
+        let automated = AppArgs {
+            frames: Some(1),
+            ..AppArgs::default()
+        };
+        assert_ne!(initial_state(&automated, &settings).unwrap().preset.name, "Mine");
+
+        std::fs::write(&last, "(cloth: (colums: 5))").unwrap();
+        let fallback = initial_state(&AppArgs::default(), &settings).unwrap();
+        assert_ne!(fallback.source.as_deref(), Some(last.as_path()), "a broken last preset is skipped");
+    }
 
     /// Issue 19: one wheel notch scrolled the panels by about 0.5 px on X11.
     #[test]
