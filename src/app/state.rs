@@ -396,7 +396,8 @@ fn check_preset_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The `*.ron` files in `dir`, sorted by name (empty when the directory cannot be read).
+/// The `*.ron` files in `dir`, sorted by preset name with broken files last (empty when the
+/// directory cannot be read).
 pub fn list_presets(dir: &Path) -> Vec<PresetEntry> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -410,7 +411,8 @@ pub fn list_presets(dir: &Path) -> Vec<PresetEntry> {
             (!stem.starts_with('.')).then(|| PresetEntry::read(path, stem))
         })
         .collect();
-    list.sort_by(|a, b| a.stem.cmp(&b.stem));
+    // By the name the picker shows; broken files last.
+    list.sort_by_cached_key(|p| (p.is_broken(), p.label().to_lowercase(), p.stem.clone()));
     list
 }
 
@@ -629,16 +631,16 @@ mod tests {
         std::fs::write(dir.path().join("c.ron"), "(nonsense: 1)").unwrap();
         let list = list_presets(dir.path());
         let stems: Vec<_> = list.iter().map(|p| p.stem.as_str()).collect();
-        assert_eq!(stems, ["a", "b", "c"]);
+        assert_eq!(stems, ["b", "a", "c"], "sorted by the names shown");
         let labels: Vec<_> = list.iter().map(PresetEntry::label).collect();
         assert_eq!(
             labels,
-            ["Untitled", "Bee", "⚠ c (broken)"],
-            "names, not file names; broken files marked"
+            ["Bee", "Untitled", "⚠ c (broken)"],
+            "names, not file names; broken files marked, last"
         );
-        assert_eq!(list[0].summary, "a.ron");
-        assert_eq!(list[1].summary, "buzz\nb.ron");
-        assert!(list[2].is_broken() && !list[1].is_broken());
+        assert_eq!(list[0].summary, "buzz\nb.ron");
+        assert_eq!(list[1].summary, "a.ron");
+        assert!(list[2].is_broken() && !list[0].is_broken() && !list[1].is_broken());
         assert!(list[2].summary.starts_with("cannot be loaded:"), "{}", list[2].summary);
     }
 
