@@ -100,7 +100,7 @@ impl Preset {
             path: path.into(),
             line: e.position.line,
             col: e.position.col,
-            message: e.code.to_string(),
+            message: describe_syntax_error(&e.code),
         })?;
         preset.validate().map_err(|(field, message)| {
             let (line, col) = locate_field(text, field);
@@ -182,4 +182,97 @@ fn locate_field(text: &str, field: &str) -> (usize, usize) {
         }
     }
     (1, 1)
+}
+
+/// The section of a preset file a serde type name stands for, as the user writes it.
+fn section_of(type_name: Option<&str>) -> String {
+    match type_name {
+        Some("GridSpec") => "`cloth`".into(),
+        Some("Material") => "`material`".into(),
+        Some("SolverParams") => "`solver`".into(),
+        Some("Preset") | None => "the preset".into(),
+        Some(other) => format!("`{other}`"),
+    }
+}
+
+/// Edit distance between two short identifiers (insertions, deletions, substitutions).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != cb)).min(row[j] + 1).min(above + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// " (did you mean `columns`?)" when one known name is within two edits of `found`.
+fn suggestion(found: &str, known: &[&str]) -> String {
+    known
+        .iter()
+        .map(|k| (edit_distance(found, k), k))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map_or_else(String::new, |(_, k)| format!(" (did you mean `{k}`?)"))
+}
+
+/// ron's message in the words of the file: unknown fields and variants name the section
+/// (`cloth`, not the Rust type `GridSpec`) and suggest the nearest spelling.
+fn describe_syntax_error(code: &ron::error::Error) -> String {
+    match code {
+        ron::error::Error::NoSuchStructField { expected, found, outer } => format!(
+            "unknown field `{found}` in {}{}; known fields: {}",
+            section_of(outer.as_deref()),
+            suggestion(found, expected),
+            expected.join(", ")
+        ),
+        ron::error::Error::NoSuchEnumVariant { expected, found, outer } => format!(
+            "unknown value `{found}` in {}{}; expected one of: {}",
+            section_of(outer.as_deref()),
+            suggestion(found, expected),
+            expected.join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 19: the message read "Unexpected field named `colums`in `GridSpec`, …".
+    #[test]
+    fn an_unknown_field_names_the_section_and_the_likely_spelling() {
+        let text = "(\n    cloth: (colums: 30),\n)\n";
+        let error = Preset::parse(text, Path::new("bad.ron")).unwrap_err().to_string();
+        assert!(
+            error.starts_with("bad.ron:2:19: unknown field `colums` in `cloth` (did you mean `columns`?); known fields: width,"),
+            "{error}"
+        );
+        assert!(!error.contains("GridSpec"), "{error}");
+        let error = Preset::parse("(nme: \"x\")", Path::new("bad.ron")).unwrap_err().to_string();
+        assert!(
+            error.contains("unknown field `nme` in the preset (did you mean `name`?)"),
+            "{error}"
+        );
+        let error = Preset::parse("(solver: (zzzzzz: 1))", Path::new("bad.ron"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("unknown field `zzzzzz` in `solver`; known"),
+            "no far-fetched guess: {error}"
+        );
+    }
+
+    #[test]
+    fn edit_distance_counts_single_edits() {
+        assert_eq!(edit_distance("colums", "columns"), 1);
+        assert_eq!(edit_distance("wind", "wind"), 0);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
 }

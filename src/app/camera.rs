@@ -151,6 +151,23 @@ impl OrbitCamera {
         self.distance = (self.distance * 0.9f32.powf(steps)).clamp(0.05, 200.0);
     }
 
+    /// Zooms by `steps` toward the point under `cursor` (pixels in a `screen`-sized viewport)
+    /// on the plane through the target facing the camera: that point stays under the cursor,
+    /// as in map and modelling tools, instead of everything moving toward the orbit centre.
+    pub fn zoom_toward(&mut self, steps: f32, cursor: Vec2, screen: Vec2) {
+        let ray = self.ray(cursor, screen);
+        let forward = self.forward();
+        let along = ray.direction.dot(forward);
+        let before = self.distance;
+        self.zoom(steps);
+        if along.abs() < 1e-6 {
+            return;
+        }
+        let focus = ray.origin + ray.direction * ((self.target - ray.origin).dot(forward) / along);
+        // Scaling eye and target about the focus keeps the focus on the same view ray.
+        self.target = focus + (self.target - focus) * (self.distance / before);
+    }
+
     /// A camera slightly above and to the side that fits `bounds` in a viewport of `aspect`
     /// = width / height: the bounding sphere fits the narrower of the two fields of view.
     pub fn framing(bounds: Bounds, aspect: f32) -> Self {
@@ -257,6 +274,24 @@ mod tests {
         let after = cam.project(Vec3::ZERO, SCREEN).unwrap();
         // Points at the target's depth follow the cursor exactly; the origin is close to it.
         assert!((after - before - Vec2::new(40.0, -25.0)).length() < 8.0, "{}", after - before);
+    }
+
+    /// Issue 19: the wheel zoomed toward the orbit centre, not the cursor.
+    #[test]
+    fn wheel_zoom_keeps_the_point_under_the_cursor_in_place() {
+        let mut cam = camera();
+        let cursor = Vec2::new(900.0, 200.0);
+        let ray = cam.ray(cursor, SCREEN);
+        let forward = cam.forward();
+        let focus = ray.origin + ray.direction * ((cam.target - ray.origin).dot(forward) / ray.direction.dot(forward));
+        cam.zoom_toward(3.0, cursor, SCREEN);
+        assert!((cam.distance - 3.0 * 0.9f32.powi(3)).abs() < 1e-4);
+        let after = cam.project(focus, SCREEN).unwrap();
+        assert!(after.distance(cursor) < 0.5, "{after}");
+        // The centre of the screen zooms straight in.
+        let mut centred = camera();
+        centred.zoom_toward(2.0, SCREEN * 0.5, SCREEN);
+        assert!(centred.target.distance(camera().target) < 1e-4);
     }
 
     #[test]

@@ -45,6 +45,60 @@ impl Accumulator {
     }
 }
 
+/// Seconds over which the real-time ratio is averaged.
+const RATIO_WINDOW_S: f64 = 1.0;
+/// The simulation counts as behind when it reaches less than this fraction of the time scale.
+const BEHIND_FRACTION: f64 = 0.9;
+
+/// How fast simulated time actually advances: simulated seconds per real second, averaged
+/// over about [`RATIO_WINDOW_S`]. When the solver cannot keep up, the catch-up cap drops the
+/// backlog and this falls below the requested time scale.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RealTimeRatio {
+    ratio: Option<f64>,
+}
+
+impl RealTimeRatio {
+    /// Records a frame of `real_dt` real seconds in which `simulated` seconds were stepped.
+    /// Paused frames are left out (the ratio then keeps its last value).
+    pub fn record(&mut self, real_dt: f64, simulated: f64, running: bool) {
+        if !running || real_dt <= 0.0 {
+            return;
+        }
+        let sample = simulated / real_dt;
+        let weight = (real_dt / RATIO_WINDOW_S).min(1.0);
+        self.ratio = Some(match self.ratio {
+            Some(old) => old + weight * (sample - old),
+            None => sample,
+        });
+    }
+
+    /// Simulated seconds per real second (None before the first running frame).
+    #[cfg(test)]
+    pub fn ratio(&self) -> Option<f64> {
+        self.ratio
+    }
+
+    /// Forgets the average (after a pause, a load or a reset).
+    pub fn clear(&mut self) {
+        self.ratio = None;
+    }
+
+    /// Whether the simulation runs visibly slower than `time_scale` asks.
+    pub fn behind(&self, time_scale: f64) -> bool {
+        self.ratio.is_some_and(|r| r < BEHIND_FRACTION * time_scale)
+    }
+
+    /// The toolbar's reading: "1.00× real time", or "0.12× real time (behind: solver too slow)".
+    pub fn label(&self, time_scale: f64) -> String {
+        match self.ratio {
+            None => "paused".to_string(),
+            Some(r) if self.behind(time_scale) => format!("{r:.2}× real time · behind"),
+            Some(r) => format!("{r:.2}× real time"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,5 +137,50 @@ mod tests {
         assert_eq!(step_cap(STEP_BUDGET_MS * 10.0), 1);
         let mut acc = Accumulator::default();
         assert_eq!(acc.advance(1.0, 1.0, DT, step_cap(STEP_BUDGET_MS)), 1);
+    }
+
+    /// Issue 19: a 128² curtain ran at 0.1× real time while the toolbar read 1.00×.
+    #[test]
+    fn a_capped_slow_solver_reads_as_behind_real_time() {
+        let dt = 1.0 / 60.0;
+        let mut acc = Accumulator::default();
+        let mut ratio = RealTimeRatio::default();
+        // Each step takes 160 ms of wall time: the cap lets one step run per 160 ms frame.
+        for _ in 0..30 {
+            let real = 0.16;
+            let steps = acc.advance(real, 1.0, dt, step_cap(160.0));
+            ratio.record(real, steps as f64 * dt, true);
+        }
+        let r = ratio.ratio().unwrap();
+        assert!((r - dt / 0.16).abs() < 1e-3, "{r}");
+        assert!(ratio.behind(1.0));
+        assert!(ratio.label(1.0).contains("0.10× real time · behind"), "{}", ratio.label(1.0));
+    }
+
+    #[test]
+    fn a_solver_that_keeps_up_is_not_behind_even_in_slow_motion() {
+        let dt = 1.0 / 64.0;
+        let mut acc = Accumulator::default();
+        let mut ratio = RealTimeRatio::default();
+        for _ in 0..240 {
+            let steps = acc.advance(dt, 0.25, dt, MAX_STEPS_PER_FRAME);
+            ratio.record(dt, steps as f64 * dt, true);
+        }
+        let r = ratio.ratio().unwrap();
+        assert!((r - 0.25).abs() < 0.02, "{r}");
+        assert!(!ratio.behind(0.25));
+        assert!(ratio.behind(1.0), "0.25× is behind a requested 1×");
+        assert_eq!(ratio.label(0.25), format!("{r:.2}× real time"));
+    }
+
+    #[test]
+    fn paused_frames_leave_the_ratio_alone() {
+        let mut ratio = RealTimeRatio::default();
+        assert_eq!(ratio.label(1.0), "paused");
+        ratio.record(0.02, 0.02, true);
+        ratio.record(0.02, 0.0, false);
+        assert_eq!(ratio.ratio(), Some(1.0));
+        ratio.clear();
+        assert_eq!(ratio.ratio(), None);
     }
 }

@@ -1,7 +1,9 @@
 //! Mouse gestures: grab / drag / throw / pin on the cloth, and orbit / pan / zoom of the
 //! camera. A gesture starts on a button press outside the egui panels and lasts until that
 //! button is released, so a slider drag never reaches the cloth and a cloth drag that wanders
-//! over a panel keeps going.
+//! over a panel keeps going. A left press on the cloth grabs, on the background it orbits (pans
+//! with Shift); between gestures the particle a press would grab is reported for a highlight,
+//! and the wheel zooms toward the point under the cursor.
 //!
 //! While a particle is held it follows the cursor on the camera-facing plane through the point
 //! where it was grabbed: the target is where the cursor ray meets that plane. On release it is
@@ -86,6 +88,9 @@ enum Gesture {
 #[derive(Debug, Clone)]
 pub struct Mouse {
     gesture: Gesture,
+    /// The particle a left press would grab now (None over a panel, during a gesture or when
+    /// nothing is under the cursor).
+    hovered: Option<u32>,
     last_cursor: glam::Vec2,
     /// Recent cut stroke points: (time in s, cursor pixel); a `None` breaks the line.
     trail: VecDeque<(f64, Option<glam::Vec2>)>,
@@ -95,6 +100,7 @@ impl Default for Mouse {
     fn default() -> Self {
         Self {
             gesture: Gesture::Idle,
+            hovered: None,
             last_cursor: glam::Vec2::ZERO,
             trail: VecDeque::new(),
         }
@@ -121,6 +127,11 @@ impl Mouse {
         }
     }
 
+    /// The particle under the cursor that a left press would grab, for the highlight.
+    pub fn hovered(&self) -> Option<u32> {
+        self.hovered
+    }
+
     /// The visible cut trail: line strips of (age in s, pixel), oldest first.
     pub fn cut_trail(&self, now: f64) -> Vec<Vec<(f64, glam::Vec2)>> {
         let mut strips = vec![Vec::new()];
@@ -139,7 +150,7 @@ impl Mouse {
         let delta = input.cursor - self.last_cursor;
         self.last_cursor = input.cursor;
         if input.wheel != 0.0 && !input.pointer_on_ui {
-            camera.zoom(input.wheel);
+            camera.zoom_toward(input.wheel, input.cursor, input.screen);
         }
         self.gesture = match std::mem::replace(&mut self.gesture, Gesture::Idle) {
             Gesture::Idle => self.start(input, camera, state),
@@ -157,6 +168,10 @@ impl Mouse {
         while self.trail.front().is_some_and(|&(t, _)| input.time - t > TRAIL_SECONDS) {
             self.trail.pop_front();
         }
+        self.hovered = match self.gesture {
+            Gesture::Idle if !input.pointer_on_ui && !input.alt => pick_under_cursor(input, camera, state),
+            _ => None,
+        };
     }
 
     /// Continues a cutting stroke: cuts along the cursor's motion since `from`.
@@ -198,19 +213,29 @@ impl Mouse {
         } else if input.pressed.left && input.alt {
             camera_move(Button::Left)
         } else if input.pressed.left {
-            let ray = camera.ray(input.cursor, input.screen);
-            let Some(pick) = state.cloth.pick(&ray, PICK_RADIUS_PER_DISTANCE * camera.distance) else {
-                return Gesture::Idle;
+            // On the cloth a press grabs; on the background it turns the camera, as in most
+            // 3D viewers.
+            let Some(particle) = pick_under_cursor(input, camera, state) else {
+                return if input.ctrl { Gesture::Idle } else { camera_move(Button::Left) };
             };
             if input.ctrl {
-                apply(state, Action::TogglePin(pick.particle));
+                apply(state, Action::TogglePin(particle));
                 return Gesture::Idle;
             }
-            grab(pick.particle, camera, state, input.time)
+            grab(particle, camera, state, input.time)
         } else {
             Gesture::Idle
         }
     }
+}
+
+/// The particle under the cursor, if any.
+fn pick_under_cursor(input: &InputFrame, camera: &OrbitCamera, state: &AppState) -> Option<u32> {
+    let ray = camera.ray(input.cursor, input.screen);
+    state
+        .cloth
+        .pick(&ray, PICK_RADIUS_PER_DISTANCE * camera.distance)
+        .map(|pick| pick.particle)
 }
 
 fn keep_while_down(gesture: Gesture, button: Button, input: &InputFrame) -> Gesture {
@@ -418,6 +443,29 @@ mod tests {
         mouse.update(&press, &mut camera, &mut state);
         assert_eq!(state.cloth.grab_state(), None);
         assert_eq!(camera, before);
+    }
+
+    /// Issue 19: a left-drag on the empty background did nothing.
+    #[test]
+    fn left_drag_on_the_background_orbits_and_hovering_the_cloth_highlights() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        let before = camera;
+        mouse.update(&frame(Vec2::new(5.0, 5.0), 0.0, NONE, NONE), &mut camera, &mut state);
+        assert_eq!(mouse.hovered(), None, "nothing under the cursor in the sky");
+        mouse.update(&frame(Vec2::new(5.0, 5.0), 0.0, LEFT, LEFT), &mut camera, &mut state);
+        mouse.update(&frame(Vec2::new(65.0, 25.0), 0.1, NONE, LEFT), &mut camera, &mut state);
+        assert_ne!(camera.yaw, before.yaw);
+        assert_ne!(camera.pitch, before.pitch);
+        assert_eq!(state.cloth.grab_state(), None);
+        mouse.update(&frame(Vec2::new(65.0, 25.0), 0.2, NONE, NONE), &mut camera, &mut state);
+
+        let over = pixel_of(&state, &camera, 60);
+        mouse.update(&frame(over, 0.3, NONE, NONE), &mut camera, &mut state);
+        assert_eq!(mouse.hovered(), Some(60), "the particle a press would grab is highlighted");
+        mouse.update(&frame(over, 0.4, LEFT, LEFT), &mut camera, &mut state);
+        assert_eq!(mouse.hovered(), None, "no highlight while holding");
+        assert_eq!(state.cloth.grab_state().map(|g| g.particle), Some(60));
     }
 
     #[test]

@@ -1,21 +1,28 @@
 //! The desktop sandbox: a macroquad window with egui panels around the headless engine.
 //!
 //! One frame: read input → egui logic pass (sliders edit the live parameters, buttons return
-//! [`Action`]s, and egui says whether it owns the pointer) → keyboard shortcuts → apply the
-//! actions → mouse gestures on the cloth or camera (only when egui does not own the pointer)
-//! → fixed-Δt stepping through an [`clock::Accumulator`] → draw the scene → paint egui →
-//! next frame. Running the UI before the mouse is what keeps a slider drag off the cloth.
+//! [`Action`]s, and egui says whether it owns the pointer and the keyboard) → keyboard
+//! shortcuts, only when no text field owns the keys ([`keys`]) → apply the actions → mouse
+//! gestures on the cloth or camera (only when egui does not own the pointer) → fixed-Δt
+//! stepping through an [`clock::Accumulator`] → draw the scene → paint egui → record a frame
+//! when recording → save changed settings → next frame. Running the UI before the mouse is
+//! what keeps a slider drag off the cloth.
 //!
 //! With `--frames N` (automation) the run is deterministic: exactly one solver frame per
-//! rendered frame, then one JSON line of stats and, with `--screenshot`, a PNG of the last frame.
+//! rendered frame, then one JSON line of stats and, with `--screenshot`, a PNG of the last
+//! frame; the settings file is neither read nor written.
 
 mod camera;
 mod clock;
 mod input;
 mod interaction;
+mod keys;
+mod recorder;
 mod render;
+mod settings;
 mod state;
 mod ui;
+mod widgets;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -26,7 +33,7 @@ use anyhow::Context as _;
 use macroquad::camera::{set_camera, set_default_camera, Camera3D};
 use macroquad::color::Color;
 use macroquad::conf::Conf;
-use macroquad::input::{is_key_pressed, KeyCode};
+use macroquad::input::{is_key_down, is_key_pressed, KeyCode};
 use macroquad::window::{clear_background, next_frame};
 use serde::Serialize;
 
@@ -34,9 +41,12 @@ use drape::preset::Preset;
 
 use crate::AppArgs;
 use camera::OrbitCamera;
-use clock::Accumulator;
+use clock::{Accumulator, RealTimeRatio};
 use input::Viewport;
+use keys::{KeyRoute, Shortcut};
+use recorder::Recorder;
 use render::{HeatMode, Renderer};
+use settings::Settings;
 use state::{apply, Action, AppState, RunMode};
 use ui::{FrameTimes, Panels, WindowRequests};
 
@@ -44,10 +54,42 @@ use ui::{FrameTimes, Panels, WindowRequests};
 const DEFAULT_PRESET: &str = "presets/default.ron";
 /// Smoothing factor of the displayed timings (exponential moving average per frame).
 const SMOOTHING: f64 = 0.05;
+/// Seconds between two writes of changed settings (a window resize changes them every frame).
+const SETTINGS_SAVE_INTERVAL_S: f64 = 1.0;
+/// Panel scrolling in points per wheel notch.
+const PANEL_SCROLL_POINTS_PER_NOTCH: f32 = 50.0;
+
+/// egui's scroll speed per reported wheel "line" that gives [`PANEL_SCROLL_POINTS_PER_NOTCH`].
+/// egui-macroquad divides miniquad's wheel value by 90 and egui multiplies lines by this;
+/// miniquad reports 120 per notch on Windows but 1 per notch on X11, which made one notch
+/// scroll the panels by 0.4 points there.
+fn line_scroll_speed(wheel_per_notch: f32) -> f32 {
+    PANEL_SCROLL_POINTS_PER_NOTCH * 90.0 / wheel_per_notch
+}
+
+/// miniquad's wheel value per notch on this platform (macOS reports pixels: about 1 line).
+fn wheel_per_notch() -> f32 {
+    if cfg!(target_os = "windows") {
+        120.0
+    } else if cfg!(target_os = "macos") {
+        10.0
+    } else {
+        1.0
+    }
+}
 
 /// Opens the sandbox window and runs it until it is closed (or for `--frames` frames).
 pub fn run(args: AppArgs) -> anyhow::Result<()> {
-    let mut state = initial_state(&args)?;
+    // Automation runs neither read nor write the user's settings, so they repeat anywhere.
+    let settings_path = if args.frames.is_some() { None } else { Settings::default_path() };
+    let (settings, settings_problem) = settings_path.as_deref().map_or((Settings::default(), None), Settings::load);
+    let mut state = initial_state(&args, &settings)?;
+    if let Some(problem) = settings_problem {
+        state.status = state::Status {
+            text: problem,
+            error: true,
+        };
+    }
     if let Some(threads) = args.threads {
         state.threads_override = Some(threads);
         state.step_params().validate().context("--threads")?;
@@ -58,20 +100,21 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
     }
     let outcome: Rc<RefCell<Option<anyhow::Result<()>>>> = Rc::default();
     let slot = Rc::clone(&outcome);
-    macroquad::Window::from_config(window_conf(), async move {
-        let result = App::new(state, args).run().await;
+    let conf = window_conf(&settings);
+    macroquad::Window::from_config(conf, async move {
+        let result = App::new(state, args, settings, settings_path).run().await;
         *slot.borrow_mut() = Some(result);
     });
     let result = outcome.borrow_mut().take();
     result.unwrap_or(Ok(()))
 }
 
-fn window_conf() -> Conf {
+fn window_conf(settings: &Settings) -> Conf {
     Conf {
         miniquad_conf: macroquad::miniquad::conf::Conf {
             window_title: "Drape — XPBD cloth sandbox".into(),
-            window_width: 1280,
-            window_height: 800,
+            window_width: settings.window_width as i32,
+            window_height: settings.window_height as i32,
             window_resizable: true,
             sample_count: 1,
             ..Default::default()
@@ -83,13 +126,22 @@ fn window_conf() -> Conf {
     }
 }
 
-/// The preset from the command line, else `presets/default.ron`, else the built-in default
-/// (so the binary also opens from another working directory).
-fn initial_state(args: &AppArgs) -> anyhow::Result<AppState> {
-    let (preset, source) = match &args.preset {
-        Some(path) => (Preset::load(path)?, Some(path.clone())),
-        None if Path::new(DEFAULT_PRESET).exists() => (Preset::load(Path::new(DEFAULT_PRESET))?, Some(PathBuf::from(DEFAULT_PRESET))),
-        None => (Preset::default(), None),
+/// The preset from the command line, else the last one opened (from the settings, if it
+/// still loads), else `presets/default.ron`, else the built-in default (so the binary also
+/// opens from another working directory).
+fn initial_state(args: &AppArgs, settings: &Settings) -> anyhow::Result<AppState> {
+    let last = settings
+        .last_preset
+        .as_ref()
+        .filter(|_| args.frames.is_none())
+        .and_then(|path| Preset::load(path).ok().map(|p| (p, path.clone())));
+    let (preset, source) = match (&args.preset, last) {
+        (Some(path), _) => (Preset::load(path)?, Some(path.clone())),
+        (None, Some((preset, path))) => (preset, Some(path)),
+        (None, None) if Path::new(DEFAULT_PRESET).exists() => {
+            (Preset::load(Path::new(DEFAULT_PRESET))?, Some(PathBuf::from(DEFAULT_PRESET)))
+        }
+        (None, None) => (Preset::default(), None),
     };
     let presets_dir = source
         .as_ref()
@@ -141,6 +193,11 @@ struct App {
     framed_scene: Option<u64>,
     viewport: Viewport,
     started: Instant,
+    real_time: RealTimeRatio,
+    recorder: Option<Recorder>,
+    settings_path: Option<PathBuf>,
+    saved_settings: Settings,
+    settings_checked: Instant,
 }
 
 /// Sums for the automated run's report.
@@ -153,9 +210,12 @@ struct Totals {
 }
 
 impl App {
-    fn new(state: AppState, args: AppArgs) -> Self {
-        let panels = Panels::new(&state);
+    fn new(state: AppState, args: AppArgs, settings: Settings, settings_path: Option<PathBuf>) -> Self {
+        let mut panels = Panels::new(&state);
+        panels.sections = settings.sections;
+        panels.stats_open = settings.stats_open;
         let renderer = Renderer::new();
+        egui_macroquad::cfg(|ctx| ctx.options_mut(|o| o.line_scroll_speed = line_scroll_speed(wheel_per_notch())));
         let mut app = Self {
             state,
             args,
@@ -168,6 +228,11 @@ impl App {
             framed_scene: None,
             viewport: window_viewport(),
             started: Instant::now(),
+            real_time: RealTimeRatio::default(),
+            recorder: None,
+            settings_path,
+            saved_settings: settings,
+            settings_checked: Instant::now(),
         };
         if let Some(error) = app.renderer.material_error.clone() {
             app.state.status = state::Status { text: error, error: true };
@@ -188,6 +253,8 @@ impl App {
                     return self.finish(&totals);
                 }
             }
+            self.capture_recording();
+            self.save_settings_if_changed();
             if screenshot {
                 let path = PathBuf::from(format!("drape-{}.png", unix_seconds()));
                 self.state.status = match save_screenshot(&path) {
@@ -209,11 +276,13 @@ impl App {
     fn frame(&mut self, real_dt: f64, totals: &mut Totals) -> bool {
         let mut requests = WindowRequests::default();
         let mut actions = Vec::new();
-        let (mut pointer_on_ui, mut keyboard_on_ui) = (false, false);
+        let mut pointer_on_ui = false;
+        let mut route = KeyRoute::default();
         egui_macroquad::ui(|ctx| {
-            actions = self.panels.show(ctx, &mut self.state, &self.times, &mut requests);
+            route = keys::route_around(ctx, |ctx| {
+                actions = self.panels.show(ctx, &mut self.state, &self.times, &mut requests);
+            });
             pointer_on_ui = ctx.wants_pointer_input() || ctx.is_pointer_over_area();
-            keyboard_on_ui = ctx.wants_keyboard_input();
             // What the panels leave free is the 3D viewport.
             let free = ctx.available_rect();
             let scale = ctx.pixels_per_point();
@@ -225,74 +294,138 @@ impl App {
         if self.framed_scene != Some(self.state.scene_version) {
             self.reset_view();
         }
-        if !keyboard_on_ui {
-            self.shortcuts(&mut actions, &mut requests);
+        let shift = is_key_down(KeyCode::LeftShift) || is_key_down(KeyCode::RightShift);
+        for shortcut in keys::fired(route, is_key_pressed, shift) {
+            self.shortcut(shortcut, &mut actions, &mut requests);
         }
         for action in actions {
-            if matches!(action, Action::Reset | Action::Load(_) | Action::ApplyGrid(_)) {
+            if matches!(
+                action,
+                Action::Reset | Action::ResetKeepingPins | Action::Load(_) | Action::ApplyGrid(_)
+            ) {
                 self.accumulator.clear();
+                self.real_time.clear();
             }
             apply(&mut self.state, action);
         }
         if requests.reset_view {
             self.reset_view();
         }
+        if requests.toggle_recording {
+            self.toggle_recording();
+        }
         let input = input::read(self.started.elapsed().as_secs_f64(), self.viewport, pointer_on_ui);
         self.mouse.update(&input, &mut self.camera, &mut self.state);
 
-        let step_ms = self.advance(real_dt);
-        let upload_ms = self.draw();
+        let (steps, step_ms) = self.advance(real_dt);
+        let simulated = steps as f64 * self.state.preset.solver.dt as f64;
+        self.real_time.record(real_dt, simulated, self.state.run_mode == RunMode::Running);
+        let upload_ms = self.draw(input.ctrl);
         self.record(real_dt, step_ms, upload_ms, totals);
         requests.screenshot
     }
 
-    fn shortcuts(&mut self, actions: &mut Vec<Action>, requests: &mut WindowRequests) {
+    fn shortcut(&mut self, shortcut: Shortcut, actions: &mut Vec<Action>, requests: &mut WindowRequests) {
         let view = &mut self.panels.view;
-        if is_key_pressed(KeyCode::Space) {
-            let mode = if self.state.run_mode == RunMode::Running {
-                RunMode::Paused
-            } else {
-                RunMode::Running
+        match shortcut {
+            Shortcut::RunPause => {
+                let mode = if self.state.run_mode == RunMode::Running {
+                    RunMode::Paused
+                } else {
+                    RunMode::Running
+                };
+                actions.push(Action::SetRunMode(mode));
+            }
+            Shortcut::Step => actions.push(Action::SetRunMode(RunMode::Step)),
+            Shortcut::Reset => actions.push(Action::Reset),
+            Shortcut::ResetKeepingPins => actions.push(Action::ResetKeepingPins),
+            Shortcut::FrameView => requests.reset_view = true,
+            Shortcut::ToggleHelp => self.panels.show_help = !self.panels.show_help,
+            Shortcut::CloseHelp => self.panels.show_help = false,
+            Shortcut::Screenshot => requests.screenshot = true,
+            Shortcut::ToggleRecording => requests.toggle_recording = true,
+            Shortcut::Faster => self.state.time_scale = (self.state.time_scale * 2.0).min(2.0),
+            Shortcut::Slower => self.state.time_scale = (self.state.time_scale * 0.5).max(0.05),
+            Shortcut::Wireframe => view.wireframe = !view.wireframe,
+            Shortcut::Particles => view.particles = !view.particles,
+            Shortcut::HeatMap => {
+                view.heat = match view.heat {
+                    HeatMode::Off => HeatMode::Strain,
+                    HeatMode::Strain => HeatMode::Force,
+                    HeatMode::Force => HeatMode::Off,
+                }
+            }
+            Shortcut::Stats => self.panels.stats_open = !self.panels.stats_open,
+        }
+    }
+
+    /// Starts a recording, or stops the current one and reports where it went.
+    fn toggle_recording(&mut self) {
+        self.state.status = match self.recorder.take() {
+            Some(recorder) => match recorder.finish() {
+                Ok(summary) => state::Status {
+                    text: summary,
+                    error: false,
+                },
+                Err(e) => state::Status {
+                    text: format!("recording failed: {e}"),
+                    error: true,
+                },
+            },
+            None => match Recorder::start(Path::new("."), unix_seconds()) {
+                Ok(recorder) => {
+                    self.recorder = Some(recorder);
+                    state::Status::default()
+                }
+                Err(e) => state::Status {
+                    text: format!("cannot start recording: {e}"),
+                    error: true,
+                },
+            },
+        };
+    }
+
+    /// Adds this frame's 3D view to the recording.
+    fn capture_recording(&mut self) {
+        let Some(recorder) = self.recorder.as_mut() else { return };
+        let (rgba, width) = screen_rgba();
+        let Viewport { origin, size } = self.viewport;
+        let rect = (origin.x as usize, origin.y as usize, size.x as usize, size.y as usize);
+        recorder.add(size.x as u32, size.y as u32, recorder::crop(&rgba, width, rect));
+        self.times.recording = Some((recorder.frames(), recorder.folder().display().to_string()));
+    }
+
+    /// The settings as they are now (window size, panel layout, the open preset).
+    fn current_settings(&self) -> Settings {
+        Settings {
+            window_width: macroquad::window::screen_width().round() as u32,
+            window_height: macroquad::window::screen_height().round() as u32,
+            sections: self.panels.sections,
+            stats_open: self.panels.stats_open,
+            // Absolute, so the next run finds it from any working directory.
+            last_preset: self.state.source.as_ref().map(|p| p.canonicalize().unwrap_or_else(|_| p.clone())),
+        }
+    }
+
+    /// Writes the settings file when something in it changed (at most once a second).
+    fn save_settings_if_changed(&mut self) {
+        let Some(path) = &self.settings_path else { return };
+        if self.settings_checked.elapsed().as_secs_f64() < SETTINGS_SAVE_INTERVAL_S {
+            return;
+        }
+        self.settings_checked = Instant::now();
+        let now = self.current_settings();
+        if now == self.saved_settings {
+            return;
+        }
+        if let Err(e) = now.save(path) {
+            self.state.status = state::Status {
+                text: format!("cannot save settings to {}: {e}", path.display()),
+                error: true,
             };
-            actions.push(Action::SetRunMode(mode));
+            self.settings_path = None; // say it once, not every second
         }
-        if is_key_pressed(KeyCode::N) || is_key_pressed(KeyCode::Right) {
-            actions.push(Action::SetRunMode(RunMode::Step));
-        }
-        if is_key_pressed(KeyCode::R) {
-            actions.push(Action::Reset);
-        }
-        if is_key_pressed(KeyCode::F) {
-            requests.reset_view = true;
-        }
-        if is_key_pressed(KeyCode::H) || is_key_pressed(KeyCode::F1) {
-            self.panels.show_help = !self.panels.show_help;
-        }
-        if is_key_pressed(KeyCode::Escape) {
-            self.panels.show_help = false;
-        }
-        if is_key_pressed(KeyCode::F12) {
-            requests.screenshot = true;
-        }
-        if is_key_pressed(KeyCode::Equal) || is_key_pressed(KeyCode::KpAdd) {
-            self.state.time_scale = (self.state.time_scale * 2.0).min(2.0);
-        }
-        if is_key_pressed(KeyCode::Minus) || is_key_pressed(KeyCode::KpSubtract) {
-            self.state.time_scale = (self.state.time_scale * 0.5).max(0.05);
-        }
-        if is_key_pressed(KeyCode::W) {
-            view.wireframe = !view.wireframe;
-        }
-        if is_key_pressed(KeyCode::P) {
-            view.particles = !view.particles;
-        }
-        if is_key_pressed(KeyCode::M) {
-            view.heat = match view.heat {
-                HeatMode::Off => HeatMode::Strain,
-                HeatMode::Strain => HeatMode::Force,
-                HeatMode::Force => HeatMode::Off,
-            };
-        }
+        self.saved_settings = now;
     }
 
     fn reset_view(&mut self) {
@@ -302,8 +435,8 @@ impl App {
         }
     }
 
-    /// Runs the solver frames due now; returns their wall time in ms.
-    fn advance(&mut self, real_dt: f64) -> f64 {
+    /// Runs the solver frames due now; returns how many ran and their wall time in ms.
+    fn advance(&mut self, real_dt: f64) -> (u32, f64) {
         let steps = match (self.state.run_mode, self.args.frames.is_some()) {
             (RunMode::Paused, _) => 0,
             (RunMode::Step, _) => {
@@ -325,11 +458,12 @@ impl App {
         for _ in 0..steps {
             self.state.step();
         }
-        started.elapsed().as_secs_f64() * 1e3
+        (steps, started.elapsed().as_secs_f64() * 1e3)
     }
 
-    /// Draws the 3D scene; returns the cloth mesh time in ms.
-    fn draw(&mut self) -> f64 {
+    /// Draws the 3D scene (with the hover ring in pin colour while `ctrl` is held); returns
+    /// the cloth mesh time in ms.
+    fn draw(&mut self, ctrl: bool) -> f64 {
         clear_background(Color::new(0.93, 0.94, 0.96, 1.0));
         let Viewport { origin, size } = self.viewport;
         // GL viewports count from the bottom-left corner.
@@ -356,6 +490,10 @@ impl App {
             let from = cloth.particles().position(held.particle as usize);
             self.renderer.draw_grab(from, held.target, &self.camera, self.viewport);
         }
+        if let Some(i) = self.mouse.hovered().filter(|&i| (i as usize) < cloth.particles().len()) {
+            let at = cloth.particles().position(i as usize);
+            self.renderer.draw_hover(at, ctrl, &self.camera, self.viewport);
+        }
         self.renderer
             .draw_cut_trail(&self.mouse.cut_trail(self.started.elapsed().as_secs_f64()));
         egui_macroquad::draw();
@@ -368,7 +506,13 @@ impl App {
         self.times.step_ms = smooth(self.times.step_ms, step_ms);
         self.times.upload_ms = smooth(self.times.upload_ms, upload_ms);
         self.times.chunks = self.renderer.chunk_count();
+        self.times.real_time = self.real_time;
+        self.times.heat_force_max = self.renderer.heat_force_max();
         let stats = self.state.cloth.stats();
+        self.times.phases = stats.phases;
+        if self.recorder.is_none() {
+            self.times.recording = None;
+        }
         self.panels
             .record(self.started.elapsed().as_secs_f64(), stats.kinetic_energy, stats.max_strain);
         totals.frames += 1;
@@ -425,17 +569,24 @@ fn unix_seconds() -> u64 {
 /// Saves what has been drawn this frame (scene and panels) as an opaque PNG and returns its
 /// content statistics.
 fn save_screenshot(path: &Path) -> anyhow::Result<ImageStats> {
+    let (rgba, w) = screen_rgba();
+    let h = rgba.len() / (4 * w.max(1));
+    image::save_buffer(path, &rgba, w as u32, h as u32, image::ColorType::Rgba8).with_context(|| format!("writing {}", path.display()))?;
+    Ok(ImageStats::of(&rgba, w))
+}
+
+/// What has been drawn this frame as opaque RGBA rows top to bottom, and its width.
+fn screen_rgba() -> (Vec<u8>, usize) {
     let image = macroquad::texture::get_screen_data();
     let (w, h) = (image.width as usize, image.height as usize);
-    // GL rows run bottom-up; the framebuffer's alpha is meaningless for a screenshot.
+    // GL rows run bottom-up; the framebuffer's alpha is meaningless for a picture.
     let mut rgba = Vec::with_capacity(w * h * 4);
     for row in image.bytes.chunks_exact(w * 4).rev() {
         for px in row.chunks_exact(4) {
             rgba.extend_from_slice(&[px[0], px[1], px[2], 255]);
         }
     }
-    image::save_buffer(path, &rgba, w as u32, h as u32, image::ColorType::Rgba8).with_context(|| format!("writing {}", path.display()))?;
-    Ok(ImageStats::of(&rgba, w))
+    (rgba, w)
 }
 
 /// How much is in a picture: a blank frame has zero luminance spread and one colour.
@@ -473,7 +624,50 @@ impl ImageStats {
 
 #[cfg(test)]
 mod tests {
-    use super::ImageStats;
+    use super::{initial_state, line_scroll_speed, ImageStats, Settings, PANEL_SCROLL_POINTS_PER_NOTCH};
+    use crate::AppArgs;
+
+    #[test]
+    fn the_last_preset_reopens_unless_a_preset_is_given_or_it_is_an_automated_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let last = dir.path().join("mine.ron");
+        std::fs::write(&last, "(name: \"Mine\", cloth: (columns: 5, rows: 4))").unwrap();
+        let settings = Settings {
+            last_preset: Some(last.clone()),
+            ..Settings::default()
+        };
+        let state = initial_state(&AppArgs::default(), &settings).unwrap();
+        assert_eq!(
+            (state.preset.name.as_str(), state.source.as_deref()),
+            ("Mine", Some(last.as_path()))
+        );
+        assert_eq!(state.presets_dir, dir.path(), "the picker lists the last preset's folder");
+
+        let given = AppArgs {
+            preset: Some("presets/silk.ron".into()),
+            ..AppArgs::default()
+        };
+        assert_eq!(initial_state(&given, &settings).unwrap().preset.name, "Silk");
+        let automated = AppArgs {
+            frames: Some(1),
+            ..AppArgs::default()
+        };
+        assert_ne!(initial_state(&automated, &settings).unwrap().preset.name, "Mine");
+
+        std::fs::write(&last, "(cloth: (colums: 5))").unwrap();
+        let fallback = initial_state(&AppArgs::default(), &settings).unwrap();
+        assert_ne!(fallback.source.as_deref(), Some(last.as_path()), "a broken last preset is skipped");
+    }
+
+    /// Issue 19: one wheel notch scrolled the panels by about 0.5 px on X11.
+    #[test]
+    fn one_wheel_notch_scrolls_the_panels_by_a_few_lines_everywhere() {
+        for per_notch in [1.0f32, 120.0, 10.0] {
+            // egui-macroquad hands egui wheel / 90 lines; egui scales lines by the speed.
+            let points = per_notch / 90.0 * line_scroll_speed(per_notch);
+            assert!((points - PANEL_SCROLL_POINTS_PER_NOTCH).abs() < 1e-3, "{per_notch}: {points}");
+        }
+    }
 
     #[test]
     fn a_blank_image_has_no_spread_and_one_colour() {

@@ -5,7 +5,16 @@
 //! Lighting runs in a small fragment shader: the smooth vertex normal travels in the vertex's
 //! `normal.xyz`, and `gl_FrontFacing` picks the side — back faces flip the normal and, when
 //! `normal.w` = 1 (plain cloth), take the back colour instead of the vertex colour. Heat-mapped
-//! cloth and colliders set `normal.w` = 0 so both sides show the vertex colour.
+//! cloth and colliders set `normal.w` = 0 so both sides show the vertex colour. The light is a
+//! key light from above ([`KEY_LIGHT`]) with a sky/ground ambient, a weak head light and a
+//! small highlight, so folds read as folds; the cloth casts a shadow along the key light onto
+//! the ground (each vertex projected onto the plane, drawn as one opaque darker patch so
+//! overlapping layers do not darken twice).
+//!
+//! The wireframe is drawn with each line end moved a little toward the eye ([`lift_toward`]):
+//! along the view ray, so the line stays where it was on screen but always wins the depth test
+//! against the surface it lies on (lines and triangles rasterise to slightly different depths,
+//! which drew the edges as broken dashes).
 //!
 //! macroquad's `Mesh` has u16 indices and one draw call holds at most the configured vertex /
 //! index capacity, so the triangles are grouped into [`Chunk`]s that each reference at most
@@ -41,6 +50,20 @@ const WIRE: Color = Color::new(0.08, 0.08, 0.10, 0.8);
 const PARTICLE: Color = Color::new(0.10, 0.10, 0.12, 1.0);
 const PIN: Color = Color::new(0.85, 0.05, 0.15, 1.0);
 const GRAB: Color = Color::new(1.0, 0.85, 0.0, 1.0);
+/// Ring around the particle a left press would grab.
+const HOVER: Color = Color::new(1.0, 0.85, 0.0, 0.9);
+/// Ring around the particle a Ctrl-click would pin or unpin.
+const HOVER_PIN: Color = Color::new(0.85, 0.05, 0.15, 0.9);
+/// The cloth's shadow on the ground.
+const SHADOW: Color = Color::new(0.78 * 0.62, 0.79 * 0.62, 0.76 * 0.64, 1.0);
+/// Direction toward the key light (normalised in use): above, a little in front and to the
+/// left of the default view, so the front of a hanging curtain is lit and its shadow falls
+/// behind and beside it where the camera sees it.
+pub const KEY_LIGHT: Vec3 = Vec3::new(-0.4, 1.0, 0.5);
+/// Fraction of the distance to the eye by which wireframe line ends are moved toward it.
+const WIRE_LIFT: f32 = 0.003;
+/// Height of the shadow above the ground plane, in m (below the grid lines at 2 mm).
+const SHADOW_LIFT: f32 = 0.001;
 /// Colour of the cutting stroke trail.
 const CUT: Color = Color::new(1.0, 0.2, 0.6, 1.0);
 
@@ -182,6 +205,7 @@ varying mediump float v_two_tone;
 
 uniform vec4 BackColor;
 uniform vec4 Eye;
+uniform vec4 Key;
 uniform float Shade;
 
 void main() {
@@ -194,11 +218,15 @@ void main() {
         base = mix(base, BackColor.rgb, v_two_tone);
     }
     vec3 to_eye = normalize(Eye.xyz - v_position);
-    vec3 key = normalize(vec3(0.45, 0.85, 0.35));
-    // Key light from above plus a head light, so folds facing the viewer never go black.
-    float diffuse = 0.6 * max(dot(n, key), 0.0) + 0.4 * max(dot(n, to_eye), 0.0);
-    float lit = 0.28 + 0.8 * diffuse;
-    gl_FragColor = vec4(mix(base, base * lit, Shade), color.a);
+    vec3 key = normalize(Key.xyz);
+    // Sky/ground ambient (faces turned down are darker), the key light, a weak head light so
+    // folds facing the viewer never go black, and a small highlight that traces the folds.
+    float sky = 0.5 + 0.5 * n.y;
+    float diffuse = max(dot(n, key), 0.0);
+    float head = max(dot(n, to_eye), 0.0);
+    float highlight = pow(max(dot(n, normalize(key + to_eye)), 0.0), 32.0);
+    float lit = 0.16 + 0.18 * sky + 0.58 * diffuse + 0.2 * head;
+    gl_FragColor = vec4(mix(base, base * lit + 0.10 * highlight, Shade), color.a);
 }"#;
 
 fn lit_material() -> Result<Material, macroquad::Error> {
@@ -216,6 +244,7 @@ fn lit_material() -> Result<Material, macroquad::Error> {
             uniforms: vec![
                 UniformDesc::new("BackColor", UniformType::Float4),
                 UniformDesc::new("Eye", UniformType::Float4),
+                UniformDesc::new("Key", UniformType::Float4),
                 UniformDesc::new("Shade", UniformType::Float1),
             ],
             textures: vec![],
@@ -236,8 +265,12 @@ pub struct Renderer {
     /// Ground height and the bounds its square is sized from.
     ground: Option<(f32, Bounds)>,
     ground_mesh: Option<Mesh>,
+    /// The cloth's shadow on the ground, one mesh per chunk.
+    shadows: Vec<Mesh>,
     normals: Vec<Vec3>,
     heat: Vec<f32>,
+    /// The force shown as full red in the last force heat map, in N.
+    heat_force_max: f32,
 }
 
 impl Renderer {
@@ -257,9 +290,16 @@ impl Renderer {
             solids: Vec::new(),
             ground: None,
             ground_mesh: None,
+            shadows: Vec::new(),
             normals: Vec::new(),
             heat: Vec::new(),
+            heat_force_max: 0.0,
         }
+    }
+
+    /// The force that showed as full red in the last force heat map, in N.
+    pub fn heat_force_max(&self) -> f32 {
+        self.heat_force_max
     }
 
     /// Number of cloth draw chunks (for the stats panel).
@@ -277,15 +317,8 @@ impl Renderer {
         self.key = Some(key);
         let n = cloth.particles().len();
         self.chunks = chunk_triangles(cloth.triangles(), n, CHUNK_VERTICES, CHUNK_INDICES);
-        self.meshes = self
-            .chunks
-            .iter()
-            .map(|c| Mesh {
-                vertices: Vec::with_capacity(c.globals.len()),
-                indices: c.indices.clone(),
-                texture: None,
-            })
-            .collect();
+        self.meshes = chunk_meshes(&self.chunks);
+        self.shadows = chunk_meshes(&self.chunks);
         self.edges = unique_edges(cloth.triangles());
         self.solids = cloth.colliders().iter().filter_map(collider_mesh).collect();
         let ground = cloth.colliders().iter().find_map(|c| match c {
@@ -305,6 +338,7 @@ impl Renderer {
             let eye = camera.eye();
             material.set_uniform("BackColor", Vec4::new(BACK.r, BACK.g, BACK.b, 1.0));
             material.set_uniform("Eye", eye.extend(1.0));
+            material.set_uniform("Key", KEY_LIGHT.extend(0.0));
             material.set_uniform("Shade", if view.shading { 1.0f32 } else { 0.0 });
             gl_use_material(material);
         }
@@ -315,10 +349,11 @@ impl Renderer {
         }
         gl_use_default_material();
         if view.colliders {
+            self.draw_shadow(cloth);
             self.draw_ground_grid();
         }
         if view.wireframe {
-            self.draw_wireframe(cloth);
+            self.draw_wireframe(cloth, camera.eye());
         }
         if view.particles {
             let size = camera.distance * 0.003;
@@ -346,6 +381,17 @@ impl Renderer {
         draw_circle_lines(b.x, b.y, 8.0, 2.0, GRAB);
     }
 
+    /// A ring around the particle under the cursor: what a left press would grab (yellow) or
+    /// a Ctrl-click would pin or unpin (red). Call with the default (screen) camera.
+    pub fn draw_hover(&self, at: Vec3, pin: bool, camera: &OrbitCamera, viewport: Viewport) {
+        let Some(px) = camera.project(at, viewport.size).map(|px| px + viewport.origin) else {
+            return;
+        };
+        let color = if pin { HOVER_PIN } else { HOVER };
+        draw_circle_lines(px.x, px.y, 7.0, 2.0, color);
+        draw_circle(px.x, px.y, 2.5, color);
+    }
+
     /// Draws cut strokes (pixels, with their age in s) as lines fading out over
     /// [`super::interaction::TRAIL_SECONDS`].
     pub fn draw_cut_trail(&self, strips: &[Vec<(f64, glam::Vec2)>]) {
@@ -368,7 +414,8 @@ impl Renderer {
             }
             HeatMode::Force => {
                 cloth.vertex_heat(true, substep, &mut self.heat);
-                self.heat.iter().copied().fold(1e-6, f32::max)
+                self.heat_force_max = self.heat.iter().copied().fold(1e-6, f32::max);
+                self.heat_force_max
             }
         };
         let particles = cloth.particles();
@@ -410,12 +457,53 @@ impl Renderer {
         }
     }
 
-    fn draw_wireframe(&self, cloth: &Cloth) {
+    fn draw_wireframe(&self, cloth: &Cloth, eye: Vec3) {
         let p = cloth.particles();
+        let end = |i: u32| lift_toward(p.position(i as usize), eye);
         for &[a, b] in &self.edges {
-            draw_line_3d(p.position(a as usize), p.position(b as usize), WIRE);
+            draw_line_3d(end(a), end(b), WIRE);
         }
     }
+
+    /// The cloth projected along the key light onto the ground, in one flat darker colour.
+    fn draw_shadow(&mut self, cloth: &Cloth) {
+        let Some((height, _)) = self.ground else { return };
+        let particles = cloth.particles();
+        for (chunk, mesh) in self.chunks.iter().zip(&mut self.shadows) {
+            mesh.vertices.clear();
+            mesh.vertices.extend(chunk.globals.iter().map(|&g| {
+                let at = shadow_point(particles.position(g as usize), KEY_LIGHT, height);
+                vertex(at, Vec3::Y, SHADOW, false)
+            }));
+        }
+        self.shadows.iter().for_each(draw_mesh);
+    }
+}
+
+/// One mesh per chunk with its indices and room for its vertices (filled every frame).
+fn chunk_meshes(chunks: &[Chunk]) -> Vec<Mesh> {
+    chunks
+        .iter()
+        .map(|c| Mesh {
+            vertices: Vec::with_capacity(c.globals.len()),
+            indices: c.indices.clone(),
+            texture: None,
+        })
+        .collect()
+}
+
+/// `p` moved toward `eye` by [`WIRE_LIFT`] of the distance: the same pixel, nearer the eye.
+pub fn lift_toward(p: Vec3, eye: Vec3) -> Vec3 {
+    p + (eye - p) * WIRE_LIFT
+}
+
+/// Where the shadow of `p` falls on the ground at `height` with the light toward `light`
+/// (points at or below the ground stay where they are), lifted by [`SHADOW_LIFT`].
+pub fn shadow_point(p: Vec3, light: Vec3, height: f32) -> Vec3 {
+    let above = (p.y - height).max(0.0);
+    let light = light.normalize();
+    let on_ground = p - light * (above / light.y.max(1e-3));
+    Vec3::new(on_ground.x, height + SHADOW_LIFT, on_ground.z)
 }
 
 /// Bounds of the cloth and every finite collider (the ground is unbounded and left out).
@@ -648,6 +736,43 @@ mod tests {
                 assert!(face.dot(normal) > 0.0, "{collider:?}: triangle {t:?} winds inward");
             }
         }
+    }
+
+    /// Issue 19: the wireframe fought the surface for depth. A lifted line end must stay on
+    /// the same view ray (same pixel) and come nearer the eye by a margin far above the depth
+    /// buffer's resolution there.
+    #[test]
+    fn lifted_wire_ends_keep_their_pixel_and_come_nearer() {
+        let camera = OrbitCamera {
+            target: Vec3::new(0.0, 1.5, 0.0),
+            yaw: 0.5,
+            pitch: 0.3,
+            distance: 3.0,
+        };
+        let screen = glam::Vec2::new(1000.0, 700.0);
+        let eye = camera.eye();
+        for p in [Vec3::new(0.0, 1.5, 0.0), Vec3::new(-0.8, 2.3, 0.1), Vec3::new(0.7, 1.0, -0.2)] {
+            let lifted = lift_toward(p, eye);
+            let (a, b) = (camera.project(p, screen).unwrap(), camera.project(lifted, screen).unwrap());
+            assert!(a.distance(b) < 1e-2, "{a} vs {b}");
+            let nearer = eye.distance(p) - eye.distance(lifted);
+            // 24-bit depth at 3 m with a 1 cm near plane resolves about 0.05 mm.
+            assert!(nearer > 5e-3, "{nearer}");
+        }
+    }
+
+    #[test]
+    fn shadows_fall_along_the_light_onto_the_ground() {
+        let light = Vec3::new(-0.4, 1.0, 0.5);
+        let p = Vec3::new(0.2, 2.0, 0.0);
+        let s = shadow_point(p, light, 0.0);
+        assert!((s.y - SHADOW_LIFT).abs() < 1e-6);
+        // The shadow lies on the line through p along the light: offset ∝ height.
+        let expected = p - light * (2.0 / light.y);
+        assert!((s.x - expected.x).abs() < 1e-5 && (s.z - expected.z).abs() < 1e-5, "{s}");
+        // Cloth lying on the ground casts its shadow right under it.
+        let resting = shadow_point(Vec3::new(0.3, 0.0, 0.4), light, 0.0);
+        assert!((resting.x - 0.3).abs() < 1e-6 && (resting.z - 0.4).abs() < 1e-6);
     }
 
     #[test]

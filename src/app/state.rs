@@ -41,8 +41,11 @@ pub struct GridSize {
 pub enum Action {
     /// Run, pause, or advance one frame.
     SetRunMode(RunMode),
-    /// Rebuild the cloth from the current scene description (keeps the edited material).
+    /// Rebuild the cloth from the current scene description (keeps the edited material; pins
+    /// added or removed since are undone, and the status line says how many).
     Reset,
+    /// Rebuild the cloth, keeping the pins as they are now (they become part of the scene).
+    ResetKeepingPins,
     /// Open a preset file; a broken one leaves the running scene alone.
     Load(PathBuf),
     /// Save the scene as `<presets dir>/<name>.ron`; an existing file is only replaced with
@@ -50,6 +53,8 @@ pub enum Action {
     SaveAs {
         /// File stem, also written as the preset's display name.
         name: String,
+        /// The description saved with it (shown in the picker's tooltip).
+        description: String,
         /// Replace an existing file.
         overwrite: bool,
     },
@@ -75,18 +80,37 @@ pub struct Status {
 pub struct PresetEntry {
     /// The file.
     pub path: PathBuf,
-    /// File stem, shown in the list.
+    /// File stem.
     pub stem: String,
-    /// The preset's name and description, or why it cannot be loaded (shown as a tooltip).
+    /// The preset's display name; None when the file cannot be loaded.
+    pub name: Option<String>,
+    /// The description and file name, or why the file cannot be loaded (the tooltip).
     pub summary: String,
 }
 
-/// "name: description" of a preset file, or its load error.
-fn summarise(path: &Path) -> String {
-    match Preset::load(path) {
-        Ok(p) if p.description.is_empty() => p.name,
-        Ok(p) => format!("{}: {}", p.name, p.description),
-        Err(e) => format!("cannot be loaded: {e}"),
+impl PresetEntry {
+    /// Reads `path` for the picker.
+    fn read(path: PathBuf, stem: String) -> Self {
+        let (name, summary) = match Preset::load(&path) {
+            Ok(p) if p.description.is_empty() => (Some(p.name), format!("{stem}.ron")),
+            Ok(p) => (Some(p.name), format!("{}\n{stem}.ron", p.description)),
+            Err(e) => (None, format!("cannot be loaded: {e}")),
+        };
+        Self { path, stem, name, summary }
+    }
+
+    /// The picker's line: the preset's name, or the file name marked as broken.
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(name) if !name.trim().is_empty() => name.clone(),
+            Some(_) => self.stem.clone(),
+            None => format!("⚠ {} (broken)", self.stem),
+        }
+    }
+
+    /// Whether the file can be loaded.
+    pub fn is_broken(&self) -> bool {
+        self.name.is_none()
     }
 }
 
@@ -175,22 +199,34 @@ impl AppState {
     pub fn scene_preset(&self, name: &str) -> Preset {
         let mut preset = self.preset.clone();
         preset.name = name.to_string();
-        let spec = &preset.cloth;
-        let particles = self.cloth.particles();
-        let grid_count = (spec.columns * spec.rows) as usize;
-        if particles.len() == grid_count {
-            let pinned_now: Vec<(u32, u32)> = (0..grid_count as u32)
-                .filter(|&i| particles.is_pinned(i as usize))
-                .map(|i| (i % spec.columns, i / spec.columns))
-                .collect();
-            let pinned_before = (0..spec.rows)
-                .flat_map(|r| (0..spec.columns).map(move |c| (c, r)))
-                .filter(|&(c, r)| spec.is_pinned(c, r));
-            if !pinned_before.eq(pinned_now.iter().map(|&(c, r)| (c, r))) {
-                preset.cloth.pins = PinMode::List(pinned_now);
-            }
+        if let Some(pins) = self.edited_pins() {
+            preset.cloth.pins = PinMode::List(pins.now);
         }
         preset
+    }
+
+    /// The grid's pins as they are now, when the user has changed them (None when they match
+    /// the scene's pin mode). Tearing appends particles, so the grid's own are the first
+    /// `columns × rows`.
+    pub fn edited_pins(&self) -> Option<PinEdits> {
+        let spec = &self.preset.cloth;
+        let particles = self.cloth.particles();
+        let grid_count = (spec.columns * spec.rows) as usize;
+        if particles.len() < grid_count {
+            return None;
+        }
+        let cell = |i: u32| (i % spec.columns, i / spec.columns);
+        let (mut now, mut added, mut removed) = (Vec::new(), 0, 0);
+        for i in 0..grid_count as u32 {
+            let (c, r) = cell(i);
+            let (was, is) = (spec.is_pinned(c, r), particles.is_pinned(i as usize));
+            if is {
+                now.push((c, r));
+            }
+            added += usize::from(is && !was);
+            removed += usize::from(was && !is);
+        }
+        (added + removed > 0).then_some(PinEdits { now, added, removed })
     }
 
     /// Connected pieces of the cloth, cached per topology version (counting is O(n)).
@@ -238,16 +274,55 @@ impl AppState {
     }
 }
 
+/// How the pins differ from the scene's: see [`AppState::edited_pins`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinEdits {
+    /// Every pinned grid cell now, as `(column, row)`.
+    pub now: Vec<(u32, u32)>,
+    /// Pins the user added.
+    pub added: usize,
+    /// Scene pins the user removed.
+    pub removed: usize,
+}
+
+/// What a plain reset says about the user's pin edits it undoes.
+fn reset_message(edits: Option<&PinEdits>) -> String {
+    let Some(edits) = edits else {
+        return "reset: the cloth is back at its start".into();
+    };
+    let mut undone = Vec::new();
+    if edits.added > 0 {
+        undone.push(format!("{} pin(s) you added were removed", edits.added));
+    }
+    if edits.removed > 0 {
+        undone.push(format!("{} pin(s) you removed are back", edits.removed));
+    }
+    format!("reset: {} (Shift+R resets and keeps your pins)", undone.join(", "))
+}
+
 /// Applies one action to the state. Failures are reported in [`AppState::status`] and leave
 /// the running scene untouched.
 pub fn apply(state: &mut AppState, action: Action) {
     match action {
         Action::SetRunMode(mode) => state.run_mode = mode,
         Action::Reset => {
+            let message = reset_message(state.edited_pins().as_ref());
             let preset = state.preset.clone();
             let source = state.source.clone();
             if state.replace_scene(preset, source) {
-                state.report("reset");
+                state.report(message);
+            }
+        }
+        Action::ResetKeepingPins => {
+            let mut preset = state.preset.clone();
+            let edits = state.edited_pins();
+            if let Some(edits) = &edits {
+                preset.cloth.pins = PinMode::List(edits.now.clone());
+            }
+            let source = state.source.clone();
+            if state.replace_scene(preset, source) {
+                let kept = edits.map_or(0, |e| e.now.len());
+                state.report(format!("reset, keeping the {kept} pin(s) as they were"));
             }
         }
         Action::Load(path) => match Preset::load(&path) {
@@ -258,7 +333,11 @@ pub fn apply(state: &mut AppState, action: Action) {
             }
             Err(e) => state.report_error(e.to_string()),
         },
-        Action::SaveAs { name, overwrite } => save_as(state, &name, overwrite),
+        Action::SaveAs {
+            name,
+            description,
+            overwrite,
+        } => save_as(state, &name, &description, overwrite),
         Action::ApplyGrid(size) => {
             let mut preset = state.preset.clone();
             preset.cloth.columns = size.columns;
@@ -278,7 +357,7 @@ pub fn apply(state: &mut AppState, action: Action) {
     }
 }
 
-fn save_as(state: &mut AppState, name: &str, overwrite: bool) {
+fn save_as(state: &mut AppState, name: &str, description: &str, overwrite: bool) {
     let name = name.trim();
     if let Err(why) = check_preset_name(name) {
         state.report_error(why);
@@ -291,8 +370,12 @@ fn save_as(state: &mut AppState, name: &str, overwrite: bool) {
         return;
     }
     state.pending_overwrite = None;
-    match state.scene_preset(name).save(&path) {
+    let mut preset = state.scene_preset(name);
+    preset.description = description.trim().to_string();
+    match preset.save(&path) {
         Ok(()) => {
+            state.preset.name = preset.name;
+            state.preset.description = preset.description;
             state.source = Some(path.clone());
             state.presets = list_presets(&state.presets_dir);
             state.report(format!("saved {}", path.display()));
@@ -313,7 +396,8 @@ fn check_preset_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The `*.ron` files in `dir`, sorted by name (empty when the directory cannot be read).
+/// The `*.ron` files in `dir`, sorted by preset name with broken files last (empty when the
+/// directory cannot be read).
 pub fn list_presets(dir: &Path) -> Vec<PresetEntry> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -324,14 +408,11 @@ pub fn list_presets(dir: &Path) -> Vec<PresetEntry> {
         .filter(|p| p.extension().is_some_and(|x| x == "ron"))
         .filter_map(|path| {
             let stem = path.file_stem()?.to_string_lossy().into_owned();
-            (!stem.starts_with('.')).then(|| PresetEntry {
-                summary: summarise(&path),
-                path,
-                stem,
-            })
+            (!stem.starts_with('.')).then(|| PresetEntry::read(path, stem))
         })
         .collect();
-    list.sort_by(|a, b| a.stem.cmp(&b.stem));
+    // By the name the picker shows; broken files last.
+    list.sort_by_cached_key(|p| (p.is_broken(), p.label().to_lowercase(), p.stem.clone()));
     list
 }
 
@@ -429,6 +510,7 @@ mod tests {
             &mut state,
             Action::SaveAs {
                 name: "mine".into(),
+                description: "my own curtain".into(),
                 overwrite: false,
             },
         );
@@ -442,6 +524,10 @@ mod tests {
         assert_eq!(other.preset.material.youngs_modulus, 2.5e6);
         assert_eq!(other.preset.solver.substeps, 7);
         assert_eq!(other.preset.name, "mine");
+        assert_eq!(
+            other.preset.description, "my own curtain",
+            "the description is the one typed, not the old one"
+        );
         let pinned = |s: &AppState| (0..30).map(|i| s.cloth.particles().is_pinned(i)).collect::<Vec<_>>();
         assert_eq!(pinned(&other), pinned(&state));
     }
@@ -454,6 +540,7 @@ mod tests {
         let mut state = state_in(dir.path());
         let save = |overwrite| Action::SaveAs {
             name: "taken".into(),
+            description: String::new(),
             overwrite,
         };
         apply(&mut state, save(false));
@@ -475,6 +562,7 @@ mod tests {
                 &mut state,
                 Action::SaveAs {
                     name: name.into(),
+                    description: String::new(),
                     overwrite: true,
                 },
             );
@@ -543,9 +631,50 @@ mod tests {
         std::fs::write(dir.path().join("c.ron"), "(nonsense: 1)").unwrap();
         let list = list_presets(dir.path());
         let stems: Vec<_> = list.iter().map(|p| p.stem.as_str()).collect();
-        assert_eq!(stems, ["a", "b", "c"]);
-        assert_eq!(list[0].summary, "Untitled");
-        assert_eq!(list[1].summary, "Bee: buzz");
+        assert_eq!(stems, ["b", "a", "c"], "sorted by the names shown");
+        let labels: Vec<_> = list.iter().map(PresetEntry::label).collect();
+        assert_eq!(
+            labels,
+            ["Bee", "Untitled", "⚠ c (broken)"],
+            "names, not file names; broken files marked, last"
+        );
+        assert_eq!(list[0].summary, "buzz\nb.ron");
+        assert_eq!(list[1].summary, "a.ron");
+        assert!(list[2].is_broken() && !list[0].is_broken() && !list[1].is_broken());
         assert!(list[2].summary.starts_with("cannot be loaded:"), "{}", list[2].summary);
+    }
+
+    #[test]
+    fn the_shipped_presets_are_listed_by_their_names() {
+        let list = list_presets(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/presets")));
+        let default = list.iter().find(|p| p.stem == "default").expect("default.ron listed");
+        assert_eq!(default.label(), "Hanging curtain");
+        assert!(list.iter().all(|p| !p.is_broken()), "every shipped preset loads");
+    }
+
+    /// Issue 19: R silently removed the pins the user had added.
+    #[test]
+    fn reset_says_what_happens_to_added_pins_and_shift_reset_keeps_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        let scene_pins = state.cloth.pinned_count();
+        apply(&mut state, Action::TogglePin(12));
+        apply(&mut state, Action::TogglePin(13));
+        apply(&mut state, Action::Reset);
+        assert_eq!(state.cloth.pinned_count(), scene_pins);
+        assert!(
+            state.status.text.contains("2 pin(s) you added were removed"),
+            "{}",
+            state.status.text
+        );
+        assert!(state.status.text.contains("Shift+R"), "{}", state.status.text);
+
+        apply(&mut state, Action::TogglePin(12));
+        apply(&mut state, Action::ResetKeepingPins);
+        assert_eq!(state.cloth.pinned_count(), scene_pins + 1);
+        assert!(state.cloth.particles().is_pinned(12));
+        apply(&mut state, Action::Reset);
+        assert!(state.cloth.particles().is_pinned(12), "kept pins are part of the scene now");
+        assert_eq!(state.status.text, "reset: the cloth is back at its start");
     }
 }

@@ -1,14 +1,24 @@
 //! The egui panels. Sliders write straight into the live [`Preset`](drape::preset::Preset)
 //! solver and material (the engine reads them every step and ramps stiffness changes);
 //! everything structural is returned as an [`Action`] for [`super::state::apply`].
+//!
+//! Layout, from the outside in: the toolbar on top, one fixed-height status line at the
+//! bottom, the settings panel on the right (scrolls, sections remember whether they are
+//! open), and the Stats panel docked on the left or collapsed to one line above the status
+//! line. What is left is the 3D view, so no panel ever covers the scene, and nothing in the
+//! panels changes its size when a value, a label or a status message changes.
 
 use std::collections::VecDeque;
 
 use egui_macroquad::egui::{self, Color32, RichText, Ui};
 use egui_plot::{Line, Plot, PlotPoints};
 
-use super::render::{HeatMode, ViewOptions};
+use super::clock::RealTimeRatio;
+use super::render::{heat_color, HeatMode, ViewOptions};
+use super::settings::Sections;
 use super::state::{Action, AppState, GridSize, RunMode};
+use super::widgets::{axis_label, parse_si, si, LogRange};
+use drape::sim::PhaseTimes;
 
 /// Every binding, shown in the help overlay (and mirrored in the README's Controls section).
 pub const CONTROLS: &[(&str, &str)] = &[
@@ -16,28 +26,45 @@ pub const CONTROLS: &[(&str, &str)] = &[
     ("Shift held on release", "leave the grabbed particle pinned where it is"),
     ("Ctrl + left-click", "pin / unpin the particle under the cursor"),
     ("Right-drag", "cut every edge the stroke crosses"),
-    ("Middle-drag  or  Alt + left-drag", "orbit the camera"),
-    ("Shift + middle-drag  or  Alt + Shift + left-drag", "pan the camera"),
-    ("Mouse wheel", "zoom"),
+    ("Left-drag on background  or  middle-drag  or  Alt + left-drag", "orbit the camera"),
+    ("Shift + any of those", "pan the camera"),
+    ("Mouse wheel", "zoom toward the point under the cursor"),
     ("F", "reset the view (frame the scene)"),
     ("Space", "run / pause"),
     ("N  or  Right arrow", "advance one frame (pauses)"),
-    ("R", "reset the scene"),
+    ("R", "reset the scene (pins you added are removed; the status line says so)"),
+    ("Shift + R", "reset the scene keeping the pins as they are now"),
     ("+ / −", "time scale ×2 / ÷2 (slow motion)"),
     ("W / P / M", "wireframe / particles / heat map (off, strain, force)"),
+    ("S", "Stats panel open / one line"),
+    ("F9", "start / stop recording PNG frames of the view (drape-rec-<time>/)"),
     ("F12", "save a screenshot (drape-<time>.png in the working directory)"),
     ("H  or  F1", "show / hide this help"),
 ];
 
 /// The one-line reminder at the bottom of the window.
-pub const HINT: &str =
-    "Left-drag: grab · Shift+release: pin · Ctrl+click: pin/unpin · Right-drag: cut · Middle/Alt-drag: orbit · Shift: pan · Wheel: zoom · Space: run/pause · R: reset · H: help";
+pub const HINT: &str = "Left-drag: grab (background: orbit) · Ctrl+click: pin · Right-drag: cut · Shift-drag: pan · Wheel: zoom · Space: run/pause · R: reset · F9: record · H: help";
 
 /// Seconds of history in the stats plots.
 const HISTORY_SECONDS: f64 = 10.0;
+/// Smallest energy span of the energy plot in J, so 1e-8 J of rest noise draws flat.
+const ENERGY_PLOT_FLOOR_J: f64 = 1e-3;
+/// Smallest span of the strain plot in %.
+const STRAIN_PLOT_FLOOR_PERCENT: f64 = 1.0;
+/// Height of the status line in points (fixed: a message never moves the view).
+const STATUS_HEIGHT: f32 = 24.0;
+/// Width of the docked Stats panel in points.
+const STATS_WIDTH: f32 = 270.0;
 
-/// Timing measured by the loop, shown in the Stats panel.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+const YOUNGS_MODULUS: LogRange = LogRange::new(1e4, 1e9);
+const THICKNESS: LogRange = LogRange::new(1e-5, 5e-3);
+const AREAL_DENSITY: LogRange = LogRange::new(0.01, 5.0);
+const COMPLIANCE_SCALE: LogRange = LogRange::new(0.01, 100.0);
+const EDGE_MULTIPLIER: LogRange = LogRange::new(0.1, 10.0);
+const BEND_MULTIPLIER: LogRange = LogRange::new(0.01, 100.0);
+
+/// Timing and other per-frame facts measured by the loop, shown in the panels.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FrameTimes {
     /// Seconds per rendered frame (smoothed); fps is its inverse.
     pub frame_s: f64,
@@ -45,8 +72,16 @@ pub struct FrameTimes {
     pub step_ms: f64,
     /// Milliseconds building and submitting the cloth meshes (smoothed).
     pub upload_ms: f64,
+    /// The last step's phases in ms.
+    pub phases: PhaseTimes,
     /// Cloth draw chunks.
     pub chunks: usize,
+    /// Simulated seconds per real second.
+    pub real_time: RealTimeRatio,
+    /// The force that shows as full red in the force heat map, in N.
+    pub heat_force_max: f32,
+    /// Frames recorded so far and the folder, while recording.
+    pub recording: Option<(u32, String)>,
 }
 
 /// Requests that concern the window rather than the scene.
@@ -56,15 +91,22 @@ pub struct WindowRequests {
     pub reset_view: bool,
     /// Save a screenshot after this frame.
     pub screenshot: bool,
+    /// Start or stop recording frames.
+    pub toggle_recording: bool,
 }
 
-/// UI-only state: edit buffers, the help toggle and the plot history.
+/// UI-only state: edit buffers, the help toggle, the panel layout and the plot history.
 pub struct Panels {
     /// Help overlay visible.
     pub show_help: bool,
     /// View switches.
     pub view: ViewOptions,
+    /// Which side-panel sections are open (remembered in the settings file).
+    pub sections: Sections,
+    /// Stats docked open (false: one line).
+    pub stats_open: bool,
     save_name: String,
+    save_description: String,
     grid: GridSize,
     grid_scene: Option<u64>,
     history: VecDeque<[f64; 3]>,
@@ -76,7 +118,10 @@ impl Panels {
         Self {
             show_help: false,
             view: ViewOptions::default(),
+            sections: Sections::default(),
+            stats_open: true,
             save_name: String::new(),
+            save_description: String::new(),
             grid: state.grid_size(),
             grid_scene: None,
             history: VecDeque::new(),
@@ -94,32 +139,67 @@ impl Panels {
     /// Lays out every panel; returns the actions the user asked for.
     pub fn show(&mut self, ctx: &egui::Context, state: &mut AppState, times: &FrameTimes, requests: &mut WindowRequests) -> Vec<Action> {
         if self.grid_scene != Some(state.scene_version) {
-            // A new scene: reload the edit buffers from it.
+            // A new scene (load, reset, resize): reload the edit buffers, restart the plots.
             self.grid_scene = Some(state.scene_version);
             self.grid = state.grid_size();
+            self.history.clear();
             self.save_name = state
                 .source
                 .as_ref()
                 .and_then(|p| p.file_stem())
                 .map_or_else(|| "my-scene".to_string(), |s| s.to_string_lossy().into_owned());
+            self.save_description = state.preset.description.clone();
         }
         let mut actions = Vec::new();
-        egui::TopBottomPanel::top("run").show(ctx, |ui| self.run_bar(ui, state, requests, &mut actions));
-        let status = egui::TopBottomPanel::bottom("status").show(ctx, |ui| status_bar(ui, state));
-        egui::SidePanel::right("panels").default_width(330.0).show(ctx, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| {
-                section(ui, "Solver", true, |ui| solver_panel(ui, state));
-                section(ui, "Material", true, |ui| material_panel(ui, state));
-                section(ui, "Scene", true, |ui| self.scene_panel(ui, state, &mut actions));
-                section(ui, "View", true, |ui| view_panel(ui, &mut self.view));
+        egui::TopBottomPanel::top("run").show(ctx, |ui| self.run_bar(ui, state, times, requests, &mut actions));
+        egui::TopBottomPanel::bottom("status")
+            .exact_height(STATUS_HEIGHT)
+            .show(ctx, |ui| status_bar(ui, state, times));
+        egui::SidePanel::right("panels")
+            .default_width(340.0)
+            .min_width(300.0)
+            .show(ctx, |ui| {
+                egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
+                    let s = &mut self.sections;
+                    section(ui, "Solver", &mut s.solver, |ui| solver_panel(ui, state));
+                    section(ui, "Wind & limits", &mut s.air, |ui| air_panel(ui, state));
+                    section(ui, "Material", &mut s.material, |ui| material_panel(ui, state));
+                    let mut scene_open = s.scene;
+                    section(ui, "Scene", &mut scene_open, |ui| self.scene_panel(ui, state, &mut actions));
+                    self.sections.scene = scene_open;
+                    section(ui, "View", &mut self.sections.view, |ui| view_panel(ui, &mut self.view));
+                    ui.add_space(8.0);
+                });
             });
-        });
-        // Stats float over the bottom-left of the 3D view so the plots are always in sight.
-        egui::Window::new("Stats")
-            .anchor(egui::Align2::LEFT_BOTTOM, [8.0, -8.0 - status.response.rect.height()])
-            .resizable(false)
-            .default_width(250.0)
-            .show(ctx, |ui| self.stats_panel(ui, state, times));
+        if self.stats_open {
+            egui::SidePanel::left("stats")
+                .exact_width(STATS_WIDTH)
+                .resizable(false)
+                .show(ctx, |ui| {
+                    egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
+                        if ui
+                            .button("◀ Stats")
+                            .on_hover_text("Collapse the Stats panel to one line (S)")
+                            .clicked()
+                        {
+                            self.stats_open = false;
+                        }
+                        self.stats_panel(ui, state, times);
+                    });
+                });
+        } else {
+            egui::TopBottomPanel::bottom("stats-line").show(ctx, |ui| {
+                ui.horizontal(|ui| {
+                    if ui.button("▶ Stats").on_hover_text("Open the Stats panel (S)").clicked() {
+                        self.stats_open = true;
+                    }
+                    ui.label(compact_stats(state, times));
+                });
+            });
+        }
+        if self.view.heat != HeatMode::Off {
+            heat_legend(ctx, &self.view, times.heat_force_max);
+        }
         egui::Window::new("Controls")
             .open(&mut self.show_help)
             .collapsible(false)
@@ -129,27 +209,33 @@ impl Panels {
         actions
     }
 
-    fn run_bar(&mut self, ui: &mut Ui, state: &mut AppState, requests: &mut WindowRequests, actions: &mut Vec<Action>) {
+    fn run_bar(&mut self, ui: &mut Ui, state: &mut AppState, times: &FrameTimes, requests: &mut WindowRequests, actions: &mut Vec<Action>) {
         ui.horizontal(|ui| {
+            // Fixed sizes: labels that change (Run/Pause, the real-time reading) never push
+            // the buttons after them around.
             let running = state.run_mode == RunMode::Running;
             let (label, mode) = if running {
                 ("⏸ Pause", RunMode::Paused)
             } else {
                 ("▶ Run", RunMode::Running)
             };
-            if ui.button(label).on_hover_text("Run or pause the simulation (Space)").clicked() {
+            let button = |ui: &mut Ui, text: &str, width: f32| ui.add_sized([width, 20.0], egui::Button::new(text));
+            if button(ui, label, 70.0)
+                .on_hover_text("Run or pause the simulation (Space)")
+                .clicked()
+            {
                 actions.push(Action::SetRunMode(mode));
             }
-            if ui
-                .button("⏭ Step")
+            if button(ui, "⏭ Step", 60.0)
                 .on_hover_text("Advance exactly one frame of Δt, then pause (N)")
                 .clicked()
             {
                 actions.push(Action::SetRunMode(RunMode::Step));
             }
-            if ui
-                .button("⟲ Reset")
-                .on_hover_text("Rebuild the cloth from the scene, keeping the edited settings (R)")
+            if button(ui, "⟲ Reset", 64.0)
+                .on_hover_text(
+                    "Rebuild the cloth from the scene, keeping the edited settings (R). Pins you added are removed; Shift+R keeps them",
+                )
                 .clicked()
             {
                 actions.push(Action::Reset);
@@ -159,17 +245,28 @@ impl Panels {
                 egui::Slider::new(&mut state.time_scale, 0.05..=2.0)
                     .logarithmic(true)
                     .text("time scale")
-                    .suffix("×"),
+                    .custom_formatter(|v, _| format!("{v:.2}×")),
             )
-            .on_hover_text("Simulated seconds per real second; below 1 is slow motion (+ / −)");
+            .on_hover_text("Simulated seconds per real second you ask for; below 1 is slow motion (+ / −)");
+            real_time_label(ui, state, times);
             ui.separator();
-            if ui.button("🎥 View").on_hover_text("Frame the cloth and colliders (F)").clicked() {
+            if button(ui, "🎥 View", 64.0)
+                .on_hover_text("Frame the cloth and colliders (F)")
+                .clicked()
+            {
                 requests.reset_view = true;
             }
-            if ui.button("📷").on_hover_text("Save a screenshot (F12)").clicked() {
+            if button(ui, "📷", 28.0).on_hover_text("Save a screenshot (F12)").clicked() {
                 requests.screenshot = true;
             }
-            if ui.button("❓ Help").on_hover_text("List every control (H or F1)").clicked() {
+            let rec = if times.recording.is_some() { "⏹ Stop" } else { "⏺ Rec" };
+            if button(ui, rec, 60.0)
+                .on_hover_text("Record the 3D view as numbered PNG frames in a new drape-rec-<time> folder (F9)")
+                .clicked()
+            {
+                requests.toggle_recording = true;
+            }
+            if button(ui, "❓ Help", 60.0).on_hover_text("List every control (H or F1)").clicked() {
                 self.show_help = !self.show_help;
             }
             ui.separator();
@@ -179,19 +276,24 @@ impl Panels {
     }
 
     fn scene_panel(&mut self, ui: &mut Ui, state: &AppState, actions: &mut Vec<Action>) {
-        let current = state
-            .source
-            .as_ref()
-            .and_then(|p| p.file_stem())
-            .map(|s| s.to_string_lossy().into_owned());
         ui.horizontal(|ui| {
+            let current = if state.source.is_some() {
+                state.preset.name.clone()
+            } else {
+                "(built-in default)".to_string()
+            };
             egui::ComboBox::from_id_salt("preset")
-                .selected_text(current.as_deref().unwrap_or("(built-in default)"))
-                .width(180.0)
+                .selected_text(current)
+                .width(190.0)
                 .show_ui(ui, |ui| {
                     for entry in &state.presets {
                         let selected = state.source.as_ref() == Some(&entry.path);
-                        if ui.selectable_label(selected, &entry.stem).on_hover_text(&entry.summary).clicked() {
+                        let text = if entry.is_broken() {
+                            RichText::new(entry.label()).color(Color32::from_rgb(235, 80, 70))
+                        } else {
+                            RichText::new(entry.label())
+                        };
+                        if ui.selectable_label(selected, text).on_hover_text(&entry.summary).clicked() {
                             actions.push(Action::Load(entry.path.clone()));
                         }
                     }
@@ -201,35 +303,51 @@ impl Panels {
             if ui.button("⟳").on_hover_text("Re-read the presets directory").clicked() {
                 actions.push(Action::RefreshPresets);
             }
-            if ui.button("Reset").on_hover_text("Rebuild the cloth from the scene (R)").clicked() {
+            if ui
+                .button("Reset")
+                .on_hover_text("Rebuild the cloth from the scene (R); Shift+R keeps the pins you added")
+                .clicked()
+            {
                 actions.push(Action::Reset);
             }
         });
-        ui.horizontal(|ui| {
+        egui::Grid::new("save").num_columns(2).show(ui, |ui| {
             ui.label("Save as")
                 .on_hover_text("Write the scene (with the current settings and pins) as a preset");
-            ui.add(egui::TextEdit::singleline(&mut self.save_name).desired_width(140.0))
-                .on_hover_text(format!("File name without .ron, saved in {}", state.presets_dir.display()));
-            if ui
-                .button("💾 Save")
-                .on_hover_text("Refuses to replace an existing file unless you confirm")
-                .clicked()
-            {
-                actions.push(Action::SaveAs {
-                    name: self.save_name.clone(),
-                    overwrite: false,
-                });
-            }
-        });
-        if let Some(name) = state.pending_overwrite.clone() {
             ui.horizontal(|ui| {
-                ui.label(RichText::new(format!("{name}.ron exists.")).color(Color32::from_rgb(230, 160, 40)));
-                if ui.button("Overwrite").clicked() {
-                    actions.push(Action::SaveAs { name, overwrite: true });
+                ui.add(egui::TextEdit::singleline(&mut self.save_name).desired_width(150.0))
+                    .on_hover_text(format!("File name without .ron, saved in {}", state.presets_dir.display()));
+                if ui
+                    .button("💾 Save")
+                    .on_hover_text("Refuses to replace an existing file unless you confirm")
+                    .clicked()
+                {
+                    actions.push(Action::SaveAs {
+                        name: self.save_name.clone(),
+                        description: self.save_description.clone(),
+                        overwrite: false,
+                    });
                 }
             });
-        }
-        ui.separator();
+            ui.end_row();
+            ui.label("Description").on_hover_text("Saved with the preset; shown in the picker");
+            ui.add(egui::TextEdit::singleline(&mut self.save_description).desired_width(210.0));
+            ui.end_row();
+        });
+        // Always laid out (empty when nothing waits), so the grid below never moves.
+        ui.horizontal(|ui| {
+            ui.set_min_height(22.0);
+            if let Some(name) = state.pending_overwrite.clone() {
+                ui.label(RichText::new(format!("{name}.ron exists.")).color(Color32::from_rgb(230, 160, 40)));
+                if ui.button("Overwrite").clicked() {
+                    actions.push(Action::SaveAs {
+                        name,
+                        description: self.save_description.clone(),
+                        overwrite: true,
+                    });
+                }
+            }
+        });
         egui::Grid::new("grid").num_columns(2).show(ui, |ui| {
             ui.label("Columns").on_hover_text("Particles along the width (2–1024)");
             ui.add(egui::DragValue::new(&mut self.grid.columns).range(2..=1024));
@@ -278,12 +396,12 @@ impl Panels {
             row(
                 "step",
                 format!("{:.2} ms · {} thread(s)", times.step_ms, stats.threads),
-                "Solver wall time per frame, and the threads the last step ran on",
+                "Solver wall time per rendered frame, and the threads the last step ran on",
             );
             row(
                 "mesh",
                 format!("{:.2} ms · {} chunk(s)", times.upload_ms, times.chunks),
-                "Building the cloth mesh per frame",
+                "Building and uploading the cloth mesh per frame",
             );
             row("particles", state.cloth.particles().len().to_string(), "Simulated particles");
             row("pinned", state.cloth.pinned_count().to_string(), "Pinned particles");
@@ -295,22 +413,18 @@ impl Panels {
             row(
                 "max strain",
                 format!("{:.2} %", stats.max_strain * 100.0),
-                "Largest stretch (l − l₀)/l₀ over the stretch edges",
+                "How much the most stretched edge is longer than at rest",
             );
             row(
                 "mean strain",
                 format!("{:.3} %", stats.mean_strain * 100.0),
-                "Mean |strain| over the stretch edges",
+                "Average stretch of the edges",
             );
-            row(
-                "max tension",
-                format!("{:.3} N", stats.max_tension),
-                "Largest stretch-edge force in the last substep",
-            );
+            row("max tension", format!("{:.3} N", stats.max_tension), "Pull on the most loaded edge");
             row(
                 "kinetic energy",
-                format!("{:.4} J", stats.kinetic_energy),
-                "½ Σ m v² of the free particles",
+                si(stats.kinetic_energy, "J"),
+                "Energy of motion ½ Σ m v² of the free particles",
             );
             row(
                 "torn edges",
@@ -319,43 +433,131 @@ impl Panels {
             );
             row("pieces", state.pieces().to_string(), "Connected pieces of cloth");
         });
-        self.plot(ui, "energy", "kinetic energy (J)", 1);
-        self.plot(ui, "strain", "max strain (%)", 2);
+        phase_rows(ui, &times.phases, times.upload_ms);
+        self.plot(ui, "energy", "kinetic energy (J)", 1, ENERGY_PLOT_FLOOR_J);
+        self.plot(ui, "strain", "max strain (%)", 2, STRAIN_PLOT_FLOOR_PERCENT);
     }
 
-    fn plot(&self, ui: &mut Ui, id: &str, name: &str, column: usize) {
+    fn plot(&self, ui: &mut Ui, id: &str, name: &str, column: usize, floor: f64) {
         let scale = if column == 2 { 100.0 } else { 1.0 };
-        let Some(&[latest, ..]) = self.history.back() else { return };
-        let points: Vec<[f64; 2]> = self.history.iter().map(|s| [s[0] - latest, s[column] * scale]).collect();
         ui.label(name);
+        let points: Vec<[f64; 2]> = match self.history.back() {
+            Some(&[latest, ..]) => self.history.iter().map(|s| [s[0] - latest, s[column] * scale]).collect(),
+            None => Vec::new(),
+        };
         Plot::new(id)
-            .height(60.0)
-            .width(240.0)
+            .height(70.0)
+            .width(ui.available_width())
             .allow_drag(false)
             .allow_zoom(false)
             .allow_scroll(false)
+            .allow_boxed_zoom(false)
             .show_x(false)
             .include_y(0.0)
+            .include_y(floor)
+            .include_x(-HISTORY_SECONDS)
+            .include_x(0.0)
+            .y_axis_min_width(34.0)
+            .y_axis_formatter(|mark, _| axis_label(mark.value))
+            .x_axis_formatter(|mark, _| format!("{:.0} s", mark.value))
             .show(ui, |plot| plot.line(Line::new(PlotPoints::from(points)).name(name)));
     }
 }
 
-fn section(ui: &mut Ui, title: &str, open: bool, body: impl FnOnce(&mut Ui)) {
-    egui::CollapsingHeader::new(title).default_open(open).show(ui, body);
+/// "0.98× real time", orange with a warning when the solver cannot keep up.
+fn real_time_label(ui: &mut Ui, state: &AppState, times: &FrameTimes) {
+    let scale = state.time_scale as f64;
+    let paused = state.run_mode != RunMode::Running;
+    let text = if paused {
+        "paused".to_string()
+    } else {
+        times.real_time.label(scale)
+    };
+    let behind = !paused && times.real_time.behind(scale);
+    let text = if behind {
+        RichText::new(format!("⚠ {text}")).color(Color32::from_rgb(240, 160, 40))
+    } else {
+        RichText::new(text)
+    };
+    let tip = if behind {
+        format!(
+            "The solver needs {:.1} ms per frame of {:.1} ms, so the simulation runs slower than asked: \
+             lower the resolution or the substeps to catch up",
+            state.cloth.stats().step_ms,
+            state.preset.solver.dt * 1e3
+        )
+    } else {
+        "Simulated seconds per real second actually reached".to_string()
+    };
+    ui.add_sized([190.0, 20.0], egui::Label::new(text)).on_hover_text(tip);
 }
 
-fn status_bar(ui: &mut Ui, state: &AppState) {
-    ui.horizontal_wrapped(|ui| {
-        ui.label(HINT);
+/// The collapsed Stats panel: the numbers a user watches most, on one line.
+fn compact_stats(state: &AppState, times: &FrameTimes) -> String {
+    let stats = state.cloth.stats();
+    let fps = if times.frame_s > 0.0 { 1.0 / times.frame_s } else { 0.0 };
+    format!(
+        "fps {fps:.0} · step {:.1} ms · {} particles · max strain {:.1} % · {} torn · {} piece(s)",
+        times.step_ms,
+        state.cloth.particles().len(),
+        stats.max_strain * 100.0,
+        stats.torn_edges,
+        state.pieces()
+    )
+}
+
+/// The per-phase row: where the last step's time went.
+fn phase_rows(ui: &mut Ui, phases: &PhaseTimes, upload_ms: f64) {
+    ui.label("time per phase (ms)")
+        .on_hover_text("Where the last step's wall time went, and the mesh upload of the last frame");
+    egui::Grid::new("phases").num_columns(2).show(ui, |ui| {
+        let cells = [
+            (
+                "predict",
+                phases.predict_ms,
+                "Gravity, damping and moving particles by their velocity",
+            ),
+            ("distances", phases.distances_ms, "Stretch and shear constraints"),
+            ("hinges", phases.hinges_ms, "Bending constraints"),
+            ("contacts", phases.contacts_ms, "Collisions with the ground and colliders"),
+            ("tearing", phases.tearing_ms, "Checking for and splitting over-stretched edges"),
+            ("mesh", upload_ms, "Building and uploading the cloth mesh"),
+        ];
+        for (k, (name, ms, tip)) in cells.into_iter().enumerate() {
+            ui.label(format!("{name} {ms:.2}")).on_hover_text(tip);
+            if k % 2 == 1 {
+                ui.end_row();
+            }
+        }
     });
-    if !state.status.text.is_empty() {
-        let color = if state.status.error {
-            Color32::from_rgb(235, 80, 70)
-        } else {
-            Color32::from_rgb(120, 200, 120)
-        };
-        ui.label(RichText::new(&state.status.text).color(color));
+}
+
+/// A collapsible section whose open state lives in `open` (and so in the settings file).
+fn section(ui: &mut Ui, title: &str, open: &mut bool, body: impl FnOnce(&mut Ui)) {
+    let response = egui::CollapsingHeader::new(title).open(Some(*open)).show(ui, body);
+    if response.header_response.clicked() {
+        *open = !*open;
     }
+}
+
+fn status_bar(ui: &mut Ui, state: &AppState, times: &FrameTimes) {
+    ui.horizontal_centered(|ui| {
+        if let Some((frames, folder)) = &times.recording {
+            ui.label(RichText::new(format!("REC {frames} frames in {folder}/")).color(Color32::from_rgb(235, 80, 70)))
+                .on_hover_text("F9 stops the recording");
+            ui.separator();
+        }
+        let text = if state.status.text.is_empty() {
+            RichText::new(HINT)
+        } else if state.status.error {
+            RichText::new(&state.status.text).color(Color32::from_rgb(235, 80, 70))
+        } else {
+            RichText::new(&state.status.text).color(Color32::from_rgb(120, 200, 120))
+        };
+        // One line, cut with an ellipsis: a long message never grows the bar.
+        ui.add(egui::Label::new(text).truncate())
+            .on_hover_text(if state.status.text.is_empty() { HINT } else { &state.status.text });
+    });
 }
 
 fn help_grid(ui: &mut Ui) {
@@ -368,45 +570,95 @@ fn help_grid(ui: &mut Ui) {
     });
 }
 
-/// Formats `v` with an SI prefix: 5e6 → "5.00 M" + unit.
-fn si(v: f64, unit: &str) -> String {
-    let prefixes = [(1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ")];
-    let (scale, prefix) = prefixes.iter().find(|(s, _)| v.abs() >= *s).copied().unwrap_or((1e-6, "µ"));
-    format!("{:.3} {prefix}{unit}", v / scale)
+/// The legend's tick labels at 0, ½ and 1 of the colour ramp.
+pub fn legend_ticks(heat: HeatMode, strain_range: f32, force_max: f32) -> [String; 3] {
+    let label = |t: f32| match heat {
+        HeatMode::Force => si((t * force_max) as f64, "N"),
+        _ => format!("{:.1} %", t * strain_range * 100.0),
+    };
+    [label(0.0), label(0.5), label(1.0)]
 }
 
-/// Parses what [`si`] writes ("5.000 MPa", "0.500 mm", "2 m") or a plain number ("5e6").
-fn parse_si(text: &str) -> Option<f64> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
-        .unwrap_or(text.len());
-    let (number, rest) = text.split_at(split);
-    let value: f64 = number.trim().parse().ok()?;
-    let scale = match rest.trim().chars().next() {
-        Some('G') => 1e9,
-        Some('M') => 1e6,
-        Some('k') => 1e3,
-        Some('m') if rest.trim().len() > 1 => 1e-3,
-        Some('µ' | 'u') => 1e-6,
-        _ => 1.0,
+/// The heat map's colour ramp with its scale, in the bottom-right corner of the 3D view.
+fn heat_legend(ctx: &egui::Context, view: &ViewOptions, force_max: f32) {
+    let free = ctx.available_rect();
+    let title = match view.heat {
+        HeatMode::Force => "edge force",
+        _ => "strain",
     };
-    Some(value * scale)
+    let ticks = legend_ticks(view.heat, view.heat_range, force_max);
+    egui::Area::new(egui::Id::new("heat-legend"))
+        .fixed_pos(free.right_bottom() - egui::vec2(12.0, 12.0))
+        .pivot(egui::Align2::RIGHT_BOTTOM)
+        .interactable(false)
+        .show(ctx, |ui| {
+            egui::Frame::popup(ui.style()).show(ui, |ui| {
+                ui.label(RichText::new(title).strong());
+                let (rect, _) = ui.allocate_exact_size(egui::vec2(200.0, 14.0), egui::Sense::hover());
+                const STEPS: usize = 40;
+                for k in 0..STEPS {
+                    let t = (k as f32 + 0.5) / STEPS as f32;
+                    let c = heat_color(t);
+                    let x0 = rect.left() + rect.width() * k as f32 / STEPS as f32;
+                    let x1 = rect.left() + rect.width() * (k + 1) as f32 / STEPS as f32;
+                    let colour = Color32::from_rgb((c.r * 255.0) as u8, (c.g * 255.0) as u8, (c.b * 255.0) as u8);
+                    ui.painter()
+                        .rect_filled(egui::Rect::from_x_y_ranges(x0..=x1 + 0.5, rect.y_range()), 0.0, colour);
+                }
+                let (labels, _) = ui.allocate_exact_size(egui::vec2(200.0, 14.0), egui::Sense::hover());
+                let font = egui::TextStyle::Small.resolve(ui.style());
+                let colour = ui.visuals().text_color();
+                for (tick, align) in ticks
+                    .iter()
+                    .zip([egui::Align2::LEFT_TOP, egui::Align2::CENTER_TOP, egui::Align2::RIGHT_TOP])
+                {
+                    let x = labels.left() + labels.width() * (align.x().to_factor());
+                    ui.painter().text(egui::pos2(x, labels.top()), align, tick, font.clone(), colour);
+                }
+            });
+        });
 }
 
 /// A slider with a tooltip.
 fn slider<N: egui::emath::Numeric>(ui: &mut Ui, value: &mut N, range: std::ops::RangeInclusive<N>, label: &str, tip: &str) {
-    ui.add(egui::Slider::new(value, range).text(label)).on_hover_text(tip);
+    ui.add(egui::Slider::new(value, range).text(label).clamping(egui::SliderClamping::Edits))
+        .on_hover_text(tip);
 }
 
-/// A logarithmic slider; with a `unit` the value is shown with an SI prefix (5.000 MPa).
-fn log_slider(ui: &mut Ui, value: &mut f32, range: std::ops::RangeInclusive<f32>, label: &str, unit: Option<&'static str>, tip: &str) {
-    let slider = egui::Slider::new(value, range).logarithmic(true).text(label);
-    let slider = match unit {
-        Some(unit) => slider.custom_formatter(move |v, _| si(v, unit)).custom_parser(parse_si),
-        None => slider,
+/// A logarithmic slider over `range` (see [`super::widgets`]): the rail spans the range, the
+/// value box drags at a fixed number of pixels per decade and takes typed values such as
+/// "5 MPa", applied when the edit ends (Enter, Tab or a click elsewhere) — applying each
+/// keystroke would run the cloth at "5 Pa" while "5 MPa" is being typed. With a `unit` the
+/// value is shown with an SI prefix.
+fn log_slider(ui: &mut Ui, value: &mut f32, range: LogRange, label: &str, unit: Option<&'static str>, tip: &str) {
+    let mut exponent = LogRange::exponent(*value as f64);
+    let before = exponent;
+    let format = move |x: f64| match unit {
+        Some(unit) => si(LogRange::value(x), unit),
+        None => format!("{}", LogRange::value(x)),
     };
-    ui.add(slider).on_hover_text(tip);
+    ui.horizontal(|ui| {
+        ui.add(
+            egui::Slider::new(&mut exponent, range.exponents())
+                .show_value(false)
+                .clamping(egui::SliderClamping::Edits),
+        )
+        .on_hover_text(tip);
+        ui.add(
+            egui::DragValue::new(&mut exponent)
+                .range(range.exponents())
+                .clamp_existing_to_range(false)
+                .speed(LogRange::drag_speed())
+                .update_while_editing(false)
+                .custom_formatter(move |x, _| format(x))
+                .custom_parser(|text| parse_si(text).filter(|v| *v > 0.0).map(LogRange::exponent)),
+        )
+        .on_hover_text(tip);
+        ui.label(label).on_hover_text(tip);
+    });
+    if exponent != before {
+        *value = LogRange::value(exponent) as f32;
+    }
 }
 
 fn solver_panel(ui: &mut Ui, state: &mut AppState) {
@@ -415,41 +667,42 @@ fn solver_panel(ui: &mut Ui, state: &mut AppState) {
         egui::Slider::new(&mut s.dt, 1.0 / 480.0..=1.0 / 20.0)
             .logarithmic(true)
             .text("Δt")
+            .clamping(egui::SliderClamping::Edits)
             .custom_formatter(|v, _| format!("{:.2} ms", v * 1e3))
             .custom_parser(|t| parse_si(t.trim_end_matches("ms").trim()).map(|ms| ms * 1e-3)),
     )
-    .on_hover_text("Frame step Δt in seconds: one solver frame advances the cloth by Δt. Default 1/60 s");
+    .on_hover_text("Simulated time per solver frame. Smaller is more accurate but slower. Default 16.67 ms (1/60 s)");
     slider(
         ui,
         &mut s.substeps,
         1..=100,
         "substeps",
-        "Substeps S per frame (h = Δt/S). More = stiffer and more accurate, slower",
+        "How many small steps each frame is cut into. More = stiffer, more accurate cloth, but slower. Default 15",
     );
     slider(
         ui,
         &mut s.iterations,
         1..=20,
         "iterations",
-        "Gauss–Seidel sweeps per substep. Substeps usually beat iterations",
+        "Constraint passes per small step. Raising substeps usually helps more. Default 1",
     );
     slider(
         ui,
         &mut s.constraint_damping,
         0.0..=10.0,
         "constraint damping",
-        "β of XPBD eq. 26 in N·s/m: damps motion along constraints only, never free fall",
+        "Calms stretching and bending wobble without slowing the cloth's fall (N·s/m). 0 = none",
     );
     slider(
         ui,
         &mut s.air_damping,
         0.0..=10.0,
         "air damping",
-        "k in 1/s: v ← v·exp(−k h) each substep; slows everything",
+        "Slows every motion a little each step, like moving through thick air (1/s). Default 0.05",
     );
     ui.horizontal(|ui| {
         ui.label("gravity")
-            .on_hover_text("Gravity vector in m/s² (x, y, z); default (0, −9.81, 0)");
+            .on_hover_text("Gravity in m/s² along x, y, z; Earth is (0, −9.81, 0)");
         for (axis, v) in ["x", "y", "z"].iter().zip([&mut s.gravity.x, &mut s.gravity.y, &mut s.gravity.z]) {
             ui.add(egui::DragValue::new(v).speed(0.05).range(-100.0..=100.0).prefix(format!("{axis} ")))
                 .on_hover_text(format!("Gravity {axis} component in m/s²"));
@@ -457,135 +710,203 @@ fn solver_panel(ui: &mut Ui, state: &mut AppState) {
     });
 }
 
+fn air_panel(ui: &mut Ui, state: &mut AppState) {
+    let s = &mut state.preset.solver;
+    ui.horizontal(|ui| {
+        ui.label("wind")
+            .on_hover_text("Wind velocity in m/s along x, y, z (needs aerodynamic drag above 0 to push the cloth)");
+        for (axis, v) in ["x", "y", "z"].iter().zip([&mut s.wind.x, &mut s.wind.y, &mut s.wind.z]) {
+            ui.add(egui::DragValue::new(v).speed(0.05).range(-50.0..=50.0).prefix(format!("{axis} ")))
+                .on_hover_text(format!("Wind {axis} component in m/s"));
+        }
+    });
+    ui.add(
+        egui::Slider::new(&mut s.wind_gust, 0.0..=1.0)
+            .text("gusts")
+            .custom_formatter(|v, _| format!("{:.0} %", v * 100.0))
+            .custom_parser(|t| t.trim_end_matches('%').trim().parse::<f64>().ok().map(|p| p / 100.0)),
+    )
+    .on_hover_text("How much the wind varies over time: 0 = steady, 100 % = strong gusts");
+    slider(
+        ui,
+        &mut s.aerodynamic_drag,
+        0.0..=3.0,
+        "aerodynamic drag",
+        "How strongly air pushes on the cloth's faces (0 = no air forces, 1 ≈ a flat plate)",
+    );
+    slider(
+        ui,
+        &mut s.max_speed,
+        0.0..=200.0,
+        "max speed (m/s)",
+        "Particles never move faster than this, so a wild drag cannot blow the cloth up. 0 = no limit. Default 50",
+    );
+    ui.add(
+        egui::Slider::new(&mut s.collision_thickness, 0.0..=0.05)
+            .text("collision thickness")
+            .clamping(egui::SliderClamping::Edits)
+            .custom_formatter(|v, _| format!("{:.1} mm", v * 1e3))
+            .custom_parser(|t| parse_si(t.trim_end_matches("mm").trim()).map(|mm| mm * 1e-3)),
+    )
+    .on_hover_text("Gap kept between the cloth and colliders or the ground. Default 10 mm");
+    ui.add(
+        egui::Slider::new(&mut s.max_splits_per_step, 1..=1024)
+            .logarithmic(true)
+            .text("splits per step")
+            .clamping(egui::SliderClamping::Edits),
+    )
+    .on_hover_text("At most this many tear splits per frame, so a tear runs across the cloth instead of all at once. Default 64");
+}
+
 fn material_panel(ui: &mut Ui, state: &mut AppState) {
     let m = &mut state.preset.material;
     log_slider(
         ui,
         &mut m.youngs_modulus,
-        1e3..=1e10,
+        YOUNGS_MODULUS,
         "Young's modulus E",
         Some("Pa"),
-        "In-plane stiffness E in pascals (cotton ≈ 5 MPa, rubber ≈ 1 MPa). Lower E = stretchier cloth",
+        "How hard the fabric resists stretching (cotton ≈ 5 MPa, rubber ≈ 1.5 MPa). Lower = stretchier. Type e.g. 5 MPa",
     );
     slider(
         ui,
         &mut m.poisson_ratio,
         0.0..=0.499,
         "Poisson ratio ν",
-        "Dimensionless, 0 ≤ ν < 0.5; enters the bending rigidity",
+        "How much the fabric narrows when stretched (0 to 0.5); slightly changes bending",
     );
     log_slider(
         ui,
         &mut m.thickness,
-        1e-5..=1e-2,
+        THICKNESS,
         "thickness t",
         Some("m"),
-        "Sheet thickness in metres; stretch ∝ E·t, bending ∝ E·t³",
+        "Sheet thickness. Thicker cloth stretches less and bends much less (bending grows with t³)",
     );
     log_slider(
         ui,
         &mut m.areal_density,
-        0.01..=5.0,
-        "areal density ρ_A (kg/m²)",
+        AREAL_DENSITY,
+        "areal density (kg/m²)",
         None,
-        "Mass per area in kg/m² (light cotton 0.15); masses are lumped from triangle areas",
+        "Weight per square metre (light cotton 0.15, denim 0.4)",
     );
     log_slider(
         ui,
         &mut m.compliance_scale,
-        1e-3..=1e4,
+        COMPLIANCE_SCALE,
         "compliance scale",
         None,
-        "Multiplies every compliance (inverse stiffness); 1 = physical, higher = softer",
+        "Softens (above 1) or stiffens (below 1) everything at once; 1 = the material as given",
     );
     log_slider(
         ui,
         &mut m.stretch_stiffness,
-        0.01..=100.0,
+        EDGE_MULTIPLIER,
         "stretch ×",
         None,
-        "Multiplier on the stretch (structural edge) stiffness",
+        "Extra factor on resistance to stretching along the threads",
     );
     log_slider(
         ui,
         &mut m.shear_stiffness,
-        0.01..=100.0,
+        EDGE_MULTIPLIER,
         "shear ×",
         None,
-        "Multiplier on the shear (diagonal edge) stiffness",
+        "Extra factor on resistance to diagonal (shear) deformation",
     );
     log_slider(
         ui,
         &mut m.bend_stiffness,
-        0.01..=1000.0,
+        BEND_MULTIPLIER,
         "bending ×",
         None,
-        "Multiplier on the bending stiffness",
+        "Extra factor on resistance to bending: higher = broader, stiffer folds",
     );
     slider(
         ui,
         &mut m.friction_static,
         0.0..=2.0,
         "static friction μs",
-        "Coulomb static coefficient against colliders",
+        "How strongly resting cloth sticks to colliders before it starts sliding",
     );
     slider(
         ui,
         &mut m.friction_kinetic,
         0.0..=2.0,
         "kinetic friction μk",
-        "Coulomb kinetic coefficient against colliders",
+        "How strongly sliding cloth is slowed by colliders",
     );
+    tether_controls(ui, m);
     tearing_controls(ui, m);
 }
 
-/// Tear strain (off or a value) and debilitation.
+/// Tethers on / off and their slack (the slack row stays laid out, disabled when off).
+fn tether_controls(ui: &mut Ui, m: &mut drape::sim::Material) {
+    ui.checkbox(&mut m.tethers, "tethers").on_hover_text(
+        "Keep every point within reach of its nearest pins, so a big cloth does not over-stretch near them. Turn off for stretchy materials",
+    );
+    ui.add_enabled(
+        m.tethers,
+        egui::Slider::new(&mut m.tether_slack, 1.0..=2.0)
+            .text("tether slack")
+            .clamping(egui::SliderClamping::Edits)
+            .custom_formatter(|v, _| format!("+{:.0} %", (v - 1.0) * 100.0))
+            .custom_parser(|t| {
+                let percent = t.trim().trim_start_matches('+').trim_end_matches('%').trim();
+                percent.parse::<f64>().ok().map(|p| 1.0 + p / 100.0)
+            }),
+    )
+    .on_hover_text("How much farther than at rest a point may get from its pins: +0 % = not at all, +10 % = a tenth");
+}
+
+/// Tear strain (off or a value) and debilitation. Both rows are always laid out (disabled
+/// while tearing is off) so toggling tearing never moves the sections below.
 fn tearing_controls(ui: &mut Ui, m: &mut drape::sim::Material) {
     let mut tearing = m.tear_strain.is_some();
     ui.checkbox(&mut tearing, "tearing")
-        .on_hover_text("Let edges tear when stretched past the tear strain (right-drag cuts either way)");
+        .on_hover_text("Let edges tear when stretched too far (right-drag cuts either way)");
     match (tearing, m.tear_strain) {
         (true, None) => m.tear_strain = Some(0.3),
         (false, Some(_)) => m.tear_strain = None,
         _ => {}
     }
+    let mut shown = m.tear_strain.unwrap_or(0.3);
+    ui.add_enabled(
+        tearing,
+        egui::Slider::new(&mut shown, 0.02..=3.0)
+            .logarithmic(true)
+            .text("tear strain")
+            .clamping(egui::SliderClamping::Edits)
+            .custom_formatter(|v, _| format!("{:.1} %", v * 100.0))
+            .custom_parser(|t| t.trim_end_matches('%').trim().parse::<f64>().ok().map(|p| p / 100.0)),
+    )
+    .on_hover_text("How far an edge may stretch before it tears: 30 % = 1.3× its rest length");
     if let Some(strain) = m.tear_strain.as_mut() {
-        ui.add(
-            egui::Slider::new(strain, 0.02..=3.0)
-                .logarithmic(true)
-                .text("tear strain")
-                .custom_formatter(|v, _| format!("{:.1} %", v * 100.0))
-                .custom_parser(|t| t.trim_end_matches('%').trim().parse::<f64>().ok().map(|p| p / 100.0)),
-        )
-        .on_hover_text("Engineering strain (l − l₀)/l₀ at which an edge tears; 30 % = stretched to 1.3× its rest length");
+        *strain = shown;
     }
-    slider(
-        ui,
-        &mut m.tear_debilitation,
-        0.0..=0.9,
-        "debilitation",
-        "Fraction of tear strain lost by the edges next to a fresh tear, so tears run in lines (0 = none)",
-    );
+    ui.add_enabled(tearing, egui::Slider::new(&mut m.tear_debilitation, 0.0..=0.9).text("debilitation"))
+        .on_hover_text("How much a fresh tear weakens the edges next to it, so tears run in lines (0 = not at all)");
 }
 
 fn view_panel(ui: &mut Ui, view: &mut ViewOptions) {
     ui.checkbox(&mut view.shading, "shading")
         .on_hover_text("Lit smooth shading (off = flat colours)");
     ui.checkbox(&mut view.wireframe, "wireframe")
-        .on_hover_text("Draw the triangle edges (W)");
+        .on_hover_text("Draw the triangle edges over the cloth (W)");
     ui.checkbox(&mut view.particles, "particles")
         .on_hover_text("A dot per particle (P)");
     ui.checkbox(&mut view.pins, "pins").on_hover_text("Red markers on pinned particles");
     ui.checkbox(&mut view.colliders, "colliders")
-        .on_hover_text("Draw the ground and the colliders");
+        .on_hover_text("Draw the ground, its shadow and the colliders");
     ui.horizontal(|ui| {
-        ui.label("heat map").on_hover_text("Colour the cloth by stretch (M cycles)");
+        ui.label("heat map").on_hover_text("Colour the cloth by stretch or pull (M cycles)");
         ui.radio_value(&mut view.heat, HeatMode::Off, "off")
             .on_hover_text("Front and back colours");
         ui.radio_value(&mut view.heat, HeatMode::Strain, "strain")
-            .on_hover_text("Largest |strain| of the vertex's edges");
+            .on_hover_text("How much the edges at each point are stretched");
         ui.radio_value(&mut view.heat, HeatMode::Force, "force")
-            .on_hover_text("Largest edge tension, relative to the cloth's largest");
+            .on_hover_text("How hard the edges at each point pull, relative to the strongest pull");
     });
     ui.add_enabled(
         view.heat == HeatMode::Strain,
@@ -594,7 +915,7 @@ fn view_panel(ui: &mut Ui, view: &mut ViewOptions) {
             .text("strain range")
             .custom_formatter(|v, _| format!("{:.1} %", v * 100.0)),
     )
-    .on_hover_text("Strain shown as full red");
+    .on_hover_text("Stretch shown as full red");
 }
 
 #[cfg(test)]
@@ -602,13 +923,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn si_round_trips_through_the_parser() {
-        for v in [5.0e6, 1.0e3, 0.15, 5.0e-4, 2.5e9] {
-            let text = si(v, "Pa");
-            let back = parse_si(&text).unwrap();
-            assert!((back - v).abs() <= v * 1e-3, "{v} → {text} → {back}");
+    fn legend_ticks_follow_the_range_or_the_largest_force() {
+        assert_eq!(legend_ticks(HeatMode::Strain, 0.05, 0.0), ["0.0 %", "2.5 %", "5.0 %"]);
+        assert_eq!(legend_ticks(HeatMode::Force, 0.05, 2.0), ["0 N", "1.000 N", "2.000 N"]);
+    }
+
+    #[test]
+    fn the_help_lists_every_shortcut_key() {
+        let keys: String = CONTROLS.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(" ");
+        for key in ["Space", "R", "Shift + R", "W / P / M", "S", "F9", "F12", "H"] {
+            assert!(keys.contains(key), "{key} missing from the help");
         }
-        assert_eq!(parse_si("5e6"), Some(5e6));
-        assert_eq!(parse_si("2 m"), Some(2.0));
     }
 }

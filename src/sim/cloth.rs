@@ -16,7 +16,7 @@ use super::params::{Material, SolverParams};
 use super::particles::{AosPtr, Particles};
 use super::ramp::ComplianceRamp;
 use super::solver::{Frame, FrameSettings};
-use super::stats::StepStats;
+use super::stats::{PhaseTimes, StepStats};
 use super::tearing::TearState;
 use super::tethers::Tethers;
 
@@ -214,23 +214,28 @@ impl Cloth {
         };
         let wind = super::aero::wind_at(params, self.time);
         self.apply_aerodynamics(params.dt, wind, params.aerodynamic_drag);
+        let aero_ms = started.elapsed().as_secs_f64() * 1e3;
         self.refresh_tethers(material);
-        let threads = self.run_substeps(settings, self.threads_used(params) as usize);
+        let (threads, mut phases) = self.run_substeps(settings, self.threads_used(params) as usize);
+        phases.predict_ms += aero_ms;
         self.time += params.dt as f64;
         self.stats = StepStats::measure(self, material, h);
         // The statistics already hold the largest strain: the tear scan only runs when some edge
         // may have failed, so enabled-but-idle tearing costs nothing.
+        let tear_started = Instant::now();
         if self.may_tear(self.stats.max_strain) && self.tear_overstrained(params.max_splits_per_step) > 0 {
             self.stats = StepStats::measure(self, material, h);
         }
+        phases.tearing_ms = tear_started.elapsed().as_secs_f64() * 1e3;
         self.stats.step_ms = started.elapsed().as_secs_f64() * 1e3;
         self.stats.threads = threads;
+        self.stats.phases = phases;
         Ok(&self.stats)
     }
 
     /// The substep loop ([`super::solver`]) on `threads` threads (1 or 2); returns the number
-    /// it ran on (1 when the pool was busy).
-    fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> u32 {
+    /// it ran on (1 when the pool was busy) and thread 0's time per phase.
+    fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> (u32, PhaseTimes) {
         // Anchors are pinned, so they stay where they are for the whole frame.
         let held = self.grab.map(|g| g.particle as usize);
         let anchors = self.tethers.anchor_positions(&|i| self.particles.position(i), held);
@@ -268,13 +273,19 @@ impl Cloth {
             kernel,
         };
         let (barrier, progress) = (SpinBarrier::default(), Progress::default());
+        let first_thread = std::sync::Mutex::new(PhaseTimes::default());
         // SAFETY: `frame` borrows the state exclusively until both threads have returned; the
         // two-thread run only happens with two parts (see `threads_used`).
-        if threads == 2 && bounds.len() == 3 && parallel::run(&|t| unsafe { frame.run(t, 2, &barrier, &progress) }) {
-            return 2;
+        let job = |t| {
+            let phases = unsafe { frame.run(t, 2, &barrier, &progress) };
+            if t == 0 {
+                *first_thread.lock().unwrap_or_else(|e| e.into_inner()) = phases;
+            }
+        };
+        if threads == 2 && bounds.len() == 3 && parallel::run(&job) {
+            return (2, first_thread.into_inner().unwrap_or_else(|e| e.into_inner()));
         }
-        unsafe { frame.run(0, 1, &barrier, &progress) };
-        1
+        (1, unsafe { frame.run(0, 1, &barrier, &progress) })
     }
 
     /// Rebuilds the tethers if pins, topology or the material's tether settings changed since

@@ -48,6 +48,6 @@ pub use interaction::{Pick, Ray};
 pub use model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model, ModelBuilder};
 pub use params::{Material, SolverParams};
 pub use particles::Particles;
-pub use stats::StepStats;
+pub use stats::{PhaseTimes, StepStats};
 #[cfg(test)]
 mod live_tests;

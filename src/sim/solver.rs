@@ -35,6 +35,7 @@ use super::constraints::{pass, Group, SweepPlan, PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::{Progress, SpinBarrier};
 use super::particles::{xyz, AosPtr, PosPtr, VecPtr};
+use super::stats::{PhaseClock, PhaseTimes};
 use super::tethers::Tethers;
 
 /// Everything the substep loop needs besides the state.
@@ -108,8 +109,11 @@ impl Frame<'_> {
     /// # Safety
     /// `threads` must be 1, or 2 with both threads running this concurrently on the same
     /// frame, barrier and (fresh) progress counters; the pointers must be valid for the frame.
-    pub unsafe fn run(&self, t: usize, threads: usize, barrier: &SpinBarrier, progress: &Progress) {
+    ///
+    /// Returns this thread's time per phase.
+    pub unsafe fn run(&self, t: usize, threads: usize, barrier: &SpinBarrier, progress: &Progress) -> PhaseTimes {
         let _subnormals_off = FlushSubnormals::enable();
+        let mut clock = PhaseClock::start();
         let s = self.settings;
         let parties = threads as u32;
         let owned = self.owned(t, threads);
@@ -128,9 +132,11 @@ impl Frame<'_> {
                         own(&|r| self.advance(r, held, substep > 0));
                     }
                 });
+                clock.lap(PhaseClock::PREDICT);
                 for g in (0..self.distance_phases).flat_map(|phase| parts.clone().map(move |part| phase * PARTS + part)) {
                     self.solve_distance_units(g, &mut pipeline, first);
                 }
+                clock.lap(PhaseClock::DISTANCES);
                 pipeline.unit(waits[pass::COPY_IN], || {
                     if let Some(copy) = self.hinge_copy {
                         own(&|r| hinge::copy_to_aos(self.kernel, self.pos, copy, r));
@@ -152,6 +158,7 @@ impl Frame<'_> {
                     }
                     barrier.wait(parties);
                 }
+                clock.lap(PhaseClock::HINGES);
                 pipeline.unit(waits[pass::CONTACTS], || {
                     own(&|r| {
                         if let Some((tethers, anchors)) = self.tethers {
@@ -161,9 +168,12 @@ impl Frame<'_> {
                     })
                 });
                 pipeline.end_sweep();
+                clock.lap(PhaseClock::CONTACTS);
             }
         }
         own(&|r| self.update_velocities(r));
+        clock.lap(PhaseClock::PREDICT);
+        clock.times()
     }
 
     /// Phase part `g`'s distance units in order, each after the other thread's units it
