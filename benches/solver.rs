@@ -9,7 +9,7 @@ use drape::sim::constraints::distance::{project_with, DistanceBatch, DistanceIte
 use drape::sim::constraints::hinge::{self, HingeBatch, HingeItem};
 use drape::sim::constraints::{bend, distance};
 use drape::sim::particles::{Positions, Vectors};
-use drape::sim::{EdgeKind, Material};
+use drape::sim::EdgeKind;
 
 const K: SubstepConstants = SubstepConstants {
     inv_h2: 900.0 * 900.0,
