@@ -244,6 +244,9 @@ pub struct ReferenceSolver {
 struct RefParticle {
     x: Vec3,
     prev: Vec3,
+    /// Compensation: the exact position is x + comp (as the engine keeps it).
+    comp: Vec3,
+    comp_prev: Vec3,
     v: Vec3,
     /// Inverse mass (1/kg), 0 when pinned.
     w: f32,
@@ -268,6 +271,8 @@ impl ReferenceSolver {
                 RefParticle {
                     x: model.positions[i],
                     prev: model.positions[i],
+                    comp: Vec3::ZERO,
+                    comp_prev: Vec3::ZERO,
                     v: Vec3::ZERO,
                     w: if model.pinned[i] || mass <= 0.0 { 0.0 } else { 1.0 / mass },
                 }
@@ -315,8 +320,14 @@ impl ReferenceSolver {
         for _ in 0..params.substeps {
             for p in self.particles.iter_mut().filter(|p| p.w > 0.0) {
                 p.prev = p.x;
+                p.comp_prev = p.comp;
                 p.v += params.gravity * h;
-                p.x += p.v * h;
+                // x + (comp + v h) summed exactly (TwoSum), so tiny steps add up.
+                let step = p.comp + p.v * h;
+                let sum = p.x + step;
+                let virtual_step = sum - p.x;
+                p.comp = (p.x - (sum - virtual_step)) + (step - virtual_step);
+                p.x = sum;
             }
             self.lambda.fill(0.0);
             for _ in 0..params.iterations {
@@ -337,7 +348,7 @@ impl ReferenceSolver {
                 }
             }
             for p in self.particles.iter_mut().filter(|p| p.w > 0.0) {
-                p.v = (p.x - p.prev) / h;
+                p.v = ((p.x - p.prev) + (p.comp - p.comp_prev)) / h;
             }
         }
     }

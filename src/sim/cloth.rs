@@ -243,6 +243,7 @@ impl Cloth {
         // The solver reads particles by the constraints' indices without bounds checks.
         assert!(self.distances.particle_count() <= p.len() && self.hinges.particle_count() <= p.len());
         assert!(p.prev.len() == p.len() && p.vel.len() == p.len());
+        assert!(p.comp.len() == p.len() && p.comp_prev.len() == p.len());
         if self.distances.waits_stale() || self.hinges.waits_stale() {
             self.sweep_plan = plan_sweep(&mut self.distances, &mut self.hinges);
         }
@@ -258,6 +259,8 @@ impl Cloth {
             pos: p.pos.raw(),
             prev: p.prev.raw(),
             vel: p.vel.raw(),
+            comp: p.comp.raw(),
+            comp_prev: p.comp_prev.raw(),
             particles: p.len(),
             distance_phases: self.distances.phase_count(),
             distances: self.distances.groups_mut().as_mut_ptr(),

@@ -20,6 +20,12 @@ pub struct Particles {
     pub(crate) prev: Vectors,
     /// Velocity in m/s.
     pub(crate) vel: Vectors,
+    /// Compensation of the position (m): the exact position is `pos + comp`, with |comp| at
+    /// most half a unit in the last place of `pos`. Substep moves below an f32 ulp of the
+    /// position still add up here (see [`crate::sim::solver`]'s compensated prediction).
+    pub(crate) comp: Vectors,
+    /// `comp` at the start of the current substep.
+    pub(crate) comp_prev: Vectors,
     /// Area lumped to the particle (m²); mass = area · ρ_A + point mass.
     pub(crate) area: Vec<f32>,
     /// Extra mass in kg.
@@ -69,8 +75,10 @@ impl Particles {
         (0..self.pos.len()).map(|i| xyz(self.pos.get(i)))
     }
 
+    /// Moves particle `i` to exactly `p` (no compensation left).
     pub(crate) fn set_position(&mut self, i: usize, p: Vec3) {
         self.pos.set_xyz(i, p);
+        self.comp.set(i, Vec3::ZERO);
     }
 
     /// Appends a particle (used by tearing when a vertex is split).
@@ -78,6 +86,8 @@ impl Particles {
         self.pos.push([pos.x, pos.y, pos.z, inv_mass]);
         self.prev.push(pos);
         self.vel.push(vel);
+        self.comp.push(Vec3::ZERO);
+        self.comp_prev.push(Vec3::ZERO);
         self.area.push(area);
         self.point_mass.push(point_mass);
         self.pinned.push(pinned);

@@ -62,6 +62,9 @@ pub(crate) struct Frame<'a> {
     pub pos: PosPtr,
     pub prev: VecPtr,
     pub vel: VecPtr,
+    /// Position compensation and its value at the substep's start ([`super::Particles`]).
+    pub comp: VecPtr,
+    pub comp_prev: VecPtr,
     pub particles: usize,
     /// Phase parts (`phase * PARTS + part`), then the tail group.
     pub distances: *mut Group<DistanceBatch>,
@@ -233,6 +236,7 @@ impl Frame<'_> {
         (scalar_from..range.end).for_each(|i| self.advance_one(i, finish));
         if let Some((i, target)) = held.filter(|(i, _)| range.contains(i)) {
             self.pos.set_xyz(i, target.to_array());
+            self.comp.set(i, Vec3::ZERO);
         }
     }
 
@@ -244,24 +248,37 @@ impl Frame<'_> {
         let s = &self.settings;
         let pos = self.pos.get(i);
         let v = if finish { self.velocity(i) } else { self.vel.get(i) };
-        self.prev.set(i, xyz(pos));
+        let x = xyz(pos);
+        self.prev.set(i, x);
+        let comp = self.comp.get(i);
+        self.comp_prev.set(i, comp);
         // Selects rather than a branch, so the loop stays branch-free.
         let free = pos[3] > 0.0;
         // Air damping acts on the velocity carried in, not on this substep's gravity, so the
         // resting sag does not depend on the air damping.
         let moved = v * s.air + s.gravity * s.h;
         let v = if free { moved } else { v };
-        let step = if free { v * s.h } else { Vec3::ZERO };
-        self.pos.set_xyz(i, [pos[0] + step.x, pos[1] + step.y, pos[2] + step.z]);
+        // Compensated sum x + (comp + v h): the new position and the part of the step an f32
+        // position cannot hold (Knuth's TwoSum, exact for any magnitudes).
+        let step = comp + v * s.h;
+        let sum = x + step;
+        let virtual_step = sum - x;
+        let error = (x - (sum - virtual_step)) + (step - virtual_step);
+        if free {
+            self.pos.set_xyz(i, sum.to_array());
+            self.comp.set(i, error);
+        }
         // The velocity is not stored: the next substep recomputes it from the positions, and
         // the frame's last pass writes the final one.
     }
 
-    /// v = (x − x_prev)/h of particle `i`, clamped to `max_speed` (0 = no clamp). A true
-    /// division, as the straightforward loop writes it, so the two round alike.
+    /// v = ((x − x_prev) + (comp − comp_prev))/h of particle `i`, the motion of the exact
+    /// position, clamped to `max_speed` (0 = no clamp). A true division, as the straightforward
+    /// loop writes it, so the two round alike.
     #[inline(always)]
     unsafe fn velocity(&self, i: usize) -> Vec3 {
-        let v = (xyz(self.pos.get(i)) - self.prev.get(i)) / self.settings.h;
+        let moved = (xyz(self.pos.get(i)) - self.prev.get(i)) + (self.comp.get(i) - self.comp_prev.get(i));
+        let v = moved / self.settings.h;
         let max_speed = self.settings.max_speed;
         if max_speed > 0.0 {
             v.clamp_length_max(max_speed)
@@ -389,9 +406,12 @@ mod avx2 {
         let pos = [frame.pos.x, frame.pos.y, frame.pos.z];
         let prev = [frame.prev.x, frame.prev.y, frame.prev.z];
         let (x, start, h) = (load(pos, i), load(prev, i), _mm256_set1_ps(frame.settings.h));
+        let comp = load([frame.comp.x, frame.comp.y, frame.comp.z], i);
+        let comp_prev = load([frame.comp_prev.x, frame.comp_prev.y, frame.comp_prev.z], i);
         let mut v = [_mm256_setzero_ps(); 3];
         for c in 0..3 {
-            v[c] = _mm256_div_ps(_mm256_sub_ps(x[c], start[c]), h);
+            let moved = _mm256_add_ps(_mm256_sub_ps(x[c], start[c]), _mm256_sub_ps(comp[c], comp_prev[c]));
+            v[c] = _mm256_div_ps(moved, h);
         }
         let max_speed = frame.settings.max_speed;
         if max_speed <= 0.0 {
@@ -421,19 +441,34 @@ mod avx2 {
             [frame.prev.x, frame.prev.y, frame.prev.z],
             [frame.vel.x, frame.vel.y, frame.vel.z],
         );
+        let (comp, comp_prev) = (
+            [frame.comp.x, frame.comp.y, frame.comp.z],
+            [frame.comp_prev.x, frame.comp_prev.y, frame.comp_prev.z],
+        );
         // As the scalar pass, the velocity is read (first substep) but not stored.
         let end = range.start + range.len() / 8 * 8;
         for i in (range.start..end).step_by(8) {
             let mut v = if finish { velocity(frame, i) } else { load(vel, i) };
             let mut x = load(pos, i);
             store(prev, i, x);
+            let mut error = load(comp, i);
+            store(comp_prev, i, error);
             let free = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_loadu_ps(frame.pos.w.add(i)), _mm256_setzero_ps());
             for c in 0..3 {
                 v[c] = _mm256_blendv_ps(v[c], _mm256_add_ps(_mm256_mul_ps(v[c], air), gravity_h[c]), free);
-                // A pinned particle's step is +0.0, as in the scalar pass.
-                x[c] = _mm256_add_ps(x[c], _mm256_and_ps(_mm256_mul_ps(v[c], h), free));
+                // TwoSum of x + (comp + v h), as the scalar pass; pinned particles keep theirs.
+                let step = _mm256_add_ps(error[c], _mm256_mul_ps(v[c], h));
+                let sum = _mm256_add_ps(x[c], step);
+                let virtual_step = _mm256_sub_ps(sum, x[c]);
+                let lost = _mm256_add_ps(
+                    _mm256_sub_ps(x[c], _mm256_sub_ps(sum, virtual_step)),
+                    _mm256_sub_ps(step, virtual_step),
+                );
+                x[c] = _mm256_blendv_ps(x[c], sum, free);
+                error[c] = _mm256_blendv_ps(error[c], lost, free);
             }
             store(pos, i, x);
+            store(comp, i, error);
         }
         end
     }

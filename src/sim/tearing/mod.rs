@@ -484,6 +484,8 @@ impl Cloth {
         let p = &mut self.particles;
         let copy = p.push(p.position(i), 0.0, p.vel.get(i), 0.0, 0.0, false);
         p.prev.set(copy as usize, p.prev.get(i));
+        p.comp.set(copy as usize, p.comp.get(i));
+        p.comp_prev.set(copy as usize, p.comp_prev.get(i));
         let m = &mut self.model;
         m.positions.push(m.positions[i]);
         m.lumped_area.push(0.0);
