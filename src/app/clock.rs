@@ -47,6 +47,8 @@ impl Accumulator {
 
 /// Seconds over which the real-time ratio is averaged.
 const RATIO_WINDOW_S: f64 = 1.0;
+/// Frames shorter than this (s) are not sampled (no display refreshes at 1 kHz).
+const MIN_SAMPLE_S: f64 = 1e-3;
 /// The simulation counts as behind when it reaches less than this fraction of the time scale.
 const BEHIND_FRACTION: f64 = 0.9;
 
@@ -60,9 +62,11 @@ pub struct RealTimeRatio {
 
 impl RealTimeRatio {
     /// Records a frame of `real_dt` real seconds in which `simulated` seconds were stepped.
-    /// Paused frames are left out (the ratio then keeps its last value).
+    /// Paused frames are left out (the ratio then keeps its last value), and so are frames
+    /// shorter than [`MIN_SAMPLE_S`]: the loop's first one lasts microseconds, and as the first
+    /// sample its huge ratio would take seconds to average away.
     pub fn record(&mut self, real_dt: f64, simulated: f64, running: bool) {
-        if !running || real_dt <= 0.0 {
+        if !running || real_dt < MIN_SAMPLE_S {
             return;
         }
         let sample = simulated / real_dt;
@@ -182,5 +186,16 @@ mod tests {
         assert_eq!(ratio.ratio(), Some(1.0));
         ratio.clear();
         assert_eq!(ratio.ratio(), None);
+    }
+
+    #[test]
+    fn a_first_frame_of_microseconds_does_not_inflate_the_ratio() {
+        let mut ratio = RealTimeRatio::default();
+        ratio.record(2e-6, 1.0 / 60.0, true);
+        for _ in 0..10 {
+            ratio.record(0.1, 1.0 / 60.0, true);
+        }
+        let r = ratio.ratio().unwrap();
+        assert!((r - 1.0 / 6.0).abs() < 1e-9, "ten frames of 0.1 s with one 1/60 s step each: {r}");
     }
 }
