@@ -13,5 +13,6 @@ mod cli;
 mod common;
 mod presets;
 mod realism;
+mod reliability;
 mod robustness;
 mod validation;
