@@ -5,4 +5,6 @@
 
 pub mod headless;
 pub mod preset;
+pub mod safe_write;
 pub mod sim;
+pub mod soak;

@@ -2,9 +2,9 @@
 //!
 //! Every field is optional and falls back to the documented default of its struct
 //! ([`GridSpec`], [`Material`], [`SolverParams`]); unknown fields are rejected. A broken file is
-//! reported as `file:line:col: what was expected`, and nothing is built from it. Saving writes a
-//! temporary file next to the target and renames it over, so an existing preset is never left
-//! half-written; save → load → save gives identical bytes.
+//! reported as `file:line:col: what was expected`, and nothing is built from it. Saving goes
+//! through [`crate::safe_write`] (a synced temporary file renamed over the target), so an
+//! existing preset is never left half-written; save → load → save gives identical bytes.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -169,17 +169,13 @@ impl Preset {
         text
     }
 
-    /// Writes the preset atomically: a temporary file in the same directory, then a rename.
+    /// Writes the preset crash-safely ([`crate::safe_write`]): the target is always the old
+    /// or the new complete file; any I/O error (full disk, missing or read-only directory, a
+    /// target that is not a regular file) is returned with the path.
     pub fn save(&self, path: &Path) -> Result<(), PresetError> {
-        let io = |source| PresetError::Io { path: path.into(), source };
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let file_name = path.file_name().ok_or_else(|| io(std::io::Error::other("not a file path")))?;
-        let tmp = dir.join(format!(".{}.tmp-{}", file_name.to_string_lossy(), std::process::id()));
-        std::fs::write(&tmp, self.to_ron()).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io(e)
-        })
+        let text = self.to_ron();
+        crate::safe_write::write_atomically(path, |out| out.write_all(text.as_bytes()))
+            .map_err(|source| PresetError::Io { path: path.into(), source })
     }
 
     /// Builds the simulation described by the preset.

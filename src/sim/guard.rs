@@ -12,7 +12,7 @@
 
 use super::cloth::Cloth;
 use super::error::SimError;
-use super::params::WORLD_EXTENT;
+use super::params::{SolverParams, WORLD_EXTENT};
 use super::particles::{Positions, Vectors};
 use super::solver::FrameSettings;
 
@@ -91,6 +91,21 @@ impl Cloth {
             particle,
             detail: format!("position {value}, velocity {velocity}"),
         })
+    }
+}
+
+/// Work a frame may take before the app refuses it, in constraint and contact projections
+/// (about 0.1 s at the solver's measured 2–3e8 projections/s on one core; the 100² curtain at
+/// 55 substeps × 8 iterations, 35 million, froze the app for 24 s).
+pub const FRAME_WORK_BUDGET: u64 = 20_000_000;
+
+impl Cloth {
+    /// Projections one step with `params` performs: (constraints + particles × colliders) ×
+    /// substeps × iterations. Compared with [`FRAME_WORK_BUDGET`] before a step that would
+    /// freeze an interactive caller.
+    pub fn work_per_step(&self, params: &SolverParams) -> u64 {
+        let per_sweep = self.constraint_count() as u64 + (self.particles.len() * self.colliders().len()) as u64;
+        per_sweep * params.substeps as u64 * params.iterations as u64
     }
 }
 

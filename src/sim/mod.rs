@@ -45,6 +45,7 @@ pub use cloth::{Cloth, Grab, MAX_THROW_SPEED};
 pub use collision::Collider;
 pub use error::SimError;
 pub use grid::{tmp15_model, GridSpec, Orientation, PinMode};
+pub use guard::FRAME_WORK_BUDGET;
 pub use interaction::{Pick, Ray};
 pub use model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model, ModelBuilder};
 pub use params::{Material, SolverParams, WORLD_EXTENT};
