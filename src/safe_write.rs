@@ -101,7 +101,7 @@ mod tests {
         let path = dir.path().join("a.txt");
         fs::write(&path, "old").unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
-        write_atomically(&path, &mut |out: &mut dyn Write| out.write_all(b"new")).unwrap();
+        write_atomically(&path, |out: &mut dyn Write| out.write_all(b"new")).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "new");
         assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
         assert!(temp_files(dir.path()).is_empty());
@@ -112,7 +112,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.txt");
         fs::write(&path, "old").unwrap();
-        let error = write_atomically(&path, &mut |out: &mut dyn Write| {
+        let error = write_atomically(&path, |out: &mut dyn Write| {
             out.write_all(b"half")?;
             Err(io::Error::other("disk on fire"))
         })
@@ -132,7 +132,7 @@ mod tests {
         let fifo = dir.path().join("fifo");
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         for target in [&link, &fifo, &dir.path().to_path_buf()] {
-            let error = write_atomically(target, &mut |out: &mut dyn Write| out.write_all(b"x")).unwrap_err();
+            let error = write_atomically(target, |out: &mut dyn Write| out.write_all(b"x")).unwrap_err();
             assert!(error.to_string().contains("not a regular file"), "{}: {error}", target.display());
         }
         assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
@@ -151,7 +151,7 @@ mod tests {
                 scope.spawn(move || {
                     for _ in 0..50 {
                         let line = [b'a' + writer; 4096];
-                        write_atomically(path, &mut |out: &mut dyn Write| out.write_all(&line)).unwrap();
+                        write_atomically(path, |out: &mut dyn Write| out.write_all(&line)).unwrap();
                     }
                 });
             }
@@ -165,10 +165,7 @@ mod tests {
     #[test]
     fn a_missing_directory_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        let error = write_atomically(&dir.path().join("no/such/dir/a.txt"), &mut |out: &mut dyn Write| {
-            out.write_all(b"x")
-        })
-        .unwrap_err();
+        let error = write_atomically(&dir.path().join("no/such/dir/a.txt"), |out: &mut dyn Write| out.write_all(b"x")).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::NotFound);
     }
 }
