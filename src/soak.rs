@@ -348,7 +348,7 @@ fn storm(r: &mut Rng, params: &mut SolverParams, material: &mut Material) {
         |p| &mut p.max_speed,
         |p| &mut p.collision_thickness,
     ];
-    let material_fields: [Field<Material>; 11] = [
+    let material_fields: [Field<Material>; 12] = [
         |m| &mut m.youngs_modulus,
         |m| &mut m.poisson_ratio,
         |m| &mut m.thickness,
@@ -360,6 +360,7 @@ fn storm(r: &mut Rng, params: &mut SolverParams, material: &mut Material) {
         |m| &mut m.friction_static,
         |m| &mut m.friction_kinetic,
         |m| &mut m.tear_debilitation,
+        |m| &mut m.tether_slack,
     ];
     let counts: [fn(&mut SolverParams) -> &mut u32; 3] = [|p| &mut p.substeps, |p| &mut p.iterations, |p| &mut p.max_splits_per_step];
     for field in solver_fields {
@@ -378,6 +379,7 @@ fn storm(r: &mut Rng, params: &mut SolverParams, material: &mut Material) {
     for field in material_fields {
         draw(material, field, |m| m.validate().is_ok(), || r.wild());
     }
+    material.tethers = r.chance(0.5);
 }
 
 /// Sets `field` of `target` to the first of eight draws `accepted` takes, else leaves it.
