@@ -10,7 +10,7 @@
 //! refuses is counted (the state stayed finite) and the settings go back to the scene's, as
 //! a person would after the app paused. Each failure and guard trip prints a replay
 //! line: an episode depends only on the seed and its number, and the solver is
-//! deterministic, so `--episode` reruns it exactly.
+//! deterministic, so `--episode` reruns it exactly; the settings of that step follow it.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -105,8 +105,11 @@ pub struct SoakReport {
     pub scenes: usize,
     /// Largest |coordinate| of any particle after any step, in m.
     pub max_abs_position: f32,
-    /// Steps the divergence guard refused (state restored, still finite).
+    /// Steps the divergence guard undid (state restored, still finite).
     pub guard_trips: u64,
+    /// Of those, steps whose solver produced a non-finite value (the rest flung a particle
+    /// beyond the world).
+    pub guard_nonfinite: u64,
     /// Non-finite states, panics, bad indices, lost mass or refused valid input.
     pub failures: u64,
 }
@@ -225,9 +228,11 @@ fn run_episode(seed: u64, number: u64, report: &mut SoakReport, log: &mut dyn Fn
         let stepped = catch_unwind(AssertUnwindSafe(|| e.cloth.step(&e.params, &e.material).map(|_| ())));
         let problem = match stepped {
             Err(_) => Some("panic".to_string()),
-            Ok(Err(SimError::Diverged { phase, .. })) => {
+            Ok(Err(SimError::Diverged { what, phase, .. })) => {
                 report.guard_trips += 1;
-                log(replay(step, &format!("guard: diverged in the {phase}, state restored")));
+                report.guard_nonfinite += u64::from(what.contains("non-finite"));
+                log(replay(step, &format!("guard: {what} in the {phase}, state restored")));
+                log(format!("  settings: {:?} {:?}", e.params, e.material));
                 // As a person would after the app paused: back to the scene's settings.
                 e.params = SolverParams {
                     threads,
@@ -242,6 +247,7 @@ fn run_episode(seed: u64, number: u64, report: &mut SoakReport, log: &mut dyn Fn
         if let Some(problem) = problem {
             report.failures += 1;
             log(replay(step, &problem));
+            log(format!("  settings: {:?} {:?}", e.params, e.material));
             return;
         }
     }

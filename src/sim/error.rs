@@ -27,9 +27,12 @@ pub enum SimError {
         count: usize,
     },
     /// A step produced a non-finite value or flung a particle out of the world; the state
-    /// before the step was restored. A debug aid: valid input should never get here.
-    #[error("the step diverged in the {phase} (particle {particle}: {detail}); the state before it was restored")]
+    /// before the step was restored. A debug aid: valid input should rarely get here (a torn
+    /// piece falling for minutes at a long Δt can legitimately leave the world).
+    #[error("step undone: {what} in the {phase} (particle {particle}: {detail}); the state before it was restored")]
     Diverged {
+        /// What went wrong: a non-finite value, or a particle beyond [`crate::sim::WORLD_EXTENT`].
+        what: &'static str,
         /// Which part of the step produced it: `aerodynamics`, `constraint solve` or
         /// `contacts`.
         phase: &'static str,
@@ -56,30 +59,23 @@ fn shown(value: f64) -> String {
     }
 }
 
-/// Checks that `value` is finite and lies in `[min, max]`.
-pub(crate) fn check_range(name: &'static str, value: f32, min: f32, max: f32, expected: &'static str) -> Result<(), SimError> {
-    if value.is_finite() && value >= min && value <= max {
+/// `Ok` when `accepted`, otherwise the [`SimError::InvalidParameter`] for `name`.
+fn require(accepted: bool, name: &'static str, value: f64, expected: &'static str) -> Result<(), SimError> {
+    if accepted {
         Ok(())
     } else {
-        Err(SimError::InvalidParameter {
-            name,
-            value: value as f64,
-            expected,
-        })
+        Err(SimError::InvalidParameter { name, value, expected })
     }
+}
+
+/// Checks that `value` is finite and lies in `[min, max]`.
+pub(crate) fn check_range(name: &'static str, value: f32, min: f32, max: f32, expected: &'static str) -> Result<(), SimError> {
+    require(value.is_finite() && value >= min && value <= max, name, value as f64, expected)
 }
 
 /// Checks that `value` is finite and not negative.
 pub(crate) fn check_non_negative(name: &'static str, value: f32) -> Result<(), SimError> {
-    if value.is_finite() && value >= 0.0 {
-        Ok(())
-    } else {
-        Err(SimError::InvalidParameter {
-            name,
-            value: value as f64,
-            expected: "a finite value >= 0",
-        })
-    }
+    check_range(name, value, 0.0, f32::MAX, "a finite value >= 0")
 }
 
 /// Checks that every component of a vector is finite and lies in `[min, max]`.
@@ -89,13 +85,5 @@ pub(crate) fn check_components(name: &'static str, v: glam::Vec3, min: f32, max:
 
 /// Checks that an integer lies in `[min, max]`.
 pub(crate) fn check_count(name: &'static str, value: u32, min: u32, max: u32, expected: &'static str) -> Result<(), SimError> {
-    if (min..=max).contains(&value) {
-        Ok(())
-    } else {
-        Err(SimError::InvalidParameter {
-            name,
-            value: value as f64,
-            expected,
-        })
-    }
+    require((min..=max).contains(&value), name, value as f64, expected)
 }

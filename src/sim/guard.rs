@@ -72,6 +72,11 @@ impl Cloth {
         };
         let value = self.particles.position(particle);
         let velocity = self.particles.velocity(particle);
+        let what = if value.is_finite() && velocity.is_finite() {
+            "a particle left the 10 km world"
+        } else {
+            "a non-finite value"
+        };
         self.restore_checkpoint();
         let phase = match settings {
             Some(settings) if !self.colliders().is_empty() => {
@@ -87,6 +92,7 @@ impl Cloth {
             None => phase,
         };
         Err(SimError::Diverged {
+            what,
             phase,
             particle,
             detail: format!("position {value}, velocity {velocity}"),
