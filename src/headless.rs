@@ -36,15 +36,10 @@ pub fn write_obj(cloth: &Cloth, out: &mut impl Write) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Writes the OBJ to `path` through a temporary file and a rename.
+/// Writes the OBJ to `path` crash-safely ([`crate::safe_write`]); every I/O error is
+/// returned.
 pub fn save_obj(cloth: &Cloth, path: &Path) -> std::io::Result<()> {
-    let tmp = path.with_extension("obj.tmp");
-    {
-        let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        write_obj(cloth, &mut file)?;
-        file.flush()?;
-    }
-    std::fs::rename(tmp, path)
+    crate::safe_write::write_atomically(path, |mut out| write_obj(cloth, &mut out))
 }
 
 /// The one-line summary `drape simulate` prints.

@@ -3,6 +3,9 @@
 //! The library is headless: no window or UI code is linked, so tests, benchmarks and the
 //! command-line tools run anywhere. The desktop sandbox in the binary is a thin client.
 
+pub mod fuzzing;
 pub mod headless;
 pub mod preset;
+pub mod safe_write;
 pub mod sim;
+pub mod soak;

@@ -1,5 +1,5 @@
-//! The `drape` binary: the desktop sandbox (default) and the headless commands `simulate` and
-//! `bench`. Headless commands run before any window exists, so they work without a display and
+//! The `drape` binary: the desktop sandbox (default) and the headless commands `simulate`,
+//! `bench` and `soak`. Headless commands run before any window exists, so they work without a display and
 //! exit with a proper code (2 for bad input).
 
 mod app;
@@ -51,9 +51,27 @@ enum Command {
     Simulate(SimulateArgs),
     /// Benchmark a workload and print one JSON line.
     Bench(BenchArgs),
+    /// Randomized endurance test: interactions and parameter storms on several scenes, checked
+    /// after every step; prints a replay line per failure and one JSON line, exits 1 on failure.
+    Soak(SoakArgs),
 }
 
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
+struct SoakArgs {
+    /// Run episodes for this many seconds.
+    #[arg(long, default_value_t = 60.0)]
+    seconds: f64,
+    /// Seed of the random generator.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Replay only this episode (from a replay line).
+    #[arg(long)]
+    episode: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 struct SimulateArgs {
     /// Preset file.
     #[arg(long, value_name = "FILE")]
@@ -77,7 +95,10 @@ enum Workload {
     Preset,
 }
 
+// Negative numbers are values, so `--tear-strain -1` gets the range message rather than
+// "unexpected argument '-1'".
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 struct BenchArgs {
     /// Which workload.
     #[arg(long, value_enum, default_value_t = Workload::Tmp15)]
@@ -146,6 +167,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Simulate(args)) => simulate(args),
         Some(Command::Bench(args)) => bench(args),
+        Some(Command::Soak(args)) => soak(args),
         None => app::run(cli.app).map_err(|error| {
             let bad_input = error.is::<drape::preset::PresetError>() || error.is::<drape::sim::SimError>();
             if bad_input {
@@ -180,6 +202,18 @@ fn simulate(args: SimulateArgs) -> Result<(), Failure> {
         headless::save_obj(&cloth, out).map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
     }
     println!("{}", serde_json::to_string(&summary).map_err(anyhow::Error::from)?);
+    Ok(())
+}
+
+fn soak(args: SoakArgs) -> Result<(), Failure> {
+    if !(args.seconds >= 0.0 && args.seconds.is_finite()) {
+        return Err(Failure::bad_input(anyhow::anyhow!("--seconds must be a number >= 0")));
+    }
+    let report = drape::soak::soak(args.seconds, args.seed, args.episode, &mut |line| eprintln!("{line}"));
+    println!("{}", serde_json::to_string(&report).map_err(anyhow::Error::from)?);
+    if report.failures > 0 {
+        return Err(anyhow::anyhow!("soak found {} failure(s); see the replay lines above", report.failures).into());
+    }
     Ok(())
 }
 

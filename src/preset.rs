@@ -2,9 +2,9 @@
 //!
 //! Every field is optional and falls back to the documented default of its struct
 //! ([`GridSpec`], [`Material`], [`SolverParams`]); unknown fields are rejected. A broken file is
-//! reported as `file:line:col: what was expected`, and nothing is built from it. Saving writes a
-//! temporary file next to the target and renames it over, so an existing preset is never left
-//! half-written; save → load → save gives identical bytes.
+//! reported as `file:line:col: what was expected`, and nothing is built from it. Saving goes
+//! through [`crate::safe_write`] (a synced temporary file renamed over the target), so an
+//! existing preset is never left half-written; save → load → save gives identical bytes.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -83,6 +83,17 @@ impl fmt::Display for PresetError {
     }
 }
 
+/// A value [`Preset::validate`] refused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvalidField {
+    /// The key as spelled in the file (`thickness`, `radius`, ...).
+    pub field: &'static str,
+    /// Index into `colliders` when the key belongs to a collider.
+    pub collider: Option<usize>,
+    /// Field, value and accepted range.
+    pub message: String,
+}
+
 // The I/O cause is already part of the message, so `source()` stays empty: error chains
 // (`{:#}`) would otherwise print it twice.
 impl std::error::Error for PresetError {}
@@ -102,40 +113,51 @@ impl Preset {
             col: e.position.col,
             message: describe_syntax_error(&e.code),
         })?;
-        preset.validate().map_err(|(field, message)| {
-            let (line, col) = locate_field(text, field);
+        preset.validate().map_err(|invalid| {
+            let (line, col) = match invalid.collider {
+                Some(index) => locate_collider_field(text, &preset.colliders, index, invalid.field),
+                None => locate_field(text, invalid.field),
+            };
             PresetError::Invalid {
                 path: path.into(),
                 line,
                 col,
-                message,
+                message: invalid.message,
             }
         })?;
         Ok(preset)
     }
 
-    /// Checks every value the engine would check, returning the offending field's name.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    /// Checks every value the engine would check (ranges included), naming the offending
+    /// field.
+    pub fn validate(&self) -> Result<(), InvalidField> {
         if self.version == 0 || self.version > PRESET_VERSION {
-            return Err((
-                "version",
-                format!("unsupported preset version {}, expected 1..={PRESET_VERSION}", self.version),
-            ));
+            return Err(InvalidField {
+                field: "version",
+                collider: None,
+                message: format!("unsupported preset version {}, expected 1..={PRESET_VERSION}", self.version),
+            });
         }
-        let field_of = |e: SimError| -> (&'static str, String) {
-            let field = match &e {
-                SimError::InvalidParameter { name, .. } => name,
-                _ => "cloth",
-            };
-            (field, e.to_string())
+        let field_of = |collider: Option<usize>| {
+            move |e: SimError| InvalidField {
+                field: match &e {
+                    SimError::InvalidParameter { name, .. } => name,
+                    _ => "cloth",
+                },
+                collider,
+                message: match collider {
+                    Some(i) => format!("colliders[{i}]: {e}"),
+                    None => e.to_string(),
+                },
+            }
         };
-        self.cloth.validate().map_err(field_of)?;
-        self.material.validate().map_err(field_of)?;
-        self.solver.validate().map_err(field_of)?;
-        self.colliders
-            .iter()
-            .try_for_each(Collider::validate)
-            .map_err(|e| ("colliders", e.to_string()))?;
+        self.cloth.validate().map_err(field_of(None))?;
+        self.material.validate().map_err(field_of(None))?;
+        self.solver.validate().map_err(field_of(None))?;
+        self.solver.validate_with(&self.material).map_err(field_of(None))?;
+        for (i, collider) in self.colliders.iter().enumerate() {
+            collider.validate().map_err(field_of(Some(i)))?;
+        }
         Ok(())
     }
 
@@ -147,17 +169,13 @@ impl Preset {
         text
     }
 
-    /// Writes the preset atomically: a temporary file in the same directory, then a rename.
+    /// Writes the preset crash-safely ([`crate::safe_write`]): the target is always the old
+    /// or the new complete file; any I/O error (full disk, missing or read-only directory, a
+    /// target that is not a regular file) is returned with the path.
     pub fn save(&self, path: &Path) -> Result<(), PresetError> {
-        let io = |source| PresetError::Io { path: path.into(), source };
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let file_name = path.file_name().ok_or_else(|| io(std::io::Error::other("not a file path")))?;
-        let tmp = dir.join(format!(".{}.tmp-{}", file_name.to_string_lossy(), std::process::id()));
-        std::fs::write(&tmp, self.to_ron()).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io(e)
-        })
+        let text = self.to_ron();
+        crate::safe_write::write_atomically(path, |out| out.write_all(text.as_bytes()))
+            .map_err(|source| PresetError::Io { path: path.into(), source })
     }
 
     /// Builds the simulation described by the preset.
@@ -166,22 +184,50 @@ impl Preset {
     }
 }
 
-/// 1-based line and column of the first `field:` in `text`, or (1, 1) if it is not spelled
-/// out (then the default was invalid, which tests prevent). Only whole identifiers outside
-/// `//` comments count, so `thickness` is not found inside `collision_thickness` or in a
-/// comment that mentions it.
+/// 1-based line and column of the first `field:` in `text`, or (1, 1) if it is not spelled out (then the default was invalid, which tests prevent). Only
+/// whole identifiers outside `//` comments count, so `thickness` is not found inside
+/// `collision_thickness` or in a comment that mentions it.
 fn locate_field(text: &str, field: &str) -> (usize, usize) {
-    for (line_no, line) in text.lines().enumerate() {
+    field_offsets(text, field).next().map_or((1, 1), |offset| line_col(text, offset))
+}
+
+/// Line and column of `field` in collider `index`: its occurrence after `colliders:` that
+/// comes after the ones of the colliders before it with the same key.
+fn locate_collider_field(text: &str, colliders: &[Collider], index: usize, field: &str) -> (usize, usize) {
+    let Some(start) = field_offsets(text, "colliders").next() else {
+        return (1, 1);
+    };
+    let earlier = colliders[..index].iter().filter(|c| c.keys().contains(&field)).count();
+    field_offsets(text, field)
+        .filter(|&offset| offset > start)
+        .nth(earlier)
+        .map_or_else(|| line_col(text, start), |offset| line_col(text, offset))
+}
+
+/// Byte offsets of every `field:` key (a whole identifier outside `//` comments).
+fn field_offsets<'a>(text: &'a str, field: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let mut line_start = 0;
+    text.split_inclusive('\n').flat_map(move |line| {
+        let offset = line_start;
+        line_start += line.len();
         let code = line.split("//").next().unwrap_or_default();
-        for (col, _) in code.match_indices(field) {
-            let joined_to_identifier = code[..col].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_');
-            let rest = code[col + field.len()..].trim_start();
-            if !joined_to_identifier && rest.starts_with(':') {
-                return (line_no + 1, col + 1);
-            }
-        }
-    }
-    (1, 1)
+        code.match_indices(field)
+            .filter(move |&(col, _)| {
+                let joined_to_identifier = code[..col].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_');
+                let rest = code[col + field.len()..].trim_start();
+                !joined_to_identifier && rest.starts_with(':')
+            })
+            .map(move |(col, _)| offset + col)
+            .collect::<Vec<_>>()
+    })
+}
+
+/// 1-based line and column (in characters) of byte `offset`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
 }
 
 /// The section of a preset file a serde type name stands for, as the user writes it.

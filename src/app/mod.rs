@@ -571,8 +571,18 @@ fn unix_seconds() -> u64 {
 fn save_screenshot(path: &Path) -> anyhow::Result<ImageStats> {
     let (rgba, w) = screen_rgba();
     let h = rgba.len() / (4 * w.max(1));
-    image::save_buffer(path, &rgba, w as u32, h as u32, image::ColorType::Rgba8).with_context(|| format!("writing {}", path.display()))?;
+    write_png(path, &rgba, w as u32, h as u32).with_context(|| format!("writing {}", path.display()))?;
     Ok(ImageStats::of(&rgba, w))
+}
+
+/// Writes RGBA pixels as a PNG through [`drape::safe_write`] (checked, never half-written).
+fn write_png(path: &Path, rgba: &[u8], width: u32, height: u32) -> std::io::Result<()> {
+    use image::ImageEncoder as _;
+    drape::safe_write::write_atomically(path, |out| {
+        image::codecs::png::PngEncoder::new(out)
+            .write_image(rgba, width, height, image::ColorType::Rgba8)
+            .map_err(std::io::Error::other)
+    })
 }
 
 /// What has been drawn this frame as opaque RGBA rows top to bottom, and its width.

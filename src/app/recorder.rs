@@ -49,8 +49,7 @@ pub fn crop(rgba: &[u8], image_width: usize, (x, y, width, height): (usize, usiz
 
 fn encode(pictures: Receiver<Picture>) -> Result<(), String> {
     for p in pictures {
-        image::save_buffer(&p.path, &p.rgba, p.width, p.height, image::ColorType::Rgba8)
-            .map_err(|e| format!("writing {}: {e}", p.path.display()))?;
+        super::write_png(&p.path, &p.rgba, p.width, p.height).map_err(|e| format!("writing {}: {e}", p.path.display()))?;
     }
     Ok(())
 }

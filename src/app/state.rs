@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use drape::preset::Preset;
-use drape::sim::{Cloth, PinMode, SolverParams};
+use drape::sim::{Cloth, PinMode, SolverParams, FRAME_WORK_BUDGET};
 
 /// Whether the simulation advances.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,9 +174,21 @@ impl AppState {
         params
     }
 
-    /// Advances the cloth one frame; a refused parameter pauses and reports instead.
+    /// Advances the cloth one frame; a refused parameter, a frame over the work budget or a
+    /// diverged step (undone by the engine) pauses and reports instead.
     pub fn step(&mut self) {
         let params = self.step_params();
+        let work = self.cloth.work_per_step(&params);
+        if work > FRAME_WORK_BUDGET {
+            self.run_mode = RunMode::Paused;
+            self.report_error(format!(
+                "step refused: {:.0} million projections per frame would freeze the window (budget {} million); \
+                 lower substeps, iterations or the resolution",
+                work as f64 / 1e6,
+                FRAME_WORK_BUDGET / 1_000_000
+            ));
+            return;
+        }
         if let Err(e) = self.cloth.step(&params, &self.preset.material) {
             self.run_mode = RunMode::Paused;
             self.report_error(format!("step refused: {e}"));
@@ -619,6 +631,27 @@ mod tests {
         state.step();
         assert_eq!(state.run_mode, RunMode::Paused);
         assert!(state.status.error);
+    }
+
+    #[test]
+    fn a_frame_over_the_work_budget_pauses_and_reports_without_stepping() {
+        // The 100² curtain at 55 substeps × 8 iterations once froze the window for 24 s.
+        let dir = tempfile::tempdir().unwrap();
+        let mut preset = small_preset();
+        (preset.cloth.columns, preset.cloth.rows) = (100, 100);
+        (preset.solver.substeps, preset.solver.iterations) = (55, 8);
+        let mut state = AppState::new(preset, None, dir.path().to_path_buf()).unwrap();
+        let before: Vec<_> = state.cloth.particles().positions().collect();
+        state.step();
+        assert_eq!(state.run_mode, RunMode::Paused);
+        assert!(state.status.error && state.status.text.contains("budget"), "{}", state.status.text);
+        assert!(state.cloth.particles().positions().eq(before.iter().copied()), "the cloth moved");
+        state.preset.solver.iterations = 1;
+        state.step();
+        assert!(
+            !state.cloth.particles().positions().eq(before.iter().copied()),
+            "within the budget it steps"
+        );
     }
 
     #[test]

@@ -10,15 +10,19 @@ use super::constraints::distance::{self, DistanceBatch, DistanceItem, Kernel, Su
 use super::constraints::hinge::{self, HingeBatch, HingeItem};
 use super::constraints::{plan_sweep, Coloured, SweepPlan};
 use super::error::SimError;
+use super::guard::Checkpoint;
 use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
 use super::parallel::{self, Progress, SpinBarrier};
-use super::params::{Material, SolverParams};
+use super::params::{Material, SolverParams, WORLD_EXTENT};
 use super::particles::{AosPtr, Particles};
 use super::ramp::ComplianceRamp;
 use super::solver::{Frame, FrameSettings};
 use super::stats::{PhaseTimes, StepStats};
 use super::tearing::TearState;
 use super::tethers::Tethers;
+
+/// Fastest throw [`Cloth::release`] gives a particle, in m/s.
+pub const MAX_THROW_SPEED: f32 = 1000.0;
 
 /// A particle held by the mouse: kinematic (inverse mass 0) and moved to `target` over the
 /// substeps of each frame, so its velocity is the drag velocity.
@@ -60,6 +64,8 @@ pub struct Cloth {
     tethers: Tethers,
     /// The tether settings `tethers` was built for; `None` when pins or topology changed since.
     tethers_built_for: Option<(bool, f32)>,
+    /// The particle state at the start of the step (see [`super::guard`]).
+    pub(crate) checkpoint: Checkpoint,
 }
 
 impl Cloth {
@@ -101,6 +107,7 @@ impl Cloth {
             kernel: Kernel::detect(),
             tethers: Tethers::default(),
             tethers_built_for: None,
+            checkpoint: Checkpoint::default(),
         };
         cloth.update_inverse_masses();
         Ok(cloth)
@@ -182,10 +189,13 @@ impl Cloth {
     }
 
     /// Advances one frame of `params.dt` seconds. Parameters are validated before anything
-    /// changes; the material is ramped toward `material` if it changed.
+    /// changes; the material is ramped toward `material` if it changed. A frame that would
+    /// leave a non-finite value or a particle outside the world is undone and refused with
+    /// [`SimError::Diverged`] (see [`super::guard`]).
     pub fn step(&mut self, params: &SolverParams, material: &Material) -> Result<&StepStats, SimError> {
         params.validate()?;
         material.validate()?;
+        params.validate_with(material)?;
         let started = Instant::now();
         self.ramp_material(material, params.dt);
         let h = params.substep_dt();
@@ -213,10 +223,13 @@ impl Cloth {
                 .map(|g| (g.particle as usize, self.particles.position(g.particle as usize), g.target)),
         };
         let wind = super::aero::wind_at(params, self.time);
+        self.save_checkpoint();
         self.apply_aerodynamics(params.dt, wind, params.aerodynamic_drag);
         let aero_ms = started.elapsed().as_secs_f64() * 1e3;
         self.refresh_tethers(material);
+        self.guard("aerodynamics", None)?;
         let (threads, mut phases) = self.run_substeps(settings, self.threads_used(params) as usize);
+        self.guard("substeps", Some(settings))?;
         phases.predict_ms += aero_ms;
         self.time += params.dt as f64;
         self.stats = StepStats::measure(self, material, h);
@@ -235,7 +248,7 @@ impl Cloth {
 
     /// The substep loop ([`super::solver`]) on `threads` threads (1 or 2); returns the number
     /// it ran on (1 when the pool was busy) and thread 0's time per phase.
-    fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> (u32, PhaseTimes) {
+    pub(crate) fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> (u32, PhaseTimes) {
         // Anchors are pinned, so they stay where they are for the whole frame.
         let held = self.grab.map(|g| g.particle as usize);
         let anchors = self.tethers.anchor_positions(&|i| self.particles.position(i), held);
@@ -348,21 +361,23 @@ impl Cloth {
         Ok(())
     }
 
-    /// Moves the hold target (m). Non-finite targets are ignored.
+    /// Moves the hold target (m). Non-finite targets are ignored; finite ones are clamped
+    /// into the world cube ([`WORLD_EXTENT`]).
     pub fn drag_to(&mut self, target: Vec3) {
         if let Some(g) = self.grab.as_mut() {
             if target.is_finite() {
-                g.target = target;
+                g.target = target.clamp(Vec3::splat(-WORLD_EXTENT), Vec3::splat(WORLD_EXTENT));
             }
         }
     }
 
-    /// Lets go of the held particle. With `Some(v)` it is thrown with velocity v (m/s);
-    /// with `None` it keeps the velocity of its last drag motion.
+    /// Lets go of the held particle. With `Some(v)` it is thrown with velocity v (m/s, at most
+    /// [`MAX_THROW_SPEED`]; non-finite throws are ignored); with `None` it keeps the velocity
+    /// of its last drag motion.
     pub fn release(&mut self, throw: Option<Vec3>) {
         let Some(g) = self.grab.take() else { return };
         if let Some(v) = throw.filter(|v| v.is_finite()) {
-            self.particles.vel.set(g.particle as usize, v);
+            self.particles.vel.set(g.particle as usize, v.clamp_length_max(MAX_THROW_SPEED));
         }
         self.update_inverse_masses();
     }
@@ -402,8 +417,9 @@ impl Cloth {
     /// Overwrites particle `i`'s position and velocity (tests, scripted scenes).
     pub fn set_state(&mut self, i: u32, position: Vec3, velocity: Vec3) -> Result<(), SimError> {
         self.check_index("set_state", i)?;
-        super::error::check_finite_vec("position", position)?;
-        super::error::check_finite_vec("velocity", velocity)?;
+        let (w, speed) = (WORLD_EXTENT, MAX_THROW_SPEED);
+        super::error::check_components("position", position, -w, w, "components in [-1e4, 1e4] m")?;
+        super::error::check_components("velocity", velocity, -speed, speed, "components in [-1000, 1000] m/s")?;
         self.particles.set_position(i as usize, position);
         self.particles.vel.set(i as usize, velocity);
         Ok(())

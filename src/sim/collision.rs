@@ -18,7 +18,8 @@
 use glam::{EulerRot, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
-use super::error::{check_finite_vec, check_positive, SimError};
+use super::error::{check_components, check_range, SimError};
+use super::params::WORLD_EXTENT;
 
 /// A static analytic collider. Shapes are solid; cloth is kept `collision_thickness` outside.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,31 +67,48 @@ pub struct SurfacePoint {
 }
 
 impl Collider {
-    /// Checks that all values are finite and sizes positive.
+    /// Checks every value against its range: positions inside the world
+    /// ([`WORLD_EXTENT`] = 10 km), radii and half extents in [1e-3, 1000] m, rotations in
+    /// [−360, 360]°. Names are the preset's keys.
     pub fn validate(&self) -> Result<(), SimError> {
+        let (w, size) = (WORLD_EXTENT, "a size in [1e-3, 1000] m");
+        let position = "components in [-1e4, 1e4] m";
         match self {
-            Collider::Ground { height } => super::error::check_range("ground height", *height, -1e6, 1e6, "a finite height"),
+            Collider::Ground { height } => check_range("height", *height, -w, w, "a height in [-1e4, 1e4] m"),
             Collider::Sphere { center, radius } => {
-                check_finite_vec("sphere center", *center)?;
-                check_positive("sphere radius", *radius)
+                check_components("center", *center, -w, w, position)?;
+                check_range("radius", *radius, 1e-3, 1e3, size)
             }
             Collider::Capsule { a, b, radius } => {
-                check_finite_vec("capsule end a", *a)?;
-                check_finite_vec("capsule end b", *b)?;
-                check_positive("capsule radius", *radius)
+                check_components("a", *a, -w, w, position)?;
+                check_components("b", *b, -w, w, position)?;
+                check_range("radius", *radius, 1e-3, 1e3, size)
             }
             Collider::Box {
                 center,
                 half_extents,
                 rotation_degrees,
             } => {
-                check_finite_vec("box center", *center)?;
-                check_finite_vec("box rotation", *rotation_degrees)?;
-                half_extents
-                    .to_array()
-                    .iter()
-                    .try_for_each(|&h| check_positive("box half extent", h))
+                check_components("center", *center, -w, w, position)?;
+                check_components("half_extents", *half_extents, 1e-3, 1e3, size)?;
+                check_components(
+                    "rotation_degrees",
+                    *rotation_degrees,
+                    -360.0,
+                    360.0,
+                    "angles in [-360, 360] degrees",
+                )
             }
+        }
+    }
+
+    /// The preset key names of this collider's fields.
+    pub fn keys(&self) -> &'static [&'static str] {
+        match self {
+            Collider::Ground { .. } => &["height"],
+            Collider::Sphere { .. } => &["center", "radius"],
+            Collider::Capsule { .. } => &["a", "b", "radius"],
+            Collider::Box { .. } => &["center", "half_extents", "rotation_degrees"],
         }
     }
 

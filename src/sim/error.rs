@@ -7,7 +7,7 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum SimError {
     /// A numeric parameter is NaN, infinite or outside its documented range.
-    #[error("invalid {name} = {value}: {expected}")]
+    #[error("invalid {name} = {}: {expected}", shown(*value))]
     InvalidParameter {
         /// Field name as it appears in presets and the UI, e.g. `"dt"`.
         name: &'static str,
@@ -26,60 +26,64 @@ pub enum SimError {
         /// Number of particles in the model.
         count: usize,
     },
+    /// A step produced a non-finite value or flung a particle out of the world; the state
+    /// before the step was restored. A debug aid: valid input should rarely get here (a torn
+    /// piece falling for minutes at a long Δt can legitimately leave the world).
+    #[error("step undone: {what} in the {phase} (particle {particle}: {detail}); the state before it was restored")]
+    Diverged {
+        /// What went wrong: a non-finite value, or a particle beyond [`crate::sim::WORLD_EXTENT`].
+        what: &'static str,
+        /// Which part of the step produced it: `aerodynamics`, `constraint solve` or
+        /// `contacts`.
+        phase: &'static str,
+        /// The first particle found out of bounds.
+        particle: usize,
+        /// Its position and velocity after the failed phase.
+        detail: String,
+    },
     /// A geometric description cannot produce a cloth (e.g. a grid with fewer than 2 rows).
     #[error("invalid geometry: {0}")]
     InvalidGeometry(String),
 }
 
-/// Checks that `value` is finite and lies in `[min, max]`.
-pub(crate) fn check_range(name: &'static str, value: f32, min: f32, max: f32, expected: &'static str) -> Result<(), SimError> {
-    if value.is_finite() && value >= min && value <= max {
-        Ok(())
+/// `value` as a person writes it: integers in full, very large or small values with an
+/// exponent (`1e-36`, not 37 zeros), others as the f32 they came from.
+fn shown(value: f64) -> String {
+    let magnitude = value.abs();
+    if value.fract() == 0.0 && magnitude < 1e6 {
+        format!("{value}")
+    } else if magnitude.is_finite() && magnitude > 0.0 && !(1e-4..1e6).contains(&magnitude) {
+        format!("{:e}", value as f32)
     } else {
-        Err(SimError::InvalidParameter {
-            name,
-            value: value as f64,
-            expected,
-        })
+        format!("{}", value as f32)
     }
 }
 
-/// Checks that `value` is finite and strictly positive.
-pub(crate) fn check_positive(name: &'static str, value: f32) -> Result<(), SimError> {
-    if value.is_finite() && value > 0.0 {
+/// `Ok` when `accepted`, otherwise the [`SimError::InvalidParameter`] for `name`.
+fn require(accepted: bool, name: &'static str, value: f64, expected: &'static str) -> Result<(), SimError> {
+    if accepted {
         Ok(())
     } else {
-        Err(SimError::InvalidParameter {
-            name,
-            value: value as f64,
-            expected: "a finite value > 0",
-        })
+        Err(SimError::InvalidParameter { name, value, expected })
     }
+}
+
+/// Checks that `value` is finite and lies in `[min, max]`.
+pub(crate) fn check_range(name: &'static str, value: f32, min: f32, max: f32, expected: &'static str) -> Result<(), SimError> {
+    require(value.is_finite() && value >= min && value <= max, name, value as f64, expected)
 }
 
 /// Checks that `value` is finite and not negative.
 pub(crate) fn check_non_negative(name: &'static str, value: f32) -> Result<(), SimError> {
-    if value.is_finite() && value >= 0.0 {
-        Ok(())
-    } else {
-        Err(SimError::InvalidParameter {
-            name,
-            value: value as f64,
-            expected: "a finite value >= 0",
-        })
-    }
+    check_range(name, value, 0.0, f32::MAX, "a finite value >= 0")
 }
 
-/// Checks that every component of a vector is finite.
-pub(crate) fn check_finite_vec(name: &'static str, v: glam::Vec3) -> Result<(), SimError> {
-    for c in v.to_array() {
-        if !c.is_finite() {
-            return Err(SimError::InvalidParameter {
-                name,
-                value: c as f64,
-                expected: "finite components",
-            });
-        }
-    }
-    Ok(())
+/// Checks that every component of a vector is finite and lies in `[min, max]`.
+pub(crate) fn check_components(name: &'static str, v: glam::Vec3, min: f32, max: f32, expected: &'static str) -> Result<(), SimError> {
+    v.to_array().iter().try_for_each(|&c| check_range(name, c, min, max, expected))
+}
+
+/// Checks that an integer lies in `[min, max]`.
+pub(crate) fn check_count(name: &'static str, value: u32, min: u32, max: u32, expected: &'static str) -> Result<(), SimError> {
+    require((min..=max).contains(&value), name, value as f64, expected)
 }

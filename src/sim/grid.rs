@@ -9,7 +9,7 @@
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use super::error::SimError;
+use super::error::{check_components, check_count, check_range, SimError};
 use super::model::{Compliance, EdgeKind, Model, ModelBuilder};
 
 /// Which plane the cloth lies in when built.
@@ -44,15 +44,16 @@ pub enum PinMode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GridSpec {
-    /// Width along x in m. Default 1.
+    /// Width along x in m. Default 1; range [0.01, 100] (a swatch to a sail).
     pub width: f32,
-    /// Height (vertical) or depth (horizontal) in m. Default 1.
+    /// Height (vertical) or depth (horizontal) in m. Default 1; range [0.01, 100].
     pub height: f32,
-    /// Particles along the width (≥ 2). Default 40.
+    /// Particles along the width. Default 40; range 2 to 1024.
     pub columns: u32,
-    /// Particles along the height (≥ 2). Default 40.
+    /// Particles along the height. Default 40; range 2 to 1024.
     pub rows: u32,
-    /// Centre of the top edge (vertical) or of the sheet (horizontal), in m. Default (0, 2, 0).
+    /// Centre of the top edge (vertical) or of the sheet (horizontal), in m. Default (0, 2, 0);
+    /// components in [−1000, 1000].
     pub origin: Vec3,
     /// Plane the cloth lies in. Default vertical.
     pub orientation: Orientation,
@@ -98,15 +99,11 @@ impl GridSpec {
 
     /// Checks sizes and resolution.
     pub fn validate(&self) -> Result<(), SimError> {
-        super::error::check_positive("width", self.width)?;
-        super::error::check_positive("height", self.height)?;
-        super::error::check_finite_vec("origin", self.origin)?;
-        if self.columns < 2 || self.rows < 2 || self.columns > 1024 || self.rows > 1024 {
-            return Err(SimError::InvalidGeometry(format!(
-                "a grid needs 2 to 1024 particles per side, got {} × {}",
-                self.columns, self.rows
-            )));
-        }
+        check_range("width", self.width, 0.01, 100.0, "a width in [0.01, 100] m")?;
+        check_range("height", self.height, 0.01, 100.0, "a height in [0.01, 100] m")?;
+        check_components("origin", self.origin, -1000.0, 1000.0, "components in [-1000, 1000] m")?;
+        check_count("columns", self.columns, 2, 1024, "2 to 1024 particles per side")?;
+        check_count("rows", self.rows, 2, 1024, "2 to 1024 particles per side")?;
         if let PinMode::List(list) = &self.pins {
             if let Some(&(c, r)) = list.iter().find(|(c, r)| *c >= self.columns || *r >= self.rows) {
                 return Err(SimError::InvalidGeometry(format!(

@@ -29,6 +29,7 @@ pub mod constraints;
 pub mod error;
 mod float_mode;
 pub mod grid;
+mod guard;
 pub mod interaction;
 pub mod model;
 mod parallel;
@@ -40,13 +41,14 @@ pub mod stats;
 pub mod tearing;
 mod tethers;
 
-pub use cloth::{Cloth, Grab};
+pub use cloth::{Cloth, Grab, MAX_THROW_SPEED};
 pub use collision::Collider;
 pub use error::SimError;
 pub use grid::{tmp15_model, GridSpec, Orientation, PinMode};
+pub use guard::FRAME_WORK_BUDGET;
 pub use interaction::{Pick, Ray};
 pub use model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model, ModelBuilder};
-pub use params::{Material, SolverParams};
+pub use params::{Material, SolverParams, WORLD_EXTENT};
 pub use particles::Particles;
 pub use stats::{PhaseTimes, StepStats};
 #[cfg(test)]

@@ -241,7 +241,8 @@ impl Model {
             return Err(SimError::InvalidGeometry("per-particle arrays differ in length".into()));
         }
         for p in &self.positions {
-            super::error::check_finite_vec("position", *p)?;
+            let w = super::params::WORLD_EXTENT;
+            super::error::check_components("position", *p, -w, w, "components in [-1e4, 1e4] m")?;
         }
         for (&area, &mass) in self.lumped_area.iter().zip(&self.point_mass) {
             super::error::check_non_negative("lumped_area", area)?;

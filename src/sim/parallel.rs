@@ -8,10 +8,15 @@
 //! spins for a while after each job and only parks when the solver has gone quiet (the app
 //! between frames); the barrier spins, then yields so an oversubscribed machine still makes
 //! progress.
+//!
+//! A panic in either half of a job must not leave the other spinning forever on a count that
+//! will never come: the panicking side raises [`ABORTED`], every wait checks it and panics
+//! in turn, and [`run`] waits for both halves and re-raises on the caller. The pool stays
+//! usable afterwards (its lock's poison is cleared, with a note on stderr).
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, TryLockError};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
@@ -23,10 +28,18 @@ const WORKER_POLL: Duration = Duration::from_millis(5);
 /// A job run by both threads: called with the thread's index (0 = caller, 1 = worker).
 type Job<'a> = &'a (dyn Fn(usize) + Sync);
 
-/// Waits for `ready` with a spin, then yield, loop.
+/// Set when a half of the current job panicked, so the other stops waiting for it. There is
+/// one pool and it runs one job at a time, so one flag serves; cleared when a job starts.
+static ABORTED: AtomicBool = AtomicBool::new(false);
+
+/// Waits for `ready` with a spin, then yield, loop. Panics if the other half of the job
+/// panicked (it would never make `ready` true).
 fn wait_until(mut ready: impl FnMut() -> bool) {
     let mut spins = 0u32;
     while !ready() {
+        if ABORTED.load(Ordering::Acquire) {
+            panic!("the other solver thread panicked");
+        }
         if spins < SPINS_BEFORE_YIELD {
             spins += 1;
             std::hint::spin_loop();
@@ -133,9 +146,11 @@ impl Pool {
         })
     }
 
-    /// Runs `job(0)` here and `job(1)` on the worker, returning when both are done.
+    /// Runs `job(0)` here and `job(1)` on the worker, returning when both are done; panics
+    /// (after both are done) if either half panicked.
     fn run(&self, job: Job<'_>) {
         let s = &*self.shared;
+        ABORTED.store(false, Ordering::Release);
         // SAFETY: the worker is idle (the previous job's `done` was awaited), and the lifetime
         // is sound because this function does not return before the worker finished the job.
         unsafe { *s.job.get() = Some(std::mem::transmute::<Job<'_>, Job<'static>>(job)) };
@@ -143,17 +158,26 @@ impl Pool {
         if s.sleeping.swap(false, Ordering::SeqCst) {
             self.worker.unpark();
         }
-        // Wait for the worker even if our half panics, so it never runs a dangling job.
-        struct Join<'a>(&'a Shared, u64);
-        impl Drop for Join<'_> {
-            fn drop(&mut self) {
-                wait_until(|| self.0.done.load(Ordering::Acquire) == self.1);
+        let ours = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(0)));
+        if ours.is_err() {
+            ABORTED.store(true, Ordering::Release);
+        }
+        // Wait for the worker even if our half panicked, so it never runs a dangling job (an
+        // aborted worker stops at its next wait). This wait does not give up on ABORTED.
+        let mut spins = 0u32;
+        while s.done.load(Ordering::Acquire) != epoch {
+            spins += 1;
+            if spins < SPINS_BEFORE_YIELD {
+                std::hint::spin_loop();
+            } else {
+                thread::yield_now();
             }
         }
-        let join = Join(s, epoch);
-        job(0);
-        drop(join);
-        if s.panicked.swap(false, Ordering::AcqRel) {
+        let worker_panicked = s.panicked.swap(false, Ordering::AcqRel);
+        if let Err(payload) = ours {
+            std::panic::resume_unwind(payload);
+        }
+        if worker_panicked {
             panic!("solver worker thread panicked");
         }
     }
@@ -188,6 +212,7 @@ fn worker_loop(s: &Shared) {
         let job = unsafe { *s.job.get() };
         if let Some(job) = job {
             if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(1))).is_err() {
+                ABORTED.store(true, Ordering::Release);
                 s.panicked.store(true, Ordering::Release);
             }
         }
@@ -210,7 +235,17 @@ pub(crate) fn available() -> usize {
 /// `false` without running anything when the pool is busy (another cloth is stepping on
 /// another thread) or unavailable; the caller then runs the work serially.
 pub(crate) fn run(job: Job<'_>) -> bool {
-    let Ok(guard) = pool().try_lock() else { return false };
+    let guard = match pool().try_lock() {
+        Ok(guard) => guard,
+        Err(TryLockError::WouldBlock) => return false,
+        // A job panicked while the lock was held: both halves had finished (see `Pool::run`),
+        // so the pool itself is sound and is used again.
+        Err(TryLockError::Poisoned(poisoned)) => {
+            eprintln!("drape: the solver pool recovers from a panicked step");
+            pool().clear_poison();
+            poisoned.into_inner()
+        }
+    };
     match guard.as_ref() {
         Some(pool) => {
             pool.run(job);
@@ -243,5 +278,53 @@ mod tests {
                 assert_eq!(*log.lock().unwrap(), ["worker before", "caller after"]);
             }
         }
+    }
+
+    /// Runs `job` through the pool on a fresh thread, returning whether it panicked there and
+    /// how long that took; fails the test if it hangs for 5 s.
+    fn run_panicking(job: impl Fn(usize) + Sync + Send + 'static) -> (bool, Duration) {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            let started = Instant::now();
+            loop {
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&job))) {
+                    Ok(false) => thread::yield_now(), // another test holds the pool
+                    Ok(true) => break sender.send((false, started.elapsed())),
+                    Err(_) => break sender.send((true, started.elapsed())),
+                }
+            }
+        });
+        receiver.recv_timeout(Duration::from_secs(5)).expect("the job hung")
+    }
+
+    #[test]
+    fn a_panicking_worker_ends_the_job_with_a_panic_on_the_caller() {
+        if available() < 2 {
+            return;
+        }
+        // The caller waits for a count the panicking worker never publishes.
+        let progress = Progress::default();
+        let (panicked, took) = run_panicking(move |t| {
+            if t == 1 {
+                panic!("injected worker panic");
+            }
+            progress.wait_for(1, 1);
+        });
+        assert!(panicked && took < Duration::from_secs(1), "panicked {panicked} after {took:?}");
+        // The worker waits at the barrier for a caller that panicked.
+        let barrier = SpinBarrier::default();
+        let (panicked, took) = run_panicking(move |t| {
+            if t == 0 {
+                panic!("injected caller panic");
+            }
+            barrier.wait(2);
+        });
+        assert!(panicked && took < Duration::from_secs(1), "panicked {panicked} after {took:?}");
+        // The pool still runs jobs on both threads.
+        let ran = Arc::new(Mutex::new([false; 2]));
+        let seen = Arc::clone(&ran);
+        let (panicked, _) = run_panicking(move |t| seen.lock().unwrap()[t] = true);
+        assert!(!panicked);
+        assert_eq!(*ran.lock().unwrap(), [true, true]);
     }
 }

@@ -1,4 +1,5 @@
-//! The headless command line, run as a real process: `drape simulate` and `drape bench`.
+//! The headless command line, run as a real process: `drape simulate`, `drape bench` and
+//! `drape soak`.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -233,4 +234,36 @@ fn bench_rejects_bad_input_with_exit_2() {
         );
         assert!(!output.stderr.is_empty());
     }
+}
+
+#[test]
+fn a_negative_tear_strain_gets_the_range_message_not_an_unknown_argument() {
+    let output = drape(&["bench", "--grid", "8", "--frames", "1", "--tear-strain", "-1"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("tear_strain = -1") && stderr.contains("[1e-3, 100]"), "{stderr}");
+}
+
+#[test]
+fn soak_replays_one_episode_and_reports_its_figures() {
+    let output = drape(&["soak", "--seed", "5", "--episode", "1"]);
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let report = json_line(
+        &output,
+        &[
+            "seconds",
+            "episodes",
+            "steps",
+            "actions",
+            "storms",
+            "scenes",
+            "max_abs_position",
+            "guard_trips",
+            "failures",
+        ],
+    );
+    assert_eq!(number(&report, "episodes"), 1.0);
+    assert_eq!(number(&report, "steps"), drape::soak::EPISODE_STEPS as f64);
+    assert_eq!(number(&report, "failures"), 0.0);
+    assert!(number(&report, "actions") > 10.0);
 }

@@ -7,11 +7,17 @@
 //! - [`presets`]: every shipped preset loads, builds and runs; round trips; broken files;
 //! - [`realism`]: issue 15's acceptance figures (resting strain, damping, pins under tension,
 //!   stiffness jumps, free fall and pendulum at many substeps, grazing contacts);
-//! - [`cli`]: the `drape simulate` and `drape bench` commands.
+//! - [`reliability`]: the hostile inputs of issue 20, each refused or run finite;
+//! - [`files`]: checked, crash-safe writes (full and read-only filesystems, killed writers);
+//! - [`fuzz`]: the fuzz target's property on proptest-mutated presets;
+//! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands.
 
 mod cli;
 mod common;
+mod files;
+mod fuzz;
 mod presets;
 mod realism;
+mod reliability;
 mod robustness;
 mod validation;

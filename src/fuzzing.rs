@@ -1,0 +1,70 @@
+//! The property the fuzz target (`fuzz/`, cargo-fuzz) and its always-on proptest twin
+//! (`tests/drape/fuzz.rs`) check on arbitrary input: any bytes either fail to parse as a
+//! preset with a located message, or give a preset that round-trips through its text,
+//! builds, and steps with finite state inside the world (a step may only be refused by the
+//! divergence guard). Large grids and heavy solver settings are scaled down first (to
+//! values that are still valid) so every input runs in milliseconds.
+
+use std::path::Path;
+
+use crate::preset::{Preset, PresetError};
+use crate::sim::{SimError, WORLD_EXTENT};
+
+/// Frames stepped per input.
+const FRAMES: u32 = 3;
+/// Largest grid side an input is run at.
+const MAX_SIDE: u32 = 24;
+/// Largest substeps × iterations an input is run at.
+const MAX_SWEEPS: u32 = 40;
+
+/// Checks the property on `data`; panics (a fuzz finding) if it does not hold.
+pub fn check_preset_bytes(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let mut preset = match Preset::parse(text, Path::new("fuzz.ron")) {
+        Ok(preset) => preset,
+        Err(PresetError::Invalid { line, col, message, .. }) => {
+            assert!(
+                line >= 1 && col >= 1 && !message.is_empty(),
+                "unlocated error {line}:{col} {message:?}"
+            );
+            return;
+        }
+        Err(e) => panic!("parsing text gave an I/O error: {e}"),
+    };
+    let again = Preset::parse(&preset.to_ron(), Path::new("fuzz-again.ron"))
+        .unwrap_or_else(|e| panic!("a valid preset's own text is refused: {e}\n{}", preset.to_ron()));
+    assert_eq!(again, preset, "the text does not round-trip");
+    scale_down(&mut preset);
+    let mut cloth = preset.build().unwrap_or_else(|e| panic!("a validated preset does not build: {e}"));
+    for frame in 0..FRAMES {
+        match cloth.step(&preset.solver, &preset.material) {
+            Ok(_) | Err(SimError::Diverged { .. }) => {}
+            Err(e) => panic!("frame {frame}: a validated preset's step was refused: {e}"),
+        }
+        let p = cloth.particles();
+        for i in 0..p.len() {
+            let (x, v) = (p.position(i), p.velocity(i));
+            assert!(
+                x.is_finite() && v.is_finite() && x.abs().max_element() <= WORLD_EXTENT,
+                "frame {frame}: particle {i} at {x} moving {v}"
+            );
+        }
+    }
+}
+
+/// Keeps the grid at most [`MAX_SIDE`] per side (pins that fall outside are dropped) and
+/// the sweeps per frame at most [`MAX_SWEEPS`]; all still valid values.
+fn scale_down(preset: &mut Preset) {
+    let cloth = &mut preset.cloth;
+    cloth.columns = cloth.columns.min(MAX_SIDE);
+    cloth.rows = cloth.rows.min(MAX_SIDE);
+    if let crate::sim::PinMode::List(pins) = &mut cloth.pins {
+        let (columns, rows) = (cloth.columns, cloth.rows);
+        pins.retain(|&(c, r)| c < columns && r < rows);
+    }
+    let solver = &mut preset.solver;
+    solver.iterations = solver.iterations.min(MAX_SWEEPS);
+    solver.substeps = solver.substeps.min(MAX_SWEEPS / solver.iterations).max(1);
+    // Fewer substeps only lengthen h, which moves α̃ away from overflow: still valid.
+    debug_assert!(solver.validate_with(&preset.material).is_ok());
+}
