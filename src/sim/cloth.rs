@@ -251,7 +251,8 @@ impl Cloth {
     pub(crate) fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> (u32, PhaseTimes) {
         // Anchors are pinned, so they stay where they are for the whole frame.
         let held = self.grab.map(|g| g.particle as usize);
-        let anchors = self.tethers.anchor_positions(&|i| self.particles.position(i), held);
+        let particles = &self.particles;
+        self.tethers.prepare_frame(&|i| particles.position(i), held);
         let p = &mut self.particles;
         // The solver reads particles by the constraints' indices without bounds checks.
         assert!(self.distances.particle_count() <= p.len() && self.hinges.particle_count() <= p.len());
@@ -284,7 +285,7 @@ impl Cloth {
             plan: self.sweep_plan,
             tail_empty: self.distances.tail_is_empty() && self.hinges.tail_is_empty(),
             colliders: &self.colliders,
-            tethers: (self.tethers.count() > 0).then_some((&self.tethers, anchors.as_slice())),
+            tethers: (self.tethers.count() > 0).then_some(&self.tethers),
             settings,
             kernel,
         };

@@ -84,8 +84,8 @@ pub(crate) struct Frame<'a> {
     /// No constraint in either tail group: the tail step (and its barriers) is skipped.
     pub tail_empty: bool,
     pub colliders: &'a [Collider],
-    /// The tethers and their anchors' positions this frame, when there are any.
-    pub tethers: Option<(&'a Tethers, &'a [Option<Vec3>])>,
+    /// The tethers, prepared for this frame, when there are any.
+    pub tethers: Option<&'a Tethers>,
     pub settings: FrameSettings,
     pub kernel: Kernel,
 }
@@ -164,8 +164,8 @@ impl Frame<'_> {
                 clock.lap(PhaseClock::HINGES);
                 pipeline.unit(waits[pass::CONTACTS], || {
                     own(&|r| {
-                        if let Some((tethers, anchors)) = self.tethers {
-                            tethers.project(self.pos, r.clone(), anchors);
+                        if let Some(tethers) = self.tethers {
+                            tethers.project(self.pos, r.clone(), self.kernel.has_avx2());
                         }
                         self.project_contacts(r)
                     })

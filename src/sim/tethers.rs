@@ -36,10 +36,19 @@
 //! A particle held by the mouse is not an anchor (it moves during the frame); a pinned particle
 //! being held stops acting as one until released.
 //!
+//! When the user pins a point below where it hung, or pins are pulled apart, the cloth
+//! between those anchors must stretch, and rest-length tethers would forbid it: a particle on
+//! the line between two such anchors could not meet both, and its neighbours, swung about one
+//! anchor or the other, folded the sheet over itself in its plane. So every tether of an anchor
+//! grows by the largest factor by which the anchor stands farther from another anchor it shares
+//! particles with than at rest ([`Tethers::prepare_frame`]); at rest the factor is 1.
+//!
 //! Every particle's tethers are solved in the last per-particle pass of each sweep, after the
-//! distance and bending constraints and before contacts, reading the anchors from a copy taken
-//! at the start of the frame (anchors do not move during a frame), so the pass touches only its
-//! own particles and any split of the particles between threads gives the same result.
+//! distance and bending constraints and before contacts. Anchors do not move during a frame, so
+//! each particle's two balls and the circle where their spheres meet are computed once per
+//! frame, and the pass projects eight particles at a time with AVX2 (bit for bit the scalar
+//! code's result, the tail of a range in a padded vector). It touches only its own particles,
+//! so any split of the particles between threads gives the same result.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -64,8 +73,34 @@ pub(crate) struct Tethers {
     length: Vec<[f32; ANCHORS]>,
     /// The anchoring (pinned) particles.
     anchors: Vec<u32>,
+    /// The anchors' rest positions in m.
+    anchor_rest: Vec<Vec3>,
     /// Number of tethers.
     count: usize,
+    /// Every particle's two balls and their meeting circle for the anchors' current positions.
+    balls: Balls,
+    /// The anchor positions `balls` was computed for.
+    balls_for: Vec<Option<Vec3>>,
+}
+
+/// No anchor (or a held one): a ball that holds everything.
+const UNBOUNDED: f32 = 1e18;
+
+/// Per particle (structure of arrays, padded to whole vectors of eight): the balls of its two
+/// tethers (a lone tether's ball twice; none: [`UNBOUNDED`]) and the circle where their spheres
+/// meet, all fixed while the anchors stay put.
+#[derive(Debug, Clone, Default)]
+struct Balls {
+    a: [Vec<f32>; 3],
+    a_radius: Vec<f32>,
+    b: [Vec<f32>; 3],
+    b_radius: Vec<f32>,
+    /// Unit axis from a to b, the circle's centre and radius; `meets` is 1 where the spheres
+    /// meet in a circle, 0 elsewhere.
+    axis: [Vec<f32>; 3],
+    centre: [Vec<f32>; 3],
+    circle_radius: Vec<f32>,
+    meets: Vec<f32>,
 }
 
 /// An edge of the cloth for the distance search: endpoints and rest length in m.
@@ -80,8 +115,11 @@ impl Tethers {
         let mut tethers = Tethers {
             slots: vec![[NONE; ANCHORS]; n],
             length: vec![[0.0; ANCHORS]; n],
+            anchor_rest: anchors.iter().map(|&a| rest[a as usize]).collect(),
             anchors,
             count: 0,
+            balls: Balls::default(),
+            balls_for: Vec::new(),
         };
         if tethers.anchors.is_empty() {
             return tethers;
@@ -106,38 +144,148 @@ impl Tethers {
         self.count
     }
 
-    /// The anchors' positions for one frame (`held`, a particle the mouse moves, is left out).
-    pub fn anchor_positions(&self, pos: &impl Fn(usize) -> Vec3, held: Option<usize>) -> Vec<Option<Vec3>> {
-        self.anchors
+    /// Takes the anchors' positions for the coming frame (`held`, a particle the mouse moves,
+    /// is left out) and refreshes every particle's balls if they moved.
+    pub fn prepare_frame(&mut self, pos: &impl Fn(usize) -> Vec3, held: Option<usize>) {
+        let anchors: Vec<Option<Vec3>> = self
+            .anchors
             .iter()
             .map(|&a| (Some(a as usize) != held).then(|| pos(a as usize)))
-            .collect()
+            .collect();
+        if anchors == self.balls_for && self.balls.a_radius.len() >= self.slots.len() {
+            return;
+        }
+        let grow = self.pulled_apart(&anchors);
+        let n = self.slots.len().div_ceil(8) * 8;
+        let mut balls = Balls::default();
+        for i in 0..n {
+            let ball = |k: usize| {
+                let slot = self.slots.get(i).map_or(NONE, |s| s[k]) as usize;
+                let anchor = anchors.get(slot).copied().flatten();
+                anchor.map(|centre| Ball {
+                    centre,
+                    radius: self.length[i][k] * grow[slot],
+                })
+            };
+            let unbounded = Ball {
+                centre: Vec3::ZERO,
+                radius: UNBOUNDED,
+            };
+            let (a, b) = match (ball(0), ball(1)) {
+                (Some(a), Some(b)) => (a, b),
+                (Some(a), None) | (None, Some(a)) => (a, a),
+                (None, None) => (unbounded, unbounded),
+            };
+            let circle = meeting_circle(a, b);
+            balls.push(a, b, circle);
+        }
+        self.balls = balls;
+        self.balls_for = anchors;
     }
 
-    /// Projects the tethers of the free particles in `range` onto their spheres.
+    /// Per anchor, how much farther it stands from the anchors it shares particles with than
+    /// at rest (1 when not farther), for the anchors' current positions `anchors`. When the
+    /// user pins a point below where it hung, or pins are dragged apart, the cloth between
+    /// those anchors must stretch by that much, so every tether of such an anchor grows by the
+    /// same factor. Unscaled, a particle on the line between the anchors could not satisfy
+    /// both tethers, and particles beside it were swung about one anchor across neighbours
+    /// tethered to the other: the curtain with a pin moved 8 cm down folded over itself in its
+    /// plane (724 % strain), then held the whole extension on the edges where the particles'
+    /// anchors change (118 %).
+    fn pulled_apart(&self, anchors: &[Option<Vec3>]) -> Vec<f32> {
+        let mut grow = vec![1.0f32; anchors.len()];
+        for slots in &self.slots {
+            let [ka, kb] = slots.map(|k| k as usize);
+            let (Some(Some(a)), Some(Some(b))) = (anchors.get(ka), anchors.get(kb)) else {
+                continue;
+            };
+            let rest = self.anchor_rest[ka].distance(self.anchor_rest[kb]);
+            if rest > 0.0 {
+                let factor = a.distance(*b) / rest;
+                grow[ka] = grow[ka].max(factor);
+                grow[kb] = grow[kb].max(factor);
+            }
+        }
+        grow
+    }
+
+    /// Moves the free particles in `range` to the closest point of both their balls (see
+    /// [`closest_in_balls`]), eight at a time with AVX2 when `vector` (every particle then, the
+    /// last few in a padded vector, so any split of the particles rounds alike).
     ///
     /// # Safety
-    /// Every index in `range` must be in bounds of `pos`, and no other thread may touch those
-    /// particles during the call.
-    pub unsafe fn project(&self, pos: PosPtr, range: Range<usize>, anchors: &[Option<Vec3>]) {
-        let end = range.end.min(self.slots.len());
-        for i in range.start..end {
+    /// Every index in `range` must be in bounds of `pos`, no other thread may touch those
+    /// particles during the call, [`Self::prepare_frame`] must have run for this frame, and
+    /// `vector` needs AVX2.
+    pub unsafe fn project(&self, pos: PosPtr, range: Range<usize>, vector: bool) {
+        let range = range.start..range.end.min(self.slots.len());
+        #[cfg(target_arch = "x86_64")]
+        if vector {
+            return avx2::project(&self.balls, pos, range);
+        }
+        let _ = vector;
+        for i in range {
             let p = pos.get(i);
             if p[3] == 0.0 {
                 continue;
             }
-            let balls = std::array::from_fn(|k| {
-                let anchor = anchors.get(self.slots[i][k] as usize).copied().flatten();
-                anchor.map(|a| Ball {
-                    centre: a,
-                    radius: self.length[i][k],
-                })
-            });
             let x = Vec3::new(p[0], p[1], p[2]);
-            if let Some(y) = closest_in_balls(x, balls) {
+            let y = self.balls.closest(i, x);
+            if y != x {
                 pos.set_xyz(i, y.to_array());
             }
         }
+    }
+}
+
+/// The circle where the spheres of `a` and `b` meet: unit axis a → b, centre, radius, or
+/// `None` if they do not meet in a circle.
+fn meeting_circle(a: Ball, b: Ball) -> Option<(Vec3, Vec3, f32)> {
+    let axis = b.centre - a.centre;
+    let d = axis.length();
+    if d <= 0.0 || d > a.radius + b.radius || d < (a.radius - b.radius).abs() {
+        return None;
+    }
+    let n = axis / d;
+    // Distance from a's centre to the circle's plane, and the circle's radius.
+    let t = (d * d + a.radius * a.radius - b.radius * b.radius) / (2.0 * d);
+    let radius = (a.radius * a.radius - t * t).max(0.0).sqrt();
+    Some((n, a.centre + n * t, radius))
+}
+
+impl Balls {
+    fn push(&mut self, a: Ball, b: Ball, circle: Option<(Vec3, Vec3, f32)>) {
+        let (n, centre, radius) = circle.unwrap_or((Vec3::ZERO, Vec3::ZERO, 0.0));
+        for c in 0..3 {
+            self.a[c].push(a.centre[c]);
+            self.b[c].push(b.centre[c]);
+            self.axis[c].push(n[c]);
+            self.centre[c].push(centre[c]);
+        }
+        self.a_radius.push(a.radius);
+        self.b_radius.push(b.radius);
+        self.circle_radius.push(radius);
+        self.meets.push(if circle.is_some() { 1.0 } else { 0.0 });
+    }
+
+    fn ball(centre: &[Vec<f32>; 3], radius: &[f32], i: usize) -> Ball {
+        Ball {
+            centre: Vec3::new(centre[0][i], centre[1][i], centre[2][i]),
+            radius: radius[i],
+        }
+    }
+
+    /// The closest point to `x` in both of particle `i`'s balls (`x` itself inside both).
+    /// The same operations, in the same order, as every lane of the AVX2 pass.
+    fn closest(&self, i: usize, x: Vec3) -> Vec3 {
+        let a = Self::ball(&self.a, &self.a_radius, i);
+        let b = Self::ball(&self.b, &self.b_radius, i);
+        let circle = (self.meets[i] > 0.0).then(|| {
+            let n = Vec3::new(self.axis[0][i], self.axis[1][i], self.axis[2][i]);
+            let centre = Vec3::new(self.centre[0][i], self.centre[1][i], self.centre[2][i]);
+            (n, centre, self.circle_radius[i])
+        });
+        closest_in_balls(x, a, b, circle)
     }
 }
 
@@ -165,52 +313,189 @@ impl Ball {
     }
 }
 
-/// The closest point to `x` in the intersection of the balls that are present, or `None`
-/// when `x` already lies in all of them. Both tethers are satisfied at once: projecting onto
-/// one sphere and then the other would leave a drift along the first sphere every substep,
-/// which at a cloth's corner pins (two nearly opposed anchors) never settles. For two balls the
-/// closest point is the projection onto one of them if that lies in the other, and otherwise
-/// the projection onto the circle where the two spheres meet. Anchors moved apart farther than
-/// the tethers reach (no common point) fall back to one projection after the other.
-fn closest_in_balls(x: Vec3, balls: [Option<Ball>; ANCHORS]) -> Option<Vec3> {
-    let [first, second] = balls;
-    match (first, second) {
-        (None, None) => None,
-        (Some(ball), None) | (None, Some(ball)) => (!ball.contains(x)).then(|| ball.project(x)),
-        (Some(a), Some(b)) => {
-            if a.contains(x) && b.contains(x) {
-                return None;
+/// The closest point to `x` in the intersection of balls `a` and `b` (`x` itself when inside
+/// both). Both tethers are satisfied at once: projecting onto one sphere and then the other
+/// would leave a drift along the first sphere every substep, which at a cloth's corner pins
+/// never settles. The closest point is the projection onto one ball if that lies in the other,
+/// and otherwise the projection onto the `circle` where the spheres meet (axis, centre,
+/// radius). Anchors moved apart farther than the tethers reach (no circle) fall back to one
+/// projection after the other.
+fn closest_in_balls(x: Vec3, a: Ball, b: Ball, circle: Option<(Vec3, Vec3, f32)>) -> Vec3 {
+    let (in_a, in_b) = (a.contains(x), b.contains(x));
+    if in_a && in_b {
+        return x;
+    }
+    let (onto_a, onto_b) = (a.project(x), b.project(x));
+    if !in_a && b.contains(onto_a) {
+        return onto_a;
+    }
+    if !in_b && a.contains(onto_b) {
+        return onto_b;
+    }
+    match circle {
+        Some((n, centre, radius)) => {
+            let q = x - centre;
+            let radial = q - n * q.dot(n);
+            let length = radial.length();
+            if length > 0.0 {
+                centre + radial * (radius / length)
+            } else {
+                x
             }
-            for (this, other) in [(a, b), (b, a)] {
-                if !this.contains(x) {
-                    let y = this.project(x);
-                    if other.contains(y) {
-                        return Some(y);
-                    }
-                }
-            }
-            Some(project_onto_meeting_circle(x, a, b).unwrap_or_else(|| b.project(a.project(x))))
         }
+        None => b.project(onto_a),
     }
 }
 
-/// The closest point to `x` on the circle where the spheres of `a` and `b` meet, or `None` if
-/// they do not meet.
-fn project_onto_meeting_circle(x: Vec3, a: Ball, b: Ball) -> Option<Vec3> {
-    let axis = b.centre - a.centre;
-    let d = axis.length();
-    if d <= 0.0 || d > a.radius + b.radius || d < (a.radius - b.radius).abs() {
-        return None;
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+    use std::ops::Range;
+
+    use super::Balls;
+    use crate::sim::particles::PosPtr;
+
+    type Xyz = [__m256; 3];
+
+    #[inline(always)]
+    unsafe fn load3(arrays: &[Vec<f32>; 3], i: usize) -> Xyz {
+        [
+            _mm256_loadu_ps(arrays[0].as_ptr().add(i)),
+            _mm256_loadu_ps(arrays[1].as_ptr().add(i)),
+            _mm256_loadu_ps(arrays[2].as_ptr().add(i)),
+        ]
     }
-    let n = axis / d;
-    // Distance from a's centre to the circle's plane, and the circle's radius.
-    let t = (d * d + a.radius * a.radius - b.radius * b.radius) / (2.0 * d);
-    let radius = (a.radius * a.radius - t * t).max(0.0).sqrt();
-    let centre = a.centre + n * t;
-    let q = x - centre;
-    let radial = q - n * q.dot(n);
-    let direction = radial.try_normalize().unwrap_or_else(|| n.any_orthonormal_vector());
-    Some(centre + direction * radius)
+
+    #[inline(always)]
+    unsafe fn sub(a: Xyz, b: Xyz) -> Xyz {
+        [_mm256_sub_ps(a[0], b[0]), _mm256_sub_ps(a[1], b[1]), _mm256_sub_ps(a[2], b[2])]
+    }
+
+    /// a·b as glam evaluates it: (x x + y y) + z z.
+    #[inline(always)]
+    unsafe fn dot(a: Xyz, b: Xyz) -> __m256 {
+        _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(a[0], b[0]), _mm256_mul_ps(a[1], b[1])),
+            _mm256_mul_ps(a[2], b[2]),
+        )
+    }
+
+    #[inline(always)]
+    unsafe fn select(m: __m256, if_set: Xyz, otherwise: Xyz) -> Xyz {
+        [
+            _mm256_blendv_ps(otherwise[0], if_set[0], m),
+            _mm256_blendv_ps(otherwise[1], if_set[1], m),
+            _mm256_blendv_ps(otherwise[2], if_set[2], m),
+        ]
+    }
+
+    /// Ball::contains: |x − c|² ≤ r².
+    #[inline(always)]
+    unsafe fn contains(c: Xyz, r: __m256, x: Xyz) -> __m256 {
+        let d = sub(x, c);
+        _mm256_cmp_ps::<_CMP_LE_OQ>(dot(d, d), _mm256_mul_ps(r, r))
+    }
+
+    /// Ball::project: c + d (r / |d|), x itself where |d| = 0.
+    #[inline(always)]
+    unsafe fn onto_ball(c: Xyz, r: __m256, x: Xyz) -> Xyz {
+        let d = sub(x, c);
+        let length = _mm256_sqrt_ps(dot(d, d));
+        let f = _mm256_div_ps(r, length);
+        let y = [
+            _mm256_add_ps(c[0], _mm256_mul_ps(d[0], f)),
+            _mm256_add_ps(c[1], _mm256_mul_ps(d[1], f)),
+            _mm256_add_ps(c[2], _mm256_mul_ps(d[2], f)),
+        ];
+        select(_mm256_cmp_ps::<_CMP_GT_OQ>(length, _mm256_setzero_ps()), y, x)
+    }
+
+    /// [`super::closest_in_balls`] for particles i..i + 8 at `x`, every branch evaluated and
+    /// the scalar code's choice blended in.
+    #[inline(always)]
+    unsafe fn closest(balls: &Balls, i: usize, x: Xyz) -> Xyz {
+        let (a, ra) = (load3(&balls.a, i), _mm256_loadu_ps(balls.a_radius.as_ptr().add(i)));
+        let (b, rb) = (load3(&balls.b, i), _mm256_loadu_ps(balls.b_radius.as_ptr().add(i)));
+        let (in_a, in_b) = (contains(a, ra, x), contains(b, rb, x));
+        let in_both = _mm256_and_ps(in_a, in_b);
+        if _mm256_movemask_ps(in_both) == 0xff {
+            return x;
+        }
+        let (onto_a, onto_b) = (onto_ball(a, ra, x), onto_ball(b, rb, x));
+        let take_a = _mm256_andnot_ps(in_a, contains(b, rb, onto_a));
+        let take_b = _mm256_andnot_ps(in_b, contains(a, ra, onto_b));
+        let settled = _mm256_or_ps(in_both, _mm256_or_ps(take_a, take_b));
+        // The circle (or the fallback) only where some lane needs it: most vectors have none.
+        let mut y = if _mm256_movemask_ps(settled) == 0xff {
+            x
+        } else {
+            onto_circle_or_both(balls, i, x, (b, rb), onto_a)
+        };
+        y = select(take_b, onto_b, y);
+        y = select(take_a, onto_a, y);
+        select(in_both, x, y)
+    }
+
+    /// The projection onto the circle where the spheres meet, or where they do not meet onto
+    /// ball b after ball a (`onto_a`).
+    #[inline(always)]
+    unsafe fn onto_circle_or_both(balls: &Balls, i: usize, x: Xyz, (b, rb): (Xyz, __m256), onto_a: Xyz) -> Xyz {
+        let n = load3(&balls.axis, i);
+        let centre = load3(&balls.centre, i);
+        let radius = _mm256_loadu_ps(balls.circle_radius.as_ptr().add(i));
+        let q = sub(x, centre);
+        let along = dot(q, n);
+        let radial = [
+            _mm256_sub_ps(q[0], _mm256_mul_ps(n[0], along)),
+            _mm256_sub_ps(q[1], _mm256_mul_ps(n[1], along)),
+            _mm256_sub_ps(q[2], _mm256_mul_ps(n[2], along)),
+        ];
+        let length = _mm256_sqrt_ps(dot(radial, radial));
+        let f = _mm256_div_ps(radius, length);
+        let on_circle = [
+            _mm256_add_ps(centre[0], _mm256_mul_ps(radial[0], f)),
+            _mm256_add_ps(centre[1], _mm256_mul_ps(radial[1], f)),
+            _mm256_add_ps(centre[2], _mm256_mul_ps(radial[2], f)),
+        ];
+        let on_circle = select(_mm256_cmp_ps::<_CMP_GT_OQ>(length, _mm256_setzero_ps()), on_circle, x);
+        let meets = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_loadu_ps(balls.meets.as_ptr().add(i)), _mm256_setzero_ps());
+        select(meets, on_circle, onto_ball(b, rb, onto_a))
+    }
+
+    /// Particles i..i + 8 of `arrays` (x, y, z, w) moved into their balls, the pinned (w = 0)
+    /// left where they are.
+    #[inline(always)]
+    unsafe fn project_vector(balls: &Balls, i: usize, arrays: [*mut f32; 4]) {
+        let x = [_mm256_loadu_ps(arrays[0]), _mm256_loadu_ps(arrays[1]), _mm256_loadu_ps(arrays[2])];
+        let free = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_loadu_ps(arrays[3]), _mm256_setzero_ps());
+        let y = select(free, closest(balls, i, x), x);
+        for (c, &array) in arrays.iter().take(3).enumerate() {
+            _mm256_storeu_ps(array, y[c]);
+        }
+    }
+
+    /// [`super::Tethers::project`] with AVX2: whole vectors in place, the last particles of
+    /// `range` through a padded copy.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn project(balls: &Balls, pos: PosPtr, range: Range<usize>) {
+        let columns = [pos.x, pos.y, pos.z, pos.w];
+        let mut i = range.start;
+        while i + 8 <= range.end {
+            project_vector(balls, i, columns.map(|array| array.add(i)));
+            i += 8;
+        }
+        let count = range.end - i;
+        if count > 0 {
+            let mut lanes = [[0f32; 8]; 4];
+            for (lane, array) in lanes.iter_mut().zip(columns) {
+                std::ptr::copy_nonoverlapping(array.add(i), lane.as_mut_ptr(), count);
+            }
+            project_vector(balls, i, lanes.each_mut().map(|lane| lane.as_mut_ptr()));
+            for (lane, array) in lanes.iter().zip(columns).take(3) {
+                std::ptr::copy_nonoverlapping(lane.as_ptr(), array.add(i), count);
+            }
+        }
+    }
 }
 
 /// Neighbours of every particle with edge lengths, in compressed rows.
@@ -356,11 +641,9 @@ mod tests {
         assert!(lengths(&t, 0).is_empty(), "a pin has no tether");
     }
 
-    #[test]
-    fn an_uncut_rectangular_grid_gets_straight_line_distances() {
-        // 30 × 20 cells of 1.26 × 0.95 cm with both diagonals, pinned at one corner: edge paths
-        // to the far corner are ~11 % longer than the straight line; tethers must not be.
-        let (columns, rows, dx, dy) = (31usize, 21usize, 0.0126f32, 0.0095f32);
+    /// A `columns` × `rows` grid of `dx` × `dy` cells with both diagonals: rest positions and
+    /// edges; particle (c, r) is r · columns + c.
+    fn grid(columns: usize, rows: usize, dx: f32, dy: f32) -> (Vec<Vec3>, Vec<RestEdge>) {
         let at = |c: usize, r: usize| (r * columns + c) as u32;
         let rest: Vec<Vec3> = (0..rows)
             .flat_map(|r| (0..columns).map(move |c| Vec3::new(c as f32 * dx, -(r as f32) * dy, 0.0)))
@@ -386,6 +669,14 @@ mod tests {
                 }
             }
         }
+        (rest, edges)
+    }
+
+    #[test]
+    fn an_uncut_rectangular_grid_gets_straight_line_distances() {
+        // 30 × 20 cells of 1.26 × 0.95 cm with both diagonals, pinned at one corner: edge paths
+        // to the far corner are ~11 % longer than the straight line; tethers must not be.
+        let (rest, edges) = grid(31, 21, 0.0126, 0.0095);
         let mut pinned = vec![false; rest.len()];
         pinned[0] = true;
         let t = Tethers::build(&rest, &pinned, edges.into_iter(), 1.0);
@@ -443,22 +734,26 @@ mod tests {
             centre: Vec3::new(0.8, 0.0, 0.0),
             radius: 0.8f32.hypot(0.3),
         };
+        let circle = meeting_circle(a, b);
+        assert!(circle.is_some());
+        let closest = |x: Vec3| closest_in_balls(x, a, b, circle);
         // Straight below the middle, 0.3 m allowed, 0.35 m away: pulled up onto the circle.
-        let y = closest_in_balls(Vec3::new(0.0, -0.35, 0.0), [Some(a), Some(b)]).unwrap();
+        let y = closest(Vec3::new(0.0, -0.35, 0.0));
         assert!(y.distance(Vec3::new(0.0, -0.3, 0.0)) < 1e-6, "{y}");
         // Off the symmetry plane: the result is on both spheres and no farther from x than
         // the known circle point below it.
         let x = Vec3::new(0.1, -0.4, 0.05);
-        let y = closest_in_balls(x, [Some(a), Some(b)]).unwrap();
+        let y = closest(x);
         for ball in [a, b] {
             assert!((y.distance(ball.centre) - ball.radius).abs() < 1e-5);
         }
         assert!(y.x.abs() < 1e-6, "the circle lies in the plane x = 0");
         // Inside both: untouched; outside one only, with its projection inside the other:
         // that projection.
-        assert!(closest_in_balls(Vec3::new(0.0, -0.1, 0.0), [Some(a), Some(b)]).is_none());
+        let inside = Vec3::new(0.0, -0.1, 0.0);
+        assert_eq!(closest(inside), inside);
         let near_a = Vec3::new(-0.8, -0.9, 0.0);
-        let y = closest_in_balls(near_a, [Some(a), Some(b)]).unwrap();
+        let y = closest(near_a);
         assert!((y.distance(a.centre) - a.radius).abs() < 1e-5 && b.contains(y));
     }
 
@@ -485,19 +780,105 @@ mod tests {
         pos.push([0.0, 0.0, 0.0, 0.0]);
         pos.push([0.05, 0.0, 0.0, 1.0]); // inside its sphere (0.1 m): untouched
         pos.push([0.0, -0.4, 0.0, 1.0]); // 0.4 m from the pin, allowed 0.2 m
-        let anchors = t.anchor_positions(&|i| Vec3::from_array(crate::sim::particles::xyz(pos.get(i)).to_array()), None);
-        // SAFETY: three particles, one thread.
-        unsafe { t.project(pos.raw(), 0..3, &anchors) };
-        assert_eq!(pos.get(1), [0.05, 0.0, 0.0, 1.0]);
-        let pulled = pos.get(2);
-        assert!((pulled[1] + 0.2).abs() < 1e-6 && pulled[0] == 0.0, "{pulled:?}");
+        let kernels = [false, cfg!(target_arch = "x86_64") && is_x86_feature_detected!("avx2")];
+        for vector in kernels.into_iter().filter(|&k| !k || kernels[1]) {
+            let mut t = t.clone();
+            let mut moved = pos.clone();
+            t.prepare_frame(&|i| crate::sim::particles::xyz(pos.get(i)), None);
+            // SAFETY: three particles, one thread, AVX2 checked.
+            unsafe { t.project(moved.raw(), 0..3, vector) };
+            assert_eq!(moved.get(1), [0.05, 0.0, 0.0, 1.0], "vector {vector}");
+            let pulled = moved.get(2);
+            assert!((pulled[1] + 0.2).abs() < 1e-6 && pulled[0] == 0.0, "vector {vector}: {pulled:?}");
+        }
         // A held anchor does not act.
+        let mut t = t.clone();
         let mut held = crate::sim::particles::Positions::default();
         held.push([0.0, 0.0, 0.0, 0.0]);
         held.push([0.0, -0.4, 0.0, 1.0]);
-        let anchors = t.anchor_positions(&|_| Vec3::ZERO, Some(0));
+        t.prepare_frame(&|_| Vec3::ZERO, Some(0));
         // SAFETY: as above.
-        unsafe { t.project(held.raw(), 0..2, &anchors) };
+        unsafe { t.project(held.raw(), 0..2, false) };
         assert_eq!(held.get(1), [0.0, -0.4, 0.0, 1.0]);
+    }
+
+    /// Positions of a 12 × 9 grid pinned at its top corners, every particle displaced by up to
+    /// ±40 % of the sheet in a fixed pseudo-random pattern (many outside their balls, some
+    /// outside both), and the tethers prepared with the corners `spread` m farther apart.
+    fn scrambled_sheet(spread: f32) -> (Tethers, crate::sim::particles::Positions) {
+        let (columns, rows) = (12, 9);
+        let (rest, edges) = grid(columns, rows, 0.1, 0.1);
+        let mut pinned = vec![false; rest.len()];
+        pinned[0] = true;
+        pinned[columns - 1] = true;
+        let mut t = Tethers::build(&rest, &pinned, edges.into_iter(), 1.0);
+        let mut pos = crate::sim::particles::Positions::default();
+        let mut seed = 0x2545_f491_u32;
+        let mut noise = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed as f32 / u32::MAX as f32 - 0.5) * 0.8
+        };
+        for (i, x) in rest.iter().enumerate() {
+            let w = if pinned[i] { 0.0 } else { 1.0 };
+            let moved = if pinned[i] {
+                *x + Vec3::X * if i == 0 { -spread } else { 0.0 }
+            } else {
+                *x + Vec3::new(noise(), noise(), noise())
+            };
+            pos.push([moved.x, moved.y, moved.z, w]);
+        }
+        t.prepare_frame(&|i| crate::sim::particles::xyz(pos.get(i)), None);
+        (t, pos)
+    }
+
+    #[test]
+    fn the_avx2_pass_moves_every_particle_exactly_as_the_scalar_pass() {
+        if !(cfg!(target_arch = "x86_64") && is_x86_feature_detected!("avx2")) {
+            eprintln!("skipped: no AVX2 on this CPU, only the scalar tether pass exists here");
+            return;
+        }
+        for spread in [0.0, 0.3] {
+            let (t, pos) = scrambled_sheet(spread);
+            let n = pos.len();
+            let (mut scalar, mut vector) = (pos.clone(), pos.clone());
+            // SAFETY: every index below `n` is in bounds, one thread, AVX2 checked above.
+            unsafe {
+                t.project(scalar.raw(), 0..n, false);
+                // An odd split, so whole vectors and a padded tail both run.
+                t.project(vector.raw(), 0..37, true);
+                t.project(vector.raw(), 37..n, true);
+            }
+            let moved = (0..n).filter(|&i| scalar.get(i) != pos.get(i)).count();
+            assert!(moved > n / 4, "the scramble must leave many particles outside ({moved})");
+            for i in 0..n {
+                let (s, v) = (scalar.get(i), vector.get(i));
+                assert!(
+                    s.iter().zip(&v).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "spread {spread}, particle {i}: {s:?} vs {v:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn anchors_pulled_apart_let_the_cloth_between_them_stretch_as_far() {
+        // Corners 1.1 m apart at rest, pulled 0.3 m farther: every tether grows by 1.4 / 1.1,
+        // so a top-edge particle can sit on the straight line between the corners.
+        let (t, mut pos) = scrambled_sheet(0.3);
+        let factor = 1.4f32 / 1.1;
+        let middle = 5;
+        let grown = [t.balls.a_radius[middle], t.balls.b_radius[middle]];
+        for (k, radius) in grown.into_iter().enumerate() {
+            assert!((radius / (t.length[middle][k] * factor) - 1.0).abs() < 1e-5, "tether {k}: {radius}");
+        }
+        // Particle 5 of the top edge, on the line between the moved corners: inside both balls.
+        let on_line = Vec3::new(-0.3 + 1.4 * 5.0 / 11.0, 0.0, 0.0);
+        pos.set_xyz(middle, on_line);
+        // SAFETY: index in bounds, one thread, scalar pass.
+        unsafe { t.project(pos.raw(), middle..middle + 1, false) };
+        let after = pos.get(middle);
+        assert!((after[0] - on_line.x).abs() < 1e-6 && after[1].abs() < 1e-6, "moved to {after:?}");
     }
 }
