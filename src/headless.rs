@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::sim::cloth::distance_compliance;
 use crate::sim::constraints::distance::MIN_LENGTH;
+use crate::sim::particles::{two_sum, COMPENSATED_BELOW_SUBSTEP};
 use crate::sim::{tmp15_model, Cloth, Material, Model, SimError, SolverParams};
 
 /// Writes the cloth's current surface as OBJ: `v` positions, `vn` smooth normals and
@@ -247,6 +248,19 @@ struct RefParticle {
     w: f32,
 }
 
+impl RefParticle {
+    /// Moves the particle by `delta` (m), its rounding error kept in `comp` when
+    /// `compensated` (as the engine's constraint corrections below
+    /// [`COMPENSATED_BELOW_SUBSTEP`]).
+    fn shift(&mut self, delta: Vec3, compensated: bool) {
+        let (moved, error) = two_sum(self.x, delta);
+        self.x = moved;
+        if compensated {
+            self.comp += error;
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct RefConstraint {
     a: usize,
@@ -312,17 +326,14 @@ impl ReferenceSolver {
     pub fn step(&mut self, params: &SolverParams) {
         let h = params.substep_dt();
         let inv_h2 = 1.0 / (h * h);
+        let compensated = h < COMPENSATED_BELOW_SUBSTEP;
         for _ in 0..params.substeps {
             for p in self.particles.iter_mut().filter(|p| p.w > 0.0) {
                 p.prev = p.x;
                 p.comp_prev = p.comp;
                 p.v += params.gravity * h;
                 // x + (comp + v h) summed exactly (TwoSum), so tiny steps add up.
-                let step = p.comp + p.v * h;
-                let sum = p.x + step;
-                let virtual_step = sum - p.x;
-                p.comp = (p.x - (sum - virtual_step)) + (step - virtual_step);
-                p.x = sum;
+                (p.x, p.comp) = two_sum(p.x, p.comp + p.v * h);
             }
             self.lambda.fill(0.0);
             for _ in 0..params.iterations {
@@ -338,8 +349,8 @@ impl ReferenceSolver {
                     // Δλ = (−C − α̃λ)/denom moves x_a by w_a Δλ d/|d|: f = Δλ/|d| in one division.
                     let f = (c.rest - len - alpha_tilde * *lambda) / (denom * len);
                     *lambda += f * len;
-                    self.particles[c.a].x += pa.w * f * d;
-                    self.particles[c.b].x -= pb.w * f * d;
+                    self.particles[c.a].shift(pa.w * f * d, compensated);
+                    self.particles[c.b].shift(-(pb.w * f * d), compensated);
                 }
             }
             for p in self.particles.iter_mut().filter(|p| p.w > 0.0) {

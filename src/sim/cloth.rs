@@ -14,6 +14,7 @@ use super::guard::Checkpoint;
 use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
 use super::parallel::{self, Progress, SpinBarrier};
 use super::params::{Material, SolverParams, WORLD_EXTENT};
+use super::particles::COMPENSATED_BELOW_SUBSTEP;
 use super::particles::{AosPtr, Particles};
 use super::ramp::ComplianceRamp;
 use super::solver::{Frame, FrameSettings};
@@ -269,8 +270,13 @@ impl Cloth {
             self.hinge_positions.resize(p.len(), [0.0; 4]);
             AosPtr(self.hinge_positions.as_mut_ptr())
         });
+        let pos = p.pos.raw();
         let frame = Frame {
-            pos: p.pos.raw(),
+            pos: if settings.h < COMPENSATED_BELOW_SUBSTEP {
+                pos.compensated(p.comp.raw())
+            } else {
+                pos
+            },
             prev: p.prev.raw(),
             vel: p.vel.raw(),
             comp: p.comp.raw(),

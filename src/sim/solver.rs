@@ -34,7 +34,7 @@ use super::constraints::hinge::{self, HingeBatch};
 use super::constraints::{pass, Group, SweepPlan, PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::{Progress, SpinBarrier};
-use super::particles::{xyz, AosPtr, PosPtr, VecPtr};
+use super::particles::{two_sum, xyz, AosPtr, PosPtr, VecPtr};
 use super::stats::{PhaseClock, PhaseTimes};
 use super::tethers::Tethers;
 
@@ -260,10 +260,7 @@ impl Frame<'_> {
         let v = if free { moved } else { v };
         // Compensated sum x + (comp + v h): the new position and the part of the step an f32
         // position cannot hold (Knuth's TwoSum, exact for any magnitudes).
-        let step = comp + v * s.h;
-        let sum = x + step;
-        let virtual_step = sum - x;
-        let error = (x - (sum - virtual_step)) + (step - virtual_step);
+        let (sum, error) = two_sum(x, comp + v * s.h);
         if free {
             self.pos.set_xyz(i, sum.to_array());
             self.comp.set(i, error);

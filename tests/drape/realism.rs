@@ -321,8 +321,6 @@ fn elliptic_k_matches_its_closed_form_values() {
 /// its horizontal coordinate over three periods: within 0.3 % at 100 substeps (the issue's
 /// figure) and at 1 000 (its "right at 1 000 substeps"). The anchor is at 2 m, a scene's height.
 #[test]
-#[ignore = "open (issue 15): at 100 substeps the f32 distance solve cannot resolve the per-substep \
-            excess (v h)²/2L ≈ 4e-8 m below a 1 m length's ulp; the period runs 3.7 % long"]
 fn pendulum_released_at_30_degrees_has_the_large_angle_period() {
     let (length, theta0) = (1.0f64, 30f64.to_radians());
     let expected = 4.0 * (length / G as f64).sqrt() * elliptic_k((theta0 / 2.0).sin());

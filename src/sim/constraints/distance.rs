@@ -284,7 +284,7 @@ pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batc
         let batch = &mut batches[0];
         match kernel {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 | Kernel::Avx512 => avx2::project(pos, batch, k.inv_h2, first),
+            Kernel::Avx2 | Kernel::Avx512 if pos.comp.is_none() => avx2::project(pos, batch, k.inv_h2, first),
             _ => (0..batch.id.len()).for_each(|j| project_one(pos, batch, j, k.inv_h2, first)),
         }
     });
@@ -305,7 +305,9 @@ pub(crate) unsafe fn project_group(
     k: SubstepConstants,
     first: bool,
 ) {
-    with_damping(batches, prev, k, first, |batches| match kernel {
+    // Compensated corrections (tiny substeps) take the scalar loop, which rounds as the kernels.
+    let vector = if pos.comp.is_some() { Kernel::Scalar } else { kernel };
+    with_damping(batches, prev, k, first, |batches| match vector {
         #[cfg(target_arch = "x86_64")]
         Kernel::Avx512 if chained => avx512::project_strips(pos, batches, k.inv_h2, first),
         #[cfg(target_arch = "x86_64")]
@@ -316,7 +318,7 @@ pub(crate) unsafe fn project_group(
         Kernel::Avx2 => avx2::project_levels(pos, batches, k.inv_h2, first),
         // A strip's slot order is an order each lane keeps, so one at a time it is a batch.
         _ => {
-            let kernel = if chained { Kernel::Scalar } else { kernel };
+            let kernel = if chained { Kernel::Scalar } else { vector };
             let undamped = SubstepConstants { damping_over_h: 0.0, ..k };
             batches
                 .iter_mut()
@@ -352,8 +354,9 @@ unsafe fn project_one(pos: PosPtr, batch: &mut DistanceBatch, j: usize, inv_h2: 
     let f = (*batch.rest.get_unchecked(j) - len - alpha_tilde * old) / (denom * len);
     *lambda = old + f * len;
     let (fa, fb) = (pa[3] * f, pb[3] * f);
-    pos.set_xyz(ia, std::array::from_fn(|c| pa[c] + fa * d[c]));
-    pos.set_xyz(ib, std::array::from_fn(|c| pb[c] - fb * d[c]));
+    // pb − fb d and pb + (−fb d) round alike, so both ends go through one compensated add.
+    pos.shift(ia, pa, std::array::from_fn(|c| fa * d[c]));
+    pos.shift(ib, pb, std::array::from_fn(|c| -(fb * d[c])));
 }
 
 /// Strain statistics of a batch's stretch edges (other kinds are skipped).
