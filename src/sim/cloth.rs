@@ -253,7 +253,7 @@ impl Cloth {
         // Anchors are pinned, so they stay where they are for the whole frame.
         let held = self.grab.map(|g| g.particle as usize);
         let particles = &self.particles;
-        self.tethers.prepare_frame(&|i| particles.position(i), held);
+        self.tethers.prepare_frame(&|i| particles.position(i), held, settings.h);
         let p = &mut self.particles;
         // The solver reads particles by the constraints' indices without bounds checks.
         assert!(self.distances.particle_count() <= p.len() && self.hinges.particle_count() <= p.len());

@@ -56,16 +56,18 @@ use std::ops::Range;
 
 use glam::Vec3;
 
-use super::particles::PosPtr;
+use super::particles::{PosPtr, COMPENSATED_BELOW_SUBSTEP};
 
 /// Anchors per particle (its nearest pins through the cloth).
 pub const ANCHORS: usize = 2;
 
-/// Relative allowance on every tether's length, 2 ppm (about 16 f32 ulps): a particle that
-/// a distance constraint holds exactly at the tether's length sits outside it by rounding
-/// every other substep, and the tether's projection, rounded again, would undo the sub-ulp
-/// corrections the compensated positions keep (a 1 m pendulum ran 0.3 % slow at 1 000
-/// substeps). Two millionths of a length is no stretch anyone sees.
+/// Relative allowance on every tether's length while constraint corrections are summed
+/// compensated (substeps below [`COMPENSATED_BELOW_SUBSTEP`]), 2 ppm (about 16 f32 ulps): a
+/// particle that a distance constraint holds exactly at the tether's length sits outside it by
+/// rounding every other substep, and the tether's projection, rounded again, would undo the
+/// sub-ulp corrections the compensated positions keep (a 1 m pendulum ran 0.3 % slow at 1 000
+/// substeps). Two millionths of a length is no stretch anyone sees. At longer substeps there
+/// are no sub-ulp corrections to keep, and the tethers keep their exact lengths.
 const ROUNDING_ALLOWANCE: f32 = 2e-6;
 
 /// No anchor in this slot.
@@ -86,8 +88,8 @@ pub(crate) struct Tethers {
     count: usize,
     /// Every particle's two balls and their meeting circle for the anchors' current positions.
     balls: Balls,
-    /// The anchor positions `balls` was computed for.
-    balls_for: Vec<Option<Vec3>>,
+    /// The anchor positions and the length factor `balls` was computed for.
+    balls_for: (Vec<Option<Vec3>>, f32),
 }
 
 /// No anchor (or a held one): a ball that holds everything.
@@ -126,7 +128,7 @@ impl Tethers {
             anchors,
             count: 0,
             balls: Balls::default(),
-            balls_for: Vec::new(),
+            balls_for: (Vec::new(), 1.0),
         };
         if tethers.anchors.is_empty() {
             return tethers;
@@ -152,14 +154,20 @@ impl Tethers {
     }
 
     /// Takes the anchors' positions for the coming frame (`held`, a particle the mouse moves,
-    /// is left out) and refreshes every particle's balls if they moved.
-    pub fn prepare_frame(&mut self, pos: &impl Fn(usize) -> Vec3, held: Option<usize>) {
+    /// is left out) and refreshes every particle's balls if they moved or the substep length
+    /// `h` (s) crossed [`COMPENSATED_BELOW_SUBSTEP`] (see [`ROUNDING_ALLOWANCE`]).
+    pub fn prepare_frame(&mut self, pos: &impl Fn(usize) -> Vec3, held: Option<usize>, h: f32) {
         let anchors: Vec<Option<Vec3>> = self
             .anchors
             .iter()
             .map(|&a| (Some(a as usize) != held).then(|| pos(a as usize)))
             .collect();
-        if anchors == self.balls_for && self.balls.a_radius.len() >= self.slots.len() {
+        let allowance = if h < COMPENSATED_BELOW_SUBSTEP {
+            1.0 + ROUNDING_ALLOWANCE
+        } else {
+            1.0
+        };
+        if (&anchors, allowance) == (&self.balls_for.0, self.balls_for.1) && self.balls.a_radius.len() >= self.slots.len() {
             return;
         }
         let grow = self.pulled_apart(&anchors);
@@ -171,7 +179,7 @@ impl Tethers {
                 let anchor = anchors.get(slot).copied().flatten();
                 anchor.map(|centre| Ball {
                     centre,
-                    radius: self.length[i][k] * grow[slot] * (1.0 + ROUNDING_ALLOWANCE),
+                    radius: self.length[i][k] * grow[slot] * allowance,
                 })
             };
             let unbounded = Ball {
@@ -187,7 +195,7 @@ impl Tethers {
             balls.push(a, b, circle);
         }
         self.balls = balls;
-        self.balls_for = anchors;
+        self.balls_for = (anchors, allowance);
     }
 
     /// Per anchor, how much farther it stands from the anchors it shares particles with than
@@ -791,7 +799,7 @@ mod tests {
         for vector in kernels.into_iter().filter(|&k| !k || kernels[1]) {
             let mut t = t.clone();
             let mut moved = pos.clone();
-            t.prepare_frame(&|i| crate::sim::particles::xyz(pos.get(i)), None);
+            t.prepare_frame(&|i| crate::sim::particles::xyz(pos.get(i)), None, 1.0 / 900.0);
             // SAFETY: three particles, one thread, AVX2 checked.
             unsafe { t.project(moved.raw(), 0..3, vector) };
             assert_eq!(moved.get(1), [0.05, 0.0, 0.0, 1.0], "vector {vector}");
@@ -803,7 +811,7 @@ mod tests {
         let mut held = crate::sim::particles::Positions::default();
         held.push([0.0, 0.0, 0.0, 0.0]);
         held.push([0.0, -0.4, 0.0, 1.0]);
-        t.prepare_frame(&|_| Vec3::ZERO, Some(0));
+        t.prepare_frame(&|_| Vec3::ZERO, Some(0), 1.0 / 900.0);
         // SAFETY: as above.
         unsafe { t.project(held.raw(), 0..2, false) };
         assert_eq!(held.get(1), [0.0, -0.4, 0.0, 1.0]);
@@ -836,7 +844,7 @@ mod tests {
             };
             pos.push([moved.x, moved.y, moved.z, w]);
         }
-        t.prepare_frame(&|i| crate::sim::particles::xyz(pos.get(i)), None);
+        t.prepare_frame(&|i| crate::sim::particles::xyz(pos.get(i)), None, 1.0 / 900.0);
         (t, pos)
     }
 
