@@ -10,6 +10,8 @@
 //! - [`reliability`]: the hostile inputs of issue 20, each refused or run finite;
 //! - [`files`]: checked, crash-safe writes (full and read-only filesystems, killed writers);
 //! - [`fuzz`]: the fuzz target's property on proptest-mutated presets;
+//! - [`threads`]: a torn cloth of more than 4 096 particles, bit-identical on one and two
+//!   threads;
 //! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands.
 
 mod cli;
@@ -20,4 +22,5 @@ mod presets;
 mod realism;
 mod reliability;
 mod robustness;
+mod threads;
 mod validation;
