@@ -361,7 +361,7 @@ impl ReferenceSolver {
 }
 
 /// Benchmarks the [`ReferenceSolver`] on the tmp15 workload; the report has the same keys as
-/// [`bench`] with `solver: "reference"` and `threads: 1`.
+/// [`bench()`] with `solver: "reference"` and `threads: 1`.
 pub fn bench_reference(grid: u32, params: &SolverParams, length: BenchLength) -> Result<BenchReport, SimError> {
     params.validate()?;
     let model = tmp15_model(grid)?;

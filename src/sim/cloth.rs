@@ -1,4 +1,4 @@
-//! [`Cloth`]: the simulation state and the XPBD frame loop (physics reference §1).
+//! [`Cloth`]: the simulation state and the XPBD frame loop (docs/physics.md §1).
 
 use std::time::Instant;
 

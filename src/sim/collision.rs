@@ -1,7 +1,7 @@
-//! Analytic colliders and the contact + friction projection (physics reference §4).
+//! Analytic colliders and the contact + friction projection (docs/physics.md §4).
 //!
 //! Contacts are unilateral position constraints C = sdf(x) − thickness ≥ 0, solved as the last
-//! group of every sweep inside every substep (not after the solve, as in the seed article).
+//! group of every sweep inside every substep (not after the solve, as in the seed article; docs/physics.md §11).
 //! Friction is positional Coulomb friction (PBD survey eq. 27–28): with d the penetration
 //! corrected and Δx_t the particle's tangential motion during the substep, Δx_t is cancelled
 //! when |Δx_t| < μ_s d (sticking), otherwise μ_k d of it is removed (sliding). Because d is a

@@ -2,7 +2,7 @@
 //!
 //! Every quad gets two structural edges (right and down), optionally both shear diagonals, and
 //! is split into two triangles along alternating diagonals (so bending is not biased to one
-//! direction). With diagonals the per-edge compliances are the reference's
+//! direction). With diagonals the per-edge compliances are (docs/physics.md §2)
 //! α_struct = 4/(3 E t), α_diag = 8/(3 E t) (isotropic, ν = 1/3); without them α = 1/(E t).
 //! Masses are lumped from the triangles: m_i = Σ ρ_A A_t / 3.
 
@@ -163,7 +163,7 @@ impl GridSpec {
     }
 
     fn add_edges(&self, builder: &mut ModelBuilder) {
-        // Reference section 3: with both diagonals the grid is isotropic with ν = 1/3.
+        // docs/physics.md §2: with both diagonals the grid is isotropic with ν = 1/3.
         let (structural, diagonal) = if self.shear { (4.0 / 3.0, 8.0 / 3.0) } else { (1.0, 0.0) };
         for row in 0..self.rows {
             for column in 0..self.columns {

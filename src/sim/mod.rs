@@ -19,8 +19,8 @@
 //!                   v = (x − x_prev)/h
 //! ```
 //! Damping is XPBD eq. 26 (constraint damping β, along constraint gradients only) plus a
-//! separately named air damping. Material → compliance follows section 3 of the physics
-//! reference (see [`model`]); collisions and friction section 4 (see [`collision`]).
+//! separately named air damping. Material → compliance follows docs/physics.md §2
+//! (see [`model`]); collisions and friction §4 (see [`collision`]).
 
 pub mod aero;
 pub mod cloth;

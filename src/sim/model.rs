@@ -2,8 +2,8 @@
 //! hinges. Grids ([`crate::sim::grid`]), ropes and arbitrary triangle meshes are all built with
 //! it, so the solver never special-cases a mesh shape.
 //!
-//! Compliance is stored per constraint as a *geometric coefficient* (section 3 of the physics
-//! reference) and turned into m/N by the material at step time, so the material can change
+//! Compliance is stored per constraint as a *geometric coefficient* (docs/physics.md §2)
+//! and turned into m/N by the material at step time, so the material can change
 //! live without a rebuild:
 //! - stretch / shear edges: α = coef · scale / (multiplier · E t);
 //! - bending hinges: α = coef · scale / (multiplier · D), coef = (A1 + A2)/|e|²;
@@ -51,7 +51,7 @@ pub struct DistanceConstraint {
 }
 
 /// A dihedral bending hinge: the shared edge `edge[0]`–`edge[1]` and the two wing vertices.
-/// The constraint is C = θ − θ0 with θ the signed dihedral angle (section 3 of the reference).
+/// The constraint is C = θ − θ0 with θ the signed dihedral angle (docs/physics.md §2).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hinge {
     /// Wing vertices p0 (of the first triangle) and p1 (of the second).
@@ -139,7 +139,7 @@ impl ModelBuilder {
 
     /// Adds one stretch constraint per unique triangle edge, with the per-edge stiffness
     /// k_e = E t · Σ A_t / |e|² summed over the edge's triangles. For equilateral meshes this
-    /// is the reference's α = 2/(√3 E t) (isotropic, ν = 1/3); for other meshes it is the
+    /// is the α = 2/(√3 E t) of docs/physics.md §2 (isotropic, ν = 1/3); for other meshes it is the
     /// usual lumped approximation.
     pub fn add_triangle_edges(&mut self) {
         let mut edges: Vec<((u32, u32), f32)> = Vec::new();
@@ -168,7 +168,7 @@ impl ModelBuilder {
     }
 
     /// Adds a dihedral bending hinge for every interior edge shared by exactly two triangles,
-    /// with the reference's coefficient (A1 + A2)/|e|² and the current angle as rest angle.
+    /// with the coefficient (A1 + A2)/|e|² of docs/physics.md §2 and the current angle as rest angle.
     pub fn add_hinges_from_triangles(&mut self) {
         for hinge in hinges_of(&self.model.positions, &self.model.triangles) {
             self.model.hinges.push(hinge);

@@ -160,8 +160,8 @@ impl SolverParams {
     }
 }
 
-/// A cloth material in SI units. Edge and hinge compliances are derived from it as in section 3
-/// of the physics reference; see [`Material::stretch_compliance_factor`].
+/// A cloth material in SI units. Edge and hinge compliances are derived from it as in
+/// docs/physics.md §2; see [`Material::stretch_compliance_factor`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Material {

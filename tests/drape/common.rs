@@ -7,7 +7,7 @@ use drape::preset::Preset;
 use drape::sim::{Cloth, Collider, Compliance, EdgeKind, Material, ModelBuilder, SolverParams};
 use glam::{DQuat, DVec3, Vec3};
 
-/// Gravitational acceleration used by every validation scenario (physics reference §6), m/s².
+/// Gravitational acceleration used by every validation scenario (docs/physics.md §10), m/s².
 pub const G: f32 = 9.81;
 
 /// Solver settings under which only the physics under test acts: g = 9.81 m/s² straight

@@ -1,6 +1,6 @@
 //! The Drape integration test suite: one binary, so the library is linked once.
 //!
-//! - [`validation`]: the physics reference's validation scenarios V1–V6, V8 and the bending
+//! - [`validation`]: the validation scenarios of docs/physics.md §10 (V1–V6, V8) and the bending
 //!   and material formulas, each compared against its closed form;
 //! - [`robustness`]: V9 (degenerate geometry, invalid input rejected before any state
 //!   change, huge steps) and the interaction API (pick, grab, release, pin);

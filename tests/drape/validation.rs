@@ -1,4 +1,4 @@
-//! Validation scenarios of the physics reference (§6): every expectation is computed from
+//! Validation scenarios of docs/physics.md (§10): every expectation is computed from
 //! its closed form here, never pasted from a run. V7 (tearing) lands with the tearing work,
 //! V9 lives in `robustness.rs`.
 
@@ -847,7 +847,7 @@ fn flat_grid_hinges_rest_at_zero_with_area_coefficients() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Material → compliance (reference §3)
+// Material → compliance (docs/physics.md §2)
 // ---------------------------------------------------------------------------------------
 
 #[test]

@@ -1,4 +1,4 @@
-//! Dihedral bending (PBD 2007 §4.2, signed form of the physics reference §3).
+//! Dihedral bending (PBD 2007 §4.2, signed form of docs/physics.md §2).
 //!
 //! For the hinge with shared edge p2 → p3 and wings p0, p1:
 //! e = p3 − p2, n1 = (p2 − p0) × (p3 − p0), n2 = (p3 − p1) × (p2 − p1),

@@ -316,7 +316,7 @@ fn wrap_difference(a: f32) -> f32 {
 }
 
 /// The vector hinge kernel: eight hinges per iteration (AVX2 + FMA) or sixteen (AVX-512F),
-/// one generic body ([`super::lanes`]) with the same formulas as [`angle_and_gradients`] and a
+/// one generic body ([`super::lanes`]) with the same formulas as [`super::bend::dihedral_gradients`] and a
 /// vectorised atan2 (Cephes polynomial, about 1e-7 rad). Both widths evaluate the same
 /// operations per lane, so they agree bit for bit.
 #[cfg(target_arch = "x86_64")]
@@ -747,7 +747,7 @@ mod tests {
 
     #[test]
     fn simd_hinges_match_scalar_hinges_on_random_batches() {
-        let vector_kernels: Vec<Kernel> = [Kernel::Avx2, Kernel::Avx512].into_iter().filter(|k| k.is_supported()).collect();
+        let vector_kernels = Kernel::vector_kernels_for("simd_hinges_match_scalar_hinges_on_random_batches");
         if vector_kernels.is_empty() {
             return;
         }

@@ -1,4 +1,4 @@
-//! Tearing and cutting by vertex splitting (PBD 2007 §5; physics reference §5).
+//! Tearing and cutting by vertex splitting (PBD 2007 §5; docs/physics.md §8).
 //!
 //! A tear never deletes triangles or leaves ragged ones: it *splits a vertex*. The triangles
 //! around the vertex are divided by a plane through it (normal to the failing edge for a tear,

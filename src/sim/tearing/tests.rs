@@ -1,4 +1,4 @@
-//! Tearing and cutting: V7 of the physics reference plus the invariants of vertex splitting.
+//! Tearing and cutting: V7 of docs/physics.md §10 plus the invariants of vertex splitting.
 
 use glam::Vec3;
 use proptest::prelude::*;
