@@ -393,11 +393,8 @@ impl Panels {
             };
             let fps = if times.frame_s > 0.0 { 1.0 / times.frame_s } else { 0.0 };
             row("fps", format!("{fps:.0}"), "Rendered frames per second");
-            row(
-                "step",
-                format!("{:.2} ms · {} thread(s)", times.step_ms, stats.threads),
-                "Solver wall time per rendered frame, and the threads the last step ran on",
-            );
+            let threads = threads_label(state.step_params().threads, stats.threads);
+            row("step", format!("{:.2} ms · {threads}", times.step_ms), THREADS_TIP);
             row(
                 "mesh",
                 format!("{:.2} ms · {} chunk(s)", times.upload_ms, times.chunks),
@@ -918,9 +915,31 @@ fn view_panel(ui: &mut Ui, view: &mut ViewOptions) {
     .on_hover_text("Stretch shown as full red");
 }
 
+/// Hover text of the Stats panel's step row.
+const THREADS_TIP: &str = "Solver wall time per rendered frame, and the threads the last step ran on. \
+The solver splits a cloth into at most two parts (a small one into one), so it may run on fewer \
+threads than asked; a step also runs on one thread while another cloth holds the solver pool.";
+
+/// The threads the last step ran on, and how many were asked for when that differs
+/// (`asked` 0 = automatic).
+fn threads_label(asked: u32, ran: u32) -> String {
+    match asked {
+        0 => format!("{ran} thread(s), auto"),
+        asked if asked != ran => format!("{ran} of {asked} thread(s) asked"),
+        _ => format!("{ran} thread(s)"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_step_row_says_when_fewer_threads_ran_than_were_asked() {
+        assert_eq!(threads_label(0, 2), "2 thread(s), auto");
+        assert_eq!(threads_label(2, 2), "2 thread(s)");
+        assert_eq!(threads_label(8, 2), "2 of 8 thread(s) asked");
+    }
 
     #[test]
     fn legend_ticks_follow_the_range_or_the_largest_force() {
