@@ -925,7 +925,7 @@ threads than asked; a step also runs on one thread while another cloth holds the
 fn threads_label(asked: u32, ran: u32) -> String {
     match asked {
         0 => format!("{ran} thread(s), auto"),
-        asked if asked != ran => format!("{ran} of {asked} thread(s) asked"),
+        asked if asked != ran => format!("{ran} of {asked} threads"),
         _ => format!("{ran} thread(s)"),
     }
 }
@@ -938,7 +938,7 @@ mod tests {
     fn the_step_row_says_when_fewer_threads_ran_than_were_asked() {
         assert_eq!(threads_label(0, 2), "2 thread(s), auto");
         assert_eq!(threads_label(2, 2), "2 thread(s)");
-        assert_eq!(threads_label(8, 2), "2 of 8 thread(s) asked");
+        assert_eq!(threads_label(8, 2), "2 of 8 threads");
     }
 
     #[test]
