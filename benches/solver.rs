@@ -1,7 +1,8 @@
 //! Criterion benches of the solver: the distance kernel on one batch of independent edges
 //! (consecutive particles: plain loads; scattered: gathers), the hinge kernel on one colour
 //! (scalar vs the vector kernels), and whole `Cloth::step` frames of the tmp15 workload and of
-//! the default preset at 128 × 128 on one and two threads. Run with `cargo bench --bench solver`.
+//! the default preset at 128 × 128 on one and two threads, and on one thread with its particles
+//! numbered at random (a coloured sweep). Run with `cargo bench --bench solver`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use drape::headless::{tmp15_cloth, tmp15_material, tmp15_params};
@@ -165,7 +166,32 @@ fn curtain_frames(c: &mut Criterion) {
             });
         }
     }
+    // The same curtain with its particles numbered at random, as a mesh from a file may be:
+    // solved in colours on the [x, y, z, w] copy instead of the grid's order.
+    let model = preset.cloth.build().unwrap();
+    let shuffled = model.renumbered(&random_permutation(model.particle_count(), 7)).unwrap();
+    let mut cloth = drape::sim::Cloth::new(shuffled, &preset.material, preset.colliders.clone()).unwrap();
+    let params = drape::sim::SolverParams {
+        threads: 1,
+        ..preset.solver.clone()
+    };
+    for _ in 0..60 {
+        cloth.step(&params, &preset.material).unwrap();
+    }
+    group.bench_function("shuffled/threads1", |bench| {
+        bench.iter(|| cloth.step(&params, &preset.material).map(|s| s.step_ms).unwrap())
+    });
     group.finish();
+}
+
+/// A permutation of 0..n (Fisher–Yates with a fixed LCG, so runs compare).
+fn random_permutation(n: usize, mut seed: u64) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        order.swap(i, (seed >> 33) as usize % (i + 1));
+    }
+    order
 }
 
 criterion_group!(benches, distance_kernels, hinge_kernel, tmp15_frames, curtain_frames);

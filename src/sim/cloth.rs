@@ -179,6 +179,13 @@ impl Cloth {
         self.distances.colour_count()
     }
 
+    /// Whether the distance constraints are solved in greedy colours (a mesh not numbered
+    /// like a grid, row by row) rather than in the straightforward loop's order (a grid); see
+    /// [`super::constraints`]' sweep order.
+    pub fn coloured_sweep(&self) -> bool {
+        !self.distances.is_keyed()
+    }
+
     /// Applies `material` at once, without ramping (after a preset load or a reset).
     pub fn set_material_now(&mut self, material: &Material) -> Result<(), SimError> {
         material.validate()?;
@@ -259,24 +266,25 @@ impl Cloth {
         assert!(self.distances.particle_count() <= p.len() && self.hinges.particle_count() <= p.len());
         assert!(p.prev.len() == p.len() && p.vel.len() == p.len());
         assert!(p.comp.len() == p.len() && p.comp_prev.len() == p.len());
-        if self.distances.waits_stale() || self.hinges.waits_stale() {
-            self.sweep_plan = plan_sweep(&mut self.distances, &mut self.hinges);
+        let kernel = self.kernel;
+        let vector = hinge::vector_kernel_applies(kernel);
+        let compensated = settings.h < COMPENSATED_BELOW_SUBSTEP;
+        // A coloured distance sweep runs on the hinges' [x, y, z, w] copy too, except while
+        // corrections are summed compensated (the copy holds plain positions).
+        let distances_on_copy = vector && !self.distances.is_keyed() && !compensated;
+        if self.distances.waits_stale() || self.hinges.waits_stale() || self.sweep_plan.distances_on_copy != distances_on_copy {
+            self.sweep_plan = plan_sweep(&mut self.distances, &mut self.hinges, distances_on_copy);
         }
         let bounds = self.distances.bounds().to_vec();
         debug_assert_eq!(bounds, self.hinges.bounds());
-        let kernel = self.kernel;
-        let copy_pays = hinge::vector_kernel_applies(kernel) && self.hinges.phase_count() > 0;
+        let copy_pays = vector && (self.hinges.phase_count() > 0 || distances_on_copy);
         let hinge_copy = copy_pays.then(|| {
             self.hinge_positions.resize(p.len(), [0.0; 4]);
             AosPtr(self.hinge_positions.as_mut_ptr())
         });
         let pos = p.pos.raw();
         let frame = Frame {
-            pos: if settings.h < COMPENSATED_BELOW_SUBSTEP {
-                pos.compensated(p.comp.raw())
-            } else {
-                pos
-            },
+            pos: if compensated { pos.compensated(p.comp.raw()) } else { pos },
             prev: p.prev.raw(),
             vel: p.vel.raw(),
             comp: p.comp.raw(),

@@ -234,6 +234,37 @@ impl Model {
         self.positions.len()
     }
 
+    /// The same model with particle `i` renumbered to `new_index[i]` (a permutation of
+    /// 0..n), in every per-particle array and every triangle, constraint and hinge; the
+    /// constraints keep their order and ids. The solver's sweep order follows the numbering
+    /// (see [`crate::sim::constraints`]): a grid numbered row by row is solved in the order of
+    /// the straightforward loop, any other numbering in greedy colours.
+    pub fn renumbered(&self, new_index: &[u32]) -> Result<Model, SimError> {
+        let n = self.particle_count();
+        let mut seen = vec![false; n];
+        let mut fresh = |k: u32| (k as usize) < n && !std::mem::replace(&mut seen[k as usize], true);
+        if new_index.len() != n || !new_index.iter().all(|&k| fresh(k)) {
+            return Err(SimError::InvalidGeometry(
+                "renumbering is not a permutation of the particles".into(),
+            ));
+        }
+        let map = |i: u32| new_index[i as usize];
+        let mut out = self.clone();
+        for (i, &k) in new_index.iter().enumerate() {
+            let k = k as usize;
+            out.positions[k] = self.positions[i];
+            out.lumped_area[k] = self.lumped_area[i];
+            out.point_mass[k] = self.point_mass[i];
+            out.pinned[k] = self.pinned[i];
+        }
+        out.triangles.iter_mut().for_each(|t| *t = t.map(map));
+        out.distances.iter_mut().for_each(|c| (c.a, c.b) = (map(c.a), map(c.b)));
+        out.hinges
+            .iter_mut()
+            .for_each(|h| (h.wings, h.edge) = (h.wings.map(map), h.edge.map(map)));
+        Ok(out)
+    }
+
     /// Checks array lengths, indices and values.
     pub fn validate(&self) -> Result<(), SimError> {
         let n = self.positions.len();

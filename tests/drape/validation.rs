@@ -365,6 +365,39 @@ fn v4_hanging_sheet_settles_at_the_youngs_modulus_displacement() {
     }
 }
 
+/// The V4 sheet with its particles renumbered at random: the solver no longer sees a grid
+/// and sweeps the constraints in greedy colours (on the `[x, y, z, w]` copy with a vector
+/// kernel), a different Gauss–Seidel order with the same fixed point, so the sheet must
+/// settle at the same closed-form displacement. `new_index[i]` is particle i's new number.
+#[test]
+fn v4_shuffled_sheet_settles_at_the_same_displacement() {
+    let material = sheet_material();
+    let expected = v4_expected_displacement();
+    let ordered = v4_sheet();
+    let n = ordered.particles().len();
+    let mut new_index: Vec<u32> = (0..n as u32).collect();
+    let mut seed = 17u64;
+    for i in (1..n).rev() {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        new_index.swap(i, (seed >> 33) as usize % (i + 1));
+    }
+    let model = ordered.model().renumbered(&new_index).unwrap();
+    let mut cloth = Cloth::new(model, &material, Vec::new()).unwrap();
+    assert!(!ordered.coloured_sweep() && cloth.coloured_sweep());
+    let params = SolverParams {
+        constraint_damping: 0.3,
+        ..validation_params(DT, 10, 30)
+    };
+    run(&mut cloth, &params, &material, 480);
+    let start_y = SHEET_TOP as f64 - (SHEET_ROWS - 1) as f64 * SHEET_SPACING as f64;
+    let bottom = (SHEET_ROWS - 1) * SHEET_COLUMNS;
+    for column in 0..SHEET_COLUMNS {
+        let i = new_index[(bottom + column) as usize] as usize;
+        let d = start_y - cloth.particles().position(i).y as f64;
+        assert_close(&format!("bottom particle {column}: displacement"), d, expected, 1e-3 * expected);
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // V5 collisions
 // ---------------------------------------------------------------------------------------

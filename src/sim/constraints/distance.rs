@@ -18,7 +18,7 @@
 
 use super::Batch;
 use crate::sim::model::EdgeKind;
-use crate::sim::particles::{PosPtr, Positions, VecPtr, Vectors};
+use crate::sim::particles::{AosPtr, ParticleAccess, PosPtr, Positions, VecPtr, Vectors};
 
 /// Below this length (m) an edge has no direction; it is skipped, never divided by.
 pub(crate) const MIN_LENGTH: f32 = 1e-9;
@@ -347,10 +347,13 @@ pub(crate) unsafe fn project_group(
 /// square root and division, no fused multiply–add), so the three round identically and a sweep
 /// in the same order gives bit-identical positions.
 ///
+/// Works on either layout of the positions: the arrays ([`PosPtr`]) or the solver's
+/// `[x, y, z, w]` copy ([`AosPtr`], see [`super::distance_copy`]).
+///
 /// # Safety
 /// As [`project_raw`], and `j` < `batch.len()`.
 #[inline(always)]
-unsafe fn project_one(pos: PosPtr, batch: &mut DistanceBatch, j: usize, inv_h2: f32, first: bool) {
+pub(super) unsafe fn project_one(pos: impl Shift, batch: &mut DistanceBatch, j: usize, inv_h2: f32, first: bool) {
     let (ia, ib) = (*batch.a.get_unchecked(j) as usize, *batch.b.get_unchecked(j) as usize);
     let (pa, pb) = (pos.get(ia), pos.get(ib));
     let d = [pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]];
@@ -369,6 +372,30 @@ unsafe fn project_one(pos: PosPtr, batch: &mut DistanceBatch, j: usize, inv_h2: 
     // pb − fb d and pb + (−fb d) round alike, so both ends go through one compensated add.
     pos.shift(ia, pa, std::array::from_fn(|c| fa * d[c]));
     pos.shift(ib, pb, std::array::from_fn(|c| -(fb * d[c])));
+}
+
+/// Positions a projection moves particles in: the f32 sum p + delta, and on the arrays also
+/// its rounding error into the compensation when that is on ([`PosPtr::shift`]).
+pub(super) trait Shift: ParticleAccess {
+    /// Moves particle `i`, now at `p`, by `delta` (m).
+    ///
+    /// # Safety
+    /// As [`ParticleAccess::set_xyz`].
+    unsafe fn shift(self, i: usize, p: PosW, delta: [f32; 3]);
+}
+
+impl Shift for PosPtr {
+    #[inline(always)]
+    unsafe fn shift(self, i: usize, p: PosW, delta: [f32; 3]) {
+        PosPtr::shift(self, i, p, delta)
+    }
+}
+
+impl Shift for AosPtr {
+    #[inline(always)]
+    unsafe fn shift(self, i: usize, p: PosW, delta: [f32; 3]) {
+        self.set_xyz(i, std::array::from_fn(|c| p[c] + delta[c]));
+    }
 }
 
 /// Strain statistics of a batch's stretch edges (other kinds are skipped).
@@ -655,7 +682,7 @@ pub(super) mod avx2 {
     /// compliances and λ before it, and the endpoints' x, y, z, w, the moved endpoints and the
     /// new λ. The operations of `project_one`, in its order: see there.
     #[inline(always)]
-    pub(super) unsafe fn project_lanes<L: Lanes>(
+    pub(in crate::sim::constraints) unsafe fn project_lanes<L: Lanes>(
         inv_h2: L::V,
         [rest, compliance, old_lambda]: [L::V; 3],
         [xa, ya, za, wa]: [L::V; 4],

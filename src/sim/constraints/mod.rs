@@ -24,6 +24,12 @@
 //!   converged and the order decides how far support travels down the sheet per substep, so
 //!   keeping the straightforward order keeps the physics of the plain loop, not just its
 //!   fixed point.
+//! - That order batches only a mesh numbered like a grid, row by row. Numbered any other way
+//!   (a shuffled grid, a mesh from a file) nearly every constraint has an index distance of
+//!   its own, and the phases would be thousands of levels of one constraint. So the order is
+//!   chosen per model: keyed phases when there are at most [`MAX_KEYED_PHASES`] of them,
+//!   otherwise each edge kind in turn is coloured greedily in model order, like the hinges
+//!   below (a different Gauss–Seidel order, the same fixed point).
 //! - Phases along rows (horizontal stretch and bend edges) would have one edge per row in a
 //!   level, a column of particles a row apart. When the rows come in whole eights they are
 //!   stored as *strips* instead ([`Group::chained`]): eight rows side by side, each a SIMD lane
@@ -62,6 +68,7 @@ use std::ops::Range;
 
 pub mod bend;
 pub mod distance;
+pub mod distance_copy;
 pub mod hinge;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
@@ -93,7 +100,10 @@ pub(crate) trait Batch: Default {
     /// Number of constraints.
     fn len(&self) -> usize;
     /// The sweep-order key of a constraint type ordered like the straightforward loop (equal
-    /// keys form one phase, level-scheduled), or `None` to order by greedy colour.
+    /// keys form one phase, level-scheduled), or `None` to order by greedy colour. The upper
+    /// 32 bits are the constraint's *class* (distances: the edge kind): classes are solved in
+    /// order also when the keys do not batch and the sweep is coloured instead (see
+    /// [`MAX_KEYED_PHASES`]).
     fn phase_key(_item: &Self::Item) -> Option<u64> {
         None
     }
@@ -213,6 +223,8 @@ pub(crate) struct Coloured<B: Batch> {
     /// The units changed (a group of strips became levels) since [`plan_sweep`] last filled
     /// the waits.
     waits_stale: bool,
+    /// The phases are keyed ([`Batch::phase_key`]), not greedy colours (see [`phases`]).
+    keyed: bool,
 }
 
 impl<B: Batch> Coloured<B> {
@@ -228,9 +240,12 @@ impl<B: Batch> Coloured<B> {
             particles: particle_count,
             slots: vec![None; items.len()],
             waits_stale: true,
+            keyed: false,
         };
         let mut scratch = vec![0u32; particle_count];
-        for phase in phases::<B>(&items, particle_count) {
+        let (phases, keyed) = phases::<B>(&items, particle_count);
+        set.keyed = keyed;
+        for phase in phases {
             let cut = if split {
                 first_part_len::<B>(&items, &phase, set.bounds[1])
             } else {
@@ -414,6 +429,11 @@ impl<B: Batch> Coloured<B> {
         self.waits_stale = false;
     }
 
+    /// Whether the phases follow [`Batch::phase_key`] (a grid's order), not greedy colours.
+    pub fn is_keyed(&self) -> bool {
+        self.keyed
+    }
+
     /// Whether the tail group holds no constraint.
     pub fn tail_is_empty(&self) -> bool {
         self.groups[self.tail_group()].iter_batches().all(|b| b.len() == 0)
@@ -440,35 +460,50 @@ impl<B: Batch> Coloured<B> {
     }
 }
 
+/// Most phases a keyed sweep order may have. A grid numbered row by row has one phase per edge
+/// kind and direction (at most eight); a mesh numbered any other way has about as many keys
+/// as constraints, each phase a handful of constraints in levels of one, which no kernel
+/// batches (a shuffled 128² grid: 32 000 phases, 25–30× slower). Such a mesh is coloured
+/// instead, class by class.
+const MAX_KEYED_PHASES: usize = 64;
+
 /// The sweep's phases as lists of ids in order: runs of equal [`Batch::phase_key`] in key
-/// order (stable), or greedy colours in colour order.
-fn phases<B: Batch>(items: &[B::Item], particle_count: usize) -> Vec<Vec<u32>> {
-    let keys: Option<Vec<u64>> = items.iter().map(B::phase_key).collect();
-    match keys {
-        Some(keys) => {
-            let mut order: Vec<u32> = (0..items.len() as u32).collect();
-            order.sort_by_key(|&id| keys[id as usize]);
-            order
-                .chunk_by(|&x, &y| keys[x as usize] == keys[y as usize])
-                .map(<[u32]>::to_vec)
-                .collect()
+/// order (stable) when they are few (at most [`MAX_KEYED_PHASES`]), otherwise greedy colours
+/// of each class (the keys' upper half) in class order, then colour order; and whether they
+/// are keyed.
+fn phases<B: Batch>(items: &[B::Item], particle_count: usize) -> (Vec<Vec<u32>>, bool) {
+    let mut order: Vec<u32> = (0..items.len() as u32).collect();
+    if let Some(keys) = items.iter().map(B::phase_key).collect::<Option<Vec<u64>>>() {
+        order.sort_by_key(|&id| keys[id as usize]);
+        let keyed: Vec<Vec<u32>> = order
+            .chunk_by(|&x, &y| keys[x as usize] == keys[y as usize])
+            .map(<[u32]>::to_vec)
+            .collect();
+        if keyed.len() <= MAX_KEYED_PHASES {
+            return (keyed, true);
         }
-        None => greedy_colours::<B>(items, particle_count),
     }
+    let class = |id: u32| B::phase_key(&items[id as usize]).map_or(0, |key| key >> 32);
+    order.sort_by_key(|&id| (class(id), id));
+    let coloured = order
+        .chunk_by(|&x, &y| class(x) == class(y))
+        .flat_map(|ids| greedy_colours::<B>(items, ids, particle_count))
+        .collect();
+    (coloured, false)
 }
 
-/// Greedy colouring in model order; constraints finding all colours taken form a last phase
-/// (level scheduling then orders them).
-fn greedy_colours<B: Batch>(items: &[B::Item], particle_count: usize) -> Vec<Vec<u32>> {
+/// Greedy colouring of `ids` in their order; constraints finding all colours taken form a last
+/// phase (level scheduling then orders them).
+fn greedy_colours<B: Batch>(items: &[B::Item], ids: &[u32], particle_count: usize) -> Vec<Vec<u32>> {
     let mut used = vec![0u64; particle_count];
     let mut colours: Vec<Vec<u32>> = vec![Vec::new(); MAX_COLOURS as usize + 1];
-    for (id, item) in items.iter().enumerate() {
-        let particles = B::particles(item);
+    for &id in ids {
+        let particles = B::particles(&items[id as usize]);
         let colour = (!particles.iter().fold(0u64, |m, &p| m | used[p as usize])).trailing_zeros();
         if colour < MAX_COLOURS {
             particles.iter().for_each(|&p| used[p as usize] |= 1 << colour);
         }
-        colours[colour.min(MAX_COLOURS) as usize].push(id as u32);
+        colours[colour.min(MAX_COLOURS) as usize].push(id);
     }
     colours.retain(|c| !c.is_empty());
     colours
@@ -536,17 +571,21 @@ pub(crate) struct SweepPlan {
     pub units: [u32; PARTS],
     /// Waits of each part's passes (indexed by [`pass`]), counted like [`Group::waits`].
     pub pass_waits: [[i32; pass::COUNT]; PARTS],
+    /// The distance phases run on the `[x, y, z, w]` copy, after the copy-in passes (a
+    /// coloured distance sweep with a vector kernel; see [`distance_copy`]).
+    pub distances_on_copy: bool,
 }
 
 /// Fills the waits of both constraint sets and returns the passes' waits, by playing two
 /// sweeps in the one-thread order — per sweep: prediction passes, the distance phases, copy-in
-/// passes, the hinge phases, copy-out passes, contacts passes (each pass part 0 then part 1,
+/// passes (before the distance phases with `distances_on_copy`), the hinge phases, copy-out
+/// passes, contacts passes (each pass part 0 then part 1,
 /// each phase part 0 then part 1) — and remembering for each particle the part that last
 /// touched it and how many of that part's units were done by then. A unit waits for the
 /// largest such count among its particles that belongs to the other part; the second sweep's
 /// waits are kept, counted from the start of the other part's sweep (negative: in the
 /// previous sweep). The tail groups are not played: they run between barriers.
-pub(crate) fn plan_sweep<A: Batch, B: Batch>(distances: &mut Coloured<A>, hinges: &mut Coloured<B>) -> SweepPlan {
+pub(crate) fn plan_sweep<A: Batch, B: Batch>(distances: &mut Coloured<A>, hinges: &mut Coloured<B>, distances_on_copy: bool) -> SweepPlan {
     let units = [0, 1].map(|part| pass::COUNT as u32 + distances.phase_units(part) + hinges.phase_units(part));
     let bounds = distances.bounds.clone();
     let own = |part: usize| bounds.get(part).copied().unwrap_or(0)..bounds.get(part + 1).copied().unwrap_or(0);
@@ -561,15 +600,24 @@ pub(crate) fn plan_sweep<A: Batch, B: Batch>(distances: &mut Coloured<A>, hinges
             }
         };
         passes(&mut touches, pass::PREDICT);
+        if distances_on_copy {
+            passes(&mut touches, pass::COPY_IN);
+        }
         distance_waits = distances.play(&mut touches, keep);
-        passes(&mut touches, pass::COPY_IN);
+        if !distances_on_copy {
+            passes(&mut touches, pass::COPY_IN);
+        }
         hinge_waits = hinges.play(&mut touches, keep);
         passes(&mut touches, pass::COPY_OUT);
         passes(&mut touches, pass::CONTACTS);
     }
     distances.set_waits(distance_waits);
     hinges.set_waits(hinge_waits);
-    SweepPlan { units, pass_waits }
+    SweepPlan {
+        units,
+        pass_waits,
+        distances_on_copy,
+    }
 }
 
 /// For [`plan_sweep`]: per particle, the part that last touched it and that
@@ -824,7 +872,7 @@ mod tests {
             }
         }
         let mut planned = set.clone();
-        let plan = plan_sweep(&mut planned, &mut no_hinges(set.particles));
+        let plan = plan_sweep(&mut planned, &mut no_hinges(set.particles), false);
         assert_plan_keeps_the_sweep_order(&planned, &no_hinges(set.particles), plan);
         for id in 0..set.slots.len() as u32 {
             if let Some(slot) = set.slot(id) {
@@ -985,7 +1033,7 @@ mod tests {
     fn parts_are_the_top_and_bottom_rows_and_the_second_trails_the_first() {
         let n = 64;
         let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, grid(n));
-        let plan = plan_sweep(&mut set, &mut no_hinges((n * n) as usize));
+        let plan = plan_sweep(&mut set, &mut no_hinges((n * n) as usize), false);
         let half = n * n / 2;
         for phase in 0..set.phase_count() {
             let part = |p: usize| set.groups[phase * PARTS + p].batches.iter().flat_map(|b| b.a.iter().copied());
@@ -1019,12 +1067,12 @@ mod tests {
         let cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
         let (mut distances, mut hinges) = (cloth.distances.clone(), cloth.hinges.clone());
         assert!(hinges.groups.iter().any(|g| g.batches.len() > 1), "colours come in chunks");
-        let plan = plan_sweep(&mut distances, &mut hinges);
+        let plan = plan_sweep(&mut distances, &mut hinges, false);
         assert_plan_keeps_the_sweep_order(&distances, &hinges, plan);
         (0..40).for_each(|k| distances.remove(k * 97));
         (0..40).for_each(|k| hinges.remove(k * 89));
         assert!(distances.waits_stale());
-        let plan = plan_sweep(&mut distances, &mut hinges);
+        let plan = plan_sweep(&mut distances, &mut hinges, false);
         assert_plan_keeps_the_sweep_order(&distances, &hinges, plan);
     }
 
@@ -1048,7 +1096,7 @@ mod tests {
         }
         let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, items);
         let mut planned = set.clone();
-        plan_sweep(&mut planned, &mut no_hinges((n * n) as usize));
+        plan_sweep(&mut planned, &mut no_hinges((n * n) as usize), false);
         assert!(planned.groups.iter().any(|g| g.waits.iter().any(|&w| w > 0)));
         assert_valid(&set);
         (0..50).for_each(|id| set.remove(id * 7));
