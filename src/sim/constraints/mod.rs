@@ -63,6 +63,42 @@
 //! after the phases and coloured greedily as they arrive (a constraint finding all 64 colours
 //! taken goes to the tail's serial batch). A group of strips turns back into levels (the same
 //! order) the first time one of its constraints leaves.
+//!
+//! # Adding a constraint type
+//!
+//! Today a new type is wired in by hand in five places; the distance constraint is the one to
+//! copy. Take as a worked example a *stretch limit*: C = |x_a − x_b| − (1 + s) L ≤ 0 on
+//! every stretch edge (unilateral, compliance 0), which caps the strain at s whatever the
+//! iteration error.
+//!
+//! 1. **The maths**, readable and scalar, with the theory in the module's `//!` docs: the
+//!    constraint, its gradients and the XPBD update (docs/physics.md §1). For the limit it is
+//!    `distance::project_one` with one more line: skip the projection when C ≤ 0. Check the
+//!    gradient against central differences in a unit test, as `bend.rs` does.
+//! 2. **The storage**: a structure-of-arrays batch type implementing [`Batch`] (push,
+//!    swap_remove, get, id, len, the particles a constraint touches) and, if the type has an
+//!    order worth keeping on a grid, a [`Batch::phase_key`] (upper 32 bits a class, lower bits
+//!    a direction); without one it is coloured greedily. [`Coloured::new`] then schedules it
+//!    into phases, parts, levels or colours and keeps ids addressable through topology edits.
+//!    The limit can reuse [`distance::DistanceBatch`] with the rest length scaled by 1 + s
+//!    and a kernel that masks off lanes with C ≤ 0 (the vector kernel: the scalar maths at
+//!    eight or sixteen lanes through [`lanes::Lanes`], operation for operation, so the widths
+//!    agree bit for bit; test it against the scalar loop as `distance.rs` does).
+//! 3. **The cloth**: a `Coloured<YourBatch>` next to `distances` and `hinges` in `Cloth`
+//!    (`src/sim/cloth.rs`), built in `Cloth::new` from the model, its compliances rewritten
+//!    in `Cloth::refresh_compliances` (`src/sim/ramp.rs`) and its constraints re-pointed in
+//!    tearing (`src/sim/tearing/mod.rs`, where an edge's endpoint moves to a particle copy).
+//! 4. **The sweep**: a pointer to its groups in `solver::Frame`, its phases solved in
+//!    `Frame::run` where they belong in the sweep (each unit through `pipeline.unit` with its
+//!    wait), its tail group between the barriers, and the same place in [`plan_sweep`], which
+//!    must play the units in exactly the order the solver runs them (or the two threads race).
+//! 5. **The tests**: the closed form the constraint exists for (for the limit: a sheet pulled
+//!    at one iteration never exceeds strain s), bit-identical frames on one and two threads and
+//!    with either vector kernel (`src/sim/solver.rs`' tests), and the statistics
+//!    (`src/sim/stats.rs`) if it carries a force worth showing.
+//!
+//! Steps 3 and 4 are the engine's debt (issue 14): the constraint sets and passes of a frame
+//! should be a list the solver iterates, so that a new type is registered rather than wired.
 
 use std::ops::Range;
 
