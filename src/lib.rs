@@ -7,6 +7,10 @@
 //! thread plan) and link to it; build them with `cargo doc --document-private-items`, as
 //! `.ci/run` does, where those links resolve.
 #![allow(rustdoc::private_intra_doc_links)]
+// An `unsafe fn`'s body is not an unsafe block: each unsafe operation sits in its own block.
+#![deny(unsafe_op_in_unsafe_fn)]
+// Every unsafe block states the contract it relies on in a `// SAFETY:` comment.
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod fuzzing;
 pub mod headless;

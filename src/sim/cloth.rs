@@ -308,6 +308,8 @@ impl Cloth {
         // SAFETY: `frame` borrows the state exclusively until both threads have returned; the
         // two-thread run only happens with two parts (see `threads_used`).
         let job = |t| {
+            // SAFETY: as above; this is thread `t` of the two, both on the same frame, barrier
+            // and fresh progress counters (see `Frame::run`'s # Safety).
             let phases = unsafe { frame.run(t, 2, &barrier, &progress) };
             if t == 0 {
                 *first_thread.lock().unwrap_or_else(|e| e.into_inner()) = phases;
@@ -316,6 +318,7 @@ impl Cloth {
         if threads == 2 && bounds.len() == 3 && parallel::run(&job) {
             return (2, first_thread.into_inner().unwrap_or_else(|e| e.into_inner()));
         }
+        // SAFETY: one thread, on a frame that borrows the state exclusively (see `Frame::run`).
         (1, unsafe { frame.run(0, 1, &barrier, &progress) })
     }
 

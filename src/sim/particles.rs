@@ -210,7 +210,9 @@ impl PosPtr {
     /// `i` in bounds, no other thread writing particle `i`.
     #[inline(always)]
     pub unsafe fn get(self, i: usize) -> PosW {
-        [*self.x.add(i), *self.y.add(i), *self.z.add(i), *self.w.add(i)]
+        // SAFETY: the caller upholds this function's # Safety contract: `i` in bounds, no other
+        // thread writing particle `i`.
+        unsafe { [*self.x.add(i), *self.y.add(i), *self.z.add(i), *self.w.add(i)] }
     }
 
     /// Writes particle `i`'s position.
@@ -219,7 +221,11 @@ impl PosPtr {
     /// As [`Self::get`], and no other thread reading particle `i`.
     #[inline(always)]
     pub unsafe fn set_xyz(self, i: usize, [x, y, z]: [f32; 3]) {
-        (*self.x.add(i), *self.y.add(i), *self.z.add(i)) = (x, y, z);
+        // SAFETY: the caller upholds this function's # Safety contract: as `Self::get`, and no
+        // other thread reading particle `i`.
+        unsafe {
+            (*self.x.add(i), *self.y.add(i), *self.z.add(i)) = (x, y, z);
+        }
     }
 
     /// Moves particle `i`, now at `p`, by `delta` (m). The position becomes the f32 sum
@@ -230,10 +236,13 @@ impl PosPtr {
     /// As [`Self::set_xyz`].
     #[inline(always)]
     pub unsafe fn shift(self, i: usize, p: PosW, delta: [f32; 3]) {
-        let (moved, error) = two_sum(xyz(p), Vec3::from_array(delta));
-        self.set_xyz(i, moved.to_array());
-        if let Some(comp) = self.comp {
-            comp.set(i, comp.get(i) + error);
+        // SAFETY: the caller upholds this function's # Safety contract: as `Self::set_xyz`.
+        unsafe {
+            let (moved, error) = two_sum(xyz(p), Vec3::from_array(delta));
+            self.set_xyz(i, moved.to_array());
+            if let Some(comp) = self.comp {
+                comp.set(i, comp.get(i) + error);
+            }
         }
     }
 
@@ -266,25 +275,35 @@ pub(crate) trait ParticleAccess: Copy {
 impl ParticleAccess for PosPtr {
     #[inline(always)]
     unsafe fn get(self, i: usize) -> PosW {
-        PosPtr::get(self, i)
+        // SAFETY: the caller upholds `ParticleAccess::get`'s contract (# Safety): `i` in bounds, no
+        // other thread writing particle `i`.
+        unsafe { PosPtr::get(self, i) }
     }
 
     #[inline(always)]
     unsafe fn set_xyz(self, i: usize, p: [f32; 3]) {
-        PosPtr::set_xyz(self, i, p)
+        // SAFETY: the caller upholds `ParticleAccess::set_xyz`'s contract (# Safety): as
+        // `Self::get`, and no other thread reading particle `i`.
+        unsafe { PosPtr::set_xyz(self, i, p) }
     }
 }
 
 impl ParticleAccess for AosPtr {
     #[inline(always)]
     unsafe fn get(self, i: usize) -> PosW {
-        *self.0.add(i)
+        // SAFETY: the caller upholds `ParticleAccess::get`'s contract (# Safety): `i` in bounds, no
+        // other thread writing particle `i`.
+        unsafe { *self.0.add(i) }
     }
 
     #[inline(always)]
     unsafe fn set_xyz(self, i: usize, [x, y, z]: [f32; 3]) {
-        let w = (*self.0.add(i))[3];
-        *self.0.add(i) = [x, y, z, w];
+        // SAFETY: the caller upholds `ParticleAccess::set_xyz`'s contract (# Safety): as
+        // `Self::get`, and no other thread reading particle `i`.
+        unsafe {
+            let w = (*self.0.add(i))[3];
+            *self.0.add(i) = [x, y, z, w];
+        }
     }
 }
 
@@ -368,7 +387,9 @@ impl VecPtr {
     /// `i` in bounds, no other thread writing vector `i`.
     #[inline(always)]
     pub unsafe fn get(self, i: usize) -> Vec3 {
-        Vec3::new(*self.x.add(i), *self.y.add(i), *self.z.add(i))
+        // SAFETY: the caller upholds this function's # Safety contract: `i` in bounds, no other
+        // thread writing vector `i`.
+        unsafe { Vec3::new(*self.x.add(i), *self.y.add(i), *self.z.add(i)) }
     }
 
     /// Sets vector `i`.
@@ -377,6 +398,10 @@ impl VecPtr {
     /// As [`Self::get`], and no other thread reading vector `i`.
     #[inline(always)]
     pub unsafe fn set(self, i: usize, v: Vec3) {
-        (*self.x.add(i), *self.y.add(i), *self.z.add(i)) = (v.x, v.y, v.z);
+        // SAFETY: the caller upholds this function's # Safety contract: as `Self::get`, and no
+        // other thread reading vector `i`.
+        unsafe {
+            (*self.x.add(i), *self.y.add(i), *self.z.add(i)) = (v.x, v.y, v.z);
+        }
     }
 }

@@ -117,221 +117,306 @@ impl Frame<'_> {
     ///
     /// Returns this thread's time per phase.
     pub unsafe fn run(&self, t: usize, threads: usize, barrier: &SpinBarrier, progress: &Progress) -> PhaseTimes {
-        let _subnormals_off = FlushSubnormals::enable();
-        let mut clock = PhaseClock::start();
-        let s = self.settings;
-        let parties = threads as u32;
-        let owned = self.owned(t, threads);
-        let parts = if threads == 1 { 0..PARTS } else { t..t + 1 };
-        let mut pipeline = Pipeline::new((threads == 2).then_some(progress), t, self.plan.units[1 - t]);
-        let waits = self.plan.pass_waits[t];
-        let own = |pass: &dyn Fn(Range<usize>)| owned.iter().for_each(|r| pass(r.clone()));
-        for substep in 0..s.substeps {
-            let held = s
-                .held
-                .map(|(i, from, to)| (i, from.lerp(to, (substep + 1) as f32 / s.substeps as f32)));
-            for iteration in 0..s.iterations {
-                let first = iteration == 0;
-                pipeline.unit(waits[pass::PREDICT], || {
-                    if first {
-                        own(&|r| self.advance(r, held, substep > 0));
+        // SAFETY: the caller upholds this function's # Safety contract: `threads` must be 1, or 2
+        // with both threads running this concurrently on the same frame, barrier and (fresh)
+        // progress counters; the pointers must be valid for the frame.
+        unsafe {
+            let _subnormals_off = FlushSubnormals::enable();
+            let mut clock = PhaseClock::start();
+            let s = self.settings;
+            let parties = threads as u32;
+            let owned = self.owned(t, threads);
+            let parts = if threads == 1 { 0..PARTS } else { t..t + 1 };
+            let mut pipeline = Pipeline::new((threads == 2).then_some(progress), t, self.plan.units[1 - t]);
+            let waits = self.plan.pass_waits[t];
+            let own = |pass: &dyn Fn(Range<usize>)| owned.iter().for_each(|r| pass(r.clone()));
+            for substep in 0..s.substeps {
+                let held = s
+                    .held
+                    .map(|(i, from, to)| (i, from.lerp(to, (substep + 1) as f32 / s.substeps as f32)));
+                for iteration in 0..s.iterations {
+                    let first = iteration == 0;
+                    pipeline.unit(waits[pass::PREDICT], || {
+                        if first {
+                            own(&|r| self.advance(r, held, substep > 0));
+                        }
+                    });
+                    clock.lap(PhaseClock::PREDICT);
+                    let copy_in = |pipeline: &mut Pipeline| {
+                        pipeline.unit(waits[pass::COPY_IN], || {
+                            if let Some(copy) = self.hinge_copy {
+                                own(&|r| hinge::copy_to_aos(self.kernel, self.pos, copy, r));
+                            }
+                        })
+                    };
+                    if self.plan.distances_on_copy {
+                        copy_in(&mut pipeline);
                     }
-                });
-                clock.lap(PhaseClock::PREDICT);
-                let copy_in = |pipeline: &mut Pipeline| {
-                    pipeline.unit(waits[pass::COPY_IN], || {
+                    for g in (0..self.distance_phases).flat_map(|phase| parts.clone().map(move |part| phase * PARTS + part)) {
+                        self.solve_distance_units(g, &mut pipeline, first);
+                    }
+                    clock.lap(PhaseClock::DISTANCES);
+                    if !self.plan.distances_on_copy {
+                        copy_in(&mut pipeline);
+                    }
+                    for g in (0..self.hinge_phases).flat_map(|phase| parts.clone().map(move |part| phase * PARTS + part)) {
+                        self.solve_hinge_units(g, &mut pipeline, first, first && substep == 0);
+                    }
+                    pipeline.unit(waits[pass::COPY_OUT], || {
                         if let Some(copy) = self.hinge_copy {
-                            own(&|r| hinge::copy_to_aos(self.kernel, self.pos, copy, r));
+                            own(&|r| hinge::copy_from_aos(self.kernel, copy, self.pos, r));
                         }
-                    })
-                };
-                if self.plan.distances_on_copy {
-                    copy_in(&mut pipeline);
-                }
-                for g in (0..self.distance_phases).flat_map(|phase| parts.clone().map(move |part| phase * PARTS + part)) {
-                    self.solve_distance_units(g, &mut pipeline, first);
-                }
-                clock.lap(PhaseClock::DISTANCES);
-                if !self.plan.distances_on_copy {
-                    copy_in(&mut pipeline);
-                }
-                for g in (0..self.hinge_phases).flat_map(|phase| parts.clone().map(move |part| phase * PARTS + part)) {
-                    self.solve_hinge_units(g, &mut pipeline, first, first && substep == 0);
-                }
-                pipeline.unit(waits[pass::COPY_OUT], || {
-                    if let Some(copy) = self.hinge_copy {
-                        own(&|r| hinge::copy_from_aos(self.kernel, copy, self.pos, r));
-                    }
-                });
-                if !self.tail_empty {
-                    barrier.wait(parties);
-                    if t == 0 {
-                        self.solve_distances(self.distance_phases * PARTS, first);
-                        self.solve_hinge_group(self.hinge_phases * PARTS, first, first && substep == 0);
-                    }
-                    barrier.wait(parties);
-                }
-                clock.lap(PhaseClock::HINGES);
-                pipeline.unit(waits[pass::CONTACTS], || {
-                    own(&|r| {
-                        if let Some(tethers) = self.tethers {
-                            tethers.project(self.pos, r.clone(), self.kernel.has_avx2());
+                    });
+                    if !self.tail_empty {
+                        barrier.wait(parties);
+                        if t == 0 {
+                            self.solve_distances(self.distance_phases * PARTS, first);
+                            self.solve_hinge_group(self.hinge_phases * PARTS, first, first && substep == 0);
                         }
-                        self.project_contacts(r)
-                    })
-                });
-                pipeline.end_sweep();
-                clock.lap(PhaseClock::CONTACTS);
+                        barrier.wait(parties);
+                    }
+                    clock.lap(PhaseClock::HINGES);
+                    pipeline.unit(waits[pass::CONTACTS], || {
+                        own(&|r| {
+                            if let Some(tethers) = self.tethers {
+                                tethers.project(self.pos, r.clone(), self.kernel.has_avx2());
+                            }
+                            self.project_contacts(r)
+                        })
+                    });
+                    pipeline.end_sweep();
+                    clock.lap(PhaseClock::CONTACTS);
+                }
             }
+            own(&|r| self.update_velocities(r));
+            clock.lap(PhaseClock::PREDICT);
+            clock.times()
         }
-        own(&|r| self.update_velocities(r));
-        clock.lap(PhaseClock::PREDICT);
-        clock.times()
     }
 
     /// Phase part `g`'s distance units in order, each after the other thread's units it
     /// waits for; on the `[x, y, z, w]` copy when the plan says so.
+    ///
+    /// # Safety
+    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
+    /// this reads or writes during the call.
     unsafe fn solve_distance_units(&self, g: usize, pipeline: &mut Pipeline, first: bool) {
-        let k = self.settings.constants;
-        let group = &mut *self.distances.add(g);
-        let copy = self.hinge_copy.filter(|_| self.plan.distances_on_copy);
-        for unit in 0..group.unit_count() {
-            let (chained, wait) = (group.chained, group.waits[unit]);
-            let batches = group.unit_mut(unit);
-            pipeline.unit(wait, || match copy {
-                Some(copy) => distance_copy::project_group(self.kernel, copy, self.prev, batches, chained, k, first),
-                None => distance::project_group(self.kernel, self.pos, self.prev, batches, chained, k, first),
-            });
+        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
+        // not shared with the other thread (see # Safety).
+        unsafe {
+            let k = self.settings.constants;
+            let group = &mut *self.distances.add(g);
+            let copy = self.hinge_copy.filter(|_| self.plan.distances_on_copy);
+            for unit in 0..group.unit_count() {
+                let (chained, wait) = (group.chained, group.waits[unit]);
+                let batches = group.unit_mut(unit);
+                pipeline.unit(wait, || match copy {
+                    Some(copy) => distance_copy::project_group(self.kernel, copy, self.prev, batches, chained, k, first),
+                    None => distance::project_group(self.kernel, self.pos, self.prev, batches, chained, k, first),
+                });
+            }
         }
     }
 
     /// Phase part `g`'s hinge units (chunks of a colour) in order, each after the other
     /// thread's units it waits for; on the `[x, y, z, w]` copy when there is one.
+    ///
+    /// # Safety
+    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
+    /// this reads or writes during the call.
     unsafe fn solve_hinge_units(&self, g: usize, pipeline: &mut Pipeline, first: bool, refresh: bool) {
-        let k = self.settings.constants;
-        let group = &mut *self.hinges.add(g);
-        for (batch, &wait) in group.batches.iter_mut().zip(&group.waits) {
-            pipeline.unit(wait, || match self.hinge_copy {
-                Some(copy) => hinge::project_raw_aos(self.kernel, copy, self.prev, batch, k, first, refresh),
-                None => hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first, refresh),
-            });
+        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
+        // not shared with the other thread (see # Safety).
+        unsafe {
+            let k = self.settings.constants;
+            let group = &mut *self.hinges.add(g);
+            for (batch, &wait) in group.batches.iter_mut().zip(&group.waits) {
+                pipeline.unit(wait, || match self.hinge_copy {
+                    Some(copy) => hinge::project_raw_aos(self.kernel, copy, self.prev, batch, k, first, refresh),
+                    None => hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first, refresh),
+                });
+            }
         }
     }
 
     /// Group `g`'s distance batches in order (a tail group's serial batch one at a time).
+    ///
+    /// # Safety
+    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
+    /// this reads or writes during the call.
     unsafe fn solve_distances(&self, g: usize, first: bool) {
-        let k = self.settings.constants;
-        let group = &mut *self.distances.add(g);
-        distance::project_group(self.kernel, self.pos, self.prev, &mut group.batches, group.chained, k, first);
-        distance::project_raw(Kernel::Scalar, self.pos, self.prev, &mut group.tail, k, first);
+        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
+        // not shared with the other thread (see # Safety).
+        unsafe {
+            let k = self.settings.constants;
+            let group = &mut *self.distances.add(g);
+            distance::project_group(self.kernel, self.pos, self.prev, &mut group.batches, group.chained, k, first);
+            distance::project_raw(Kernel::Scalar, self.pos, self.prev, &mut group.tail, k, first);
+        }
     }
 
     /// Group `g`'s hinge batches in order on `pos` (a tail group's serial batch one at a time).
+    ///
+    /// # Safety
+    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
+    /// this reads or writes during the call.
     unsafe fn solve_hinge_group(&self, g: usize, first: bool, refresh: bool) {
-        let k = self.settings.constants;
-        let group = &mut *self.hinges.add(g);
-        for batch in &mut group.batches {
-            hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first, refresh);
+        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
+        // not shared with the other thread (see # Safety).
+        unsafe {
+            let k = self.settings.constants;
+            let group = &mut *self.hinges.add(g);
+            for batch in &mut group.batches {
+                hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first, refresh);
+            }
+            hinge::project_raw(Kernel::Scalar, self.pos, self.prev, &mut group.tail, k, first, refresh);
         }
-        hinge::project_raw(Kernel::Scalar, self.pos, self.prev, &mut group.tail, k, first, refresh);
     }
 
     /// Start of a substep: finish the previous substep's velocity (`finish`, fused here to
     /// save a pass over the particles), remember positions, apply gravity and air damping,
     /// move free particles by h·v and the held particle to its interpolated target.
+    ///
+    /// # Safety
+    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
+    /// this reads or writes during the call.
     unsafe fn advance(&self, range: Range<usize>, held: Option<(usize, Vec3)>, finish: bool) {
-        let mut scalar_from = range.start;
-        #[cfg(target_arch = "x86_64")]
-        if self.kernel.has_avx2() {
-            scalar_from = avx2::advance(self, range.clone(), finish);
-        }
-        (scalar_from..range.end).for_each(|i| self.advance_one(i, finish));
-        if let Some((i, target)) = held.filter(|(i, _)| range.contains(i)) {
-            self.pos.set_xyz(i, target.to_array());
-            self.comp.set(i, Vec3::ZERO);
+        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
+        // not shared with the other thread (see # Safety).
+        unsafe {
+            let mut scalar_from = range.start;
+            #[cfg(target_arch = "x86_64")]
+            if self.kernel.has_avx2() {
+                scalar_from = avx2::advance(self, range.clone(), finish);
+            }
+            (scalar_from..range.end).for_each(|i| self.advance_one(i, finish));
+            if let Some((i, target)) = held.filter(|(i, _)| range.contains(i)) {
+                self.pos.set_xyz(i, target.to_array());
+                self.comp.set(i, Vec3::ZERO);
+            }
         }
     }
 
     /// [`Self::advance`] for particle `i`. The AVX2 pass evaluates the same operations in the
     /// same order, so both round alike (and any split of the particles between threads gives
     /// the same result).
+    ///
+    /// # Safety
+    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
+    /// this reads or writes during the call.
     #[inline(always)]
     unsafe fn advance_one(&self, i: usize, finish: bool) {
-        let s = &self.settings;
-        let pos = self.pos.get(i);
-        let v = if finish { self.velocity(i) } else { self.vel.get(i) };
-        let x = xyz(pos);
-        self.prev.set(i, x);
-        let comp = self.comp.get(i);
-        self.comp_prev.set(i, comp);
-        // Selects rather than a branch, so the loop stays branch-free.
-        let free = pos[3] > 0.0;
-        // Air damping acts on the velocity carried in, not on this substep's gravity, so the
-        // resting sag does not depend on the air damping.
-        let moved = v * s.air + s.gravity * s.h;
-        let v = if free { moved } else { v };
-        // Compensated sum x + (comp + v h): the new position and the part of the step an f32
-        // position cannot hold (Knuth's TwoSum, exact for any magnitudes).
-        let (sum, error) = two_sum(x, comp + v * s.h);
-        if free {
-            self.pos.set_xyz(i, sum.to_array());
-            self.comp.set(i, error);
+        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
+        // not shared with the other thread (see # Safety).
+        unsafe {
+            let s = &self.settings;
+            let pos = self.pos.get(i);
+            let v = if finish { self.velocity(i) } else { self.vel.get(i) };
+            let x = xyz(pos);
+            self.prev.set(i, x);
+            let comp = self.comp.get(i);
+            self.comp_prev.set(i, comp);
+            // Selects rather than a branch, so the loop stays branch-free.
+            let free = pos[3] > 0.0;
+            // Air damping acts on the velocity carried in, not on this substep's gravity, so the
+            // resting sag does not depend on the air damping.
+            let moved = v * s.air + s.gravity * s.h;
+            let v = if free { moved } else { v };
+            // Compensated sum x + (comp + v h): the new position and the part of the step an f32
+            // position cannot hold (Knuth's TwoSum, exact for any magnitudes).
+            let (sum, error) = two_sum(x, comp + v * s.h);
+            if free {
+                self.pos.set_xyz(i, sum.to_array());
+                self.comp.set(i, error);
+            }
+            // The velocity is not stored: the next substep recomputes it from the positions, and
+            // the frame's last pass writes the final one.
         }
-        // The velocity is not stored: the next substep recomputes it from the positions, and
-        // the frame's last pass writes the final one.
     }
 
     /// v = ((x − x_prev) + (comp − comp_prev))/h of particle `i`, the motion of the exact
     /// position, clamped to `max_speed` (0 = no clamp). A true division, as the straightforward
     /// loop writes it, so the two round alike.
+    ///
+    /// # Safety
+    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
+    /// this reads or writes during the call.
     #[inline(always)]
     unsafe fn velocity(&self, i: usize) -> Vec3 {
-        let moved = (xyz(self.pos.get(i)) - self.prev.get(i)) + (self.comp.get(i) - self.comp_prev.get(i));
-        let v = moved / self.settings.h;
-        let max_speed = self.settings.max_speed;
-        if max_speed > 0.0 {
-            v.clamp_length_max(max_speed)
-        } else {
-            v
+        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
+        // not shared with the other thread (see # Safety).
+        unsafe {
+            let moved = (xyz(self.pos.get(i)) - self.prev.get(i)) + (self.comp.get(i) - self.comp_prev.get(i));
+            let v = moved / self.settings.h;
+            let max_speed = self.settings.max_speed;
+            if max_speed > 0.0 {
+                v.clamp_length_max(max_speed)
+            } else {
+                v
+            }
         }
     }
 
     /// Contacts: the last constraint group of every sweep.
+    ///
+    /// # Safety
+    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
+    /// this reads or writes during the call.
     unsafe fn project_contacts(&self, range: Range<usize>) {
-        if self.colliders.is_empty() {
-            return;
+        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
+        // not shared with the other thread (see # Safety).
+        unsafe {
+            if self.colliders.is_empty() {
+                return;
+            }
+            let mut scalar_from = range.start;
+            #[cfg(target_arch = "x86_64")]
+            if self.kernel.has_avx2() {
+                scalar_from = avx2::project_contacts(self, range.clone());
+            }
+            (scalar_from..range.end).for_each(|i| self.project_contact(i));
         }
-        let mut scalar_from = range.start;
-        #[cfg(target_arch = "x86_64")]
-        if self.kernel.has_avx2() {
-            scalar_from = avx2::project_contacts(self, range.clone());
-        }
-        (scalar_from..range.end).for_each(|i| self.project_contact(i));
     }
 
     /// Contacts of particle `i` with every collider.
+    ///
+    /// # Safety
+    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
+    /// this reads or writes during the call.
     #[inline(always)]
     unsafe fn project_contact(&self, i: usize) {
-        let pos = self.pos.get(i);
-        if pos[3] == 0.0 {
-            return;
+        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
+        // not shared with the other thread (see # Safety).
+        unsafe {
+            let pos = self.pos.get(i);
+            if pos[3] == 0.0 {
+                return;
+            }
+            let (mut x, mut start) = (xyz(pos), self.prev.get(i));
+            for collider in self.colliders {
+                project_contact(collider, &mut x, &mut start, self.settings.contact);
+            }
+            self.pos.set_xyz(i, x.to_array());
+            self.prev.set(i, start);
         }
-        let (mut x, mut start) = (xyz(pos), self.prev.get(i));
-        for collider in self.colliders {
-            project_contact(collider, &mut x, &mut start, self.settings.contact);
-        }
-        self.pos.set_xyz(i, x.to_array());
-        self.prev.set(i, start);
     }
 
     /// End of the frame: the last substep's velocities.
+    ///
+    /// # Safety
+    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
+    /// this reads or writes during the call.
     unsafe fn update_velocities(&self, range: Range<usize>) {
-        let mut scalar_from = range.start;
-        #[cfg(target_arch = "x86_64")]
-        if self.kernel.has_avx2() {
-            scalar_from = avx2::update_velocities(self, range.clone());
+        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
+        // not shared with the other thread (see # Safety).
+        unsafe {
+            let mut scalar_from = range.start;
+            #[cfg(target_arch = "x86_64")]
+            if self.kernel.has_avx2() {
+                scalar_from = avx2::update_velocities(self, range.clone());
+            }
+            (scalar_from..range.end).for_each(|i| self.vel.set(i, self.velocity(i)));
         }
-        (scalar_from..range.end).for_each(|i| self.vel.set(i, self.velocity(i)));
     }
 }
 
@@ -397,164 +482,233 @@ mod avx2 {
 
     /// Loads three arrays at `i`. (Plain statements throughout this module: a closure would
     /// not inherit AVX2 and its intrinsics would become calls.)
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); the frame's pointers must be valid, the particles read or written in bounds, and
+    /// no other thread may touch them during the call.
     #[inline(always)]
     unsafe fn load([x, y, z]: [*mut f32; 3], i: usize) -> Xyz {
-        [_mm256_loadu_ps(x.add(i)), _mm256_loadu_ps(y.add(i)), _mm256_loadu_ps(z.add(i))]
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe { [_mm256_loadu_ps(x.add(i)), _mm256_loadu_ps(y.add(i)), _mm256_loadu_ps(z.add(i))] }
     }
 
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); the frame's pointers must be valid, the particles read or written in bounds, and
+    /// no other thread may touch them during the call.
     #[inline(always)]
     unsafe fn store(arrays: [*mut f32; 3], i: usize, v: Xyz) {
-        for (p, v) in arrays.into_iter().zip(v) {
-            _mm256_storeu_ps(p.add(i), v);
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            for (p, v) in arrays.into_iter().zip(v) {
+                _mm256_storeu_ps(p.add(i), v);
+            }
         }
     }
 
     /// [`Frame::velocity`] of particles i..i + 8.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); the frame's pointers must be valid, the particles read or written in bounds, and
+    /// no other thread may touch them during the call.
     #[inline(always)]
     unsafe fn velocity(frame: &Frame, i: usize) -> Xyz {
-        let pos = [frame.pos.x, frame.pos.y, frame.pos.z];
-        let prev = [frame.prev.x, frame.prev.y, frame.prev.z];
-        let (x, start, h) = (load(pos, i), load(prev, i), _mm256_set1_ps(frame.settings.h));
-        let comp = load([frame.comp.x, frame.comp.y, frame.comp.z], i);
-        let comp_prev = load([frame.comp_prev.x, frame.comp_prev.y, frame.comp_prev.z], i);
-        let mut v = [_mm256_setzero_ps(); 3];
-        for c in 0..3 {
-            let moved = _mm256_add_ps(_mm256_sub_ps(x[c], start[c]), _mm256_sub_ps(comp[c], comp_prev[c]));
-            v[c] = _mm256_div_ps(moved, h);
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let pos = [frame.pos.x, frame.pos.y, frame.pos.z];
+            let prev = [frame.prev.x, frame.prev.y, frame.prev.z];
+            let (x, start, h) = (load(pos, i), load(prev, i), _mm256_set1_ps(frame.settings.h));
+            let comp = load([frame.comp.x, frame.comp.y, frame.comp.z], i);
+            let comp_prev = load([frame.comp_prev.x, frame.comp_prev.y, frame.comp_prev.z], i);
+            let mut v = [_mm256_setzero_ps(); 3];
+            for c in 0..3 {
+                let moved = _mm256_add_ps(_mm256_sub_ps(x[c], start[c]), _mm256_sub_ps(comp[c], comp_prev[c]));
+                v[c] = _mm256_div_ps(moved, h);
+            }
+            let max_speed = frame.settings.max_speed;
+            if max_speed <= 0.0 {
+                return v;
+            }
+            // glam's clamp_length_max: max · (v / |v|) where |v|² > max².
+            let length_sq = length_squared(v);
+            let max = _mm256_set1_ps(max_speed);
+            let over = _mm256_cmp_ps::<_CMP_GT_OQ>(length_sq, _mm256_mul_ps(max, max));
+            let length = _mm256_sqrt_ps(length_sq);
+            for c in &mut v {
+                *c = _mm256_blendv_ps(*c, _mm256_mul_ps(max, _mm256_div_ps(*c, length)), over);
+            }
+            v
         }
-        let max_speed = frame.settings.max_speed;
-        if max_speed <= 0.0 {
-            return v;
-        }
-        // glam's clamp_length_max: max · (v / |v|) where |v|² > max².
-        let length_sq = length_squared(v);
-        let max = _mm256_set1_ps(max_speed);
-        let over = _mm256_cmp_ps::<_CMP_GT_OQ>(length_sq, _mm256_mul_ps(max, max));
-        let length = _mm256_sqrt_ps(length_sq);
-        for c in &mut v {
-            *c = _mm256_blendv_ps(*c, _mm256_mul_ps(max, _mm256_div_ps(*c, length)), over);
-        }
-        v
     }
 
     /// [`Frame::advance_one`] for the whole vectors of `range`; returns where the scalar rest
     /// starts.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; the frame's pointers must be valid, the particles read or written
+    /// in bounds, and no other thread may touch them during the call.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn advance(frame: &Frame, range: Range<usize>, finish: bool) -> usize {
-        let s = &frame.settings;
-        let (air, h) = (_mm256_set1_ps(s.air), _mm256_set1_ps(s.h));
-        let g = s.gravity * s.h;
-        let gravity_h = [_mm256_set1_ps(g.x), _mm256_set1_ps(g.y), _mm256_set1_ps(g.z)];
-        let (pos, prev, vel) = (
-            [frame.pos.x, frame.pos.y, frame.pos.z],
-            [frame.prev.x, frame.prev.y, frame.prev.z],
-            [frame.vel.x, frame.vel.y, frame.vel.z],
-        );
-        let (comp, comp_prev) = (
-            [frame.comp.x, frame.comp.y, frame.comp.z],
-            [frame.comp_prev.x, frame.comp_prev.y, frame.comp_prev.z],
-        );
-        // As the scalar pass, the velocity is read (first substep) but not stored.
-        let end = range.start + range.len() / 8 * 8;
-        for i in (range.start..end).step_by(8) {
-            let mut v = if finish { velocity(frame, i) } else { load(vel, i) };
-            let mut x = load(pos, i);
-            store(prev, i, x);
-            let mut error = load(comp, i);
-            store(comp_prev, i, error);
-            let free = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_loadu_ps(frame.pos.w.add(i)), _mm256_setzero_ps());
-            for c in 0..3 {
-                v[c] = _mm256_blendv_ps(v[c], _mm256_add_ps(_mm256_mul_ps(v[c], air), gravity_h[c]), free);
-                // TwoSum of x + (comp + v h), as the scalar pass; pinned particles keep theirs.
-                let step = _mm256_add_ps(error[c], _mm256_mul_ps(v[c], h));
-                let sum = _mm256_add_ps(x[c], step);
-                let virtual_step = _mm256_sub_ps(sum, x[c]);
-                let lost = _mm256_add_ps(
-                    _mm256_sub_ps(x[c], _mm256_sub_ps(sum, virtual_step)),
-                    _mm256_sub_ps(step, virtual_step),
-                );
-                x[c] = _mm256_blendv_ps(x[c], sum, free);
-                error[c] = _mm256_blendv_ps(error[c], lost, free);
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let s = &frame.settings;
+            let (air, h) = (_mm256_set1_ps(s.air), _mm256_set1_ps(s.h));
+            let g = s.gravity * s.h;
+            let gravity_h = [_mm256_set1_ps(g.x), _mm256_set1_ps(g.y), _mm256_set1_ps(g.z)];
+            let (pos, prev, vel) = (
+                [frame.pos.x, frame.pos.y, frame.pos.z],
+                [frame.prev.x, frame.prev.y, frame.prev.z],
+                [frame.vel.x, frame.vel.y, frame.vel.z],
+            );
+            let (comp, comp_prev) = (
+                [frame.comp.x, frame.comp.y, frame.comp.z],
+                [frame.comp_prev.x, frame.comp_prev.y, frame.comp_prev.z],
+            );
+            // As the scalar pass, the velocity is read (first substep) but not stored.
+            let end = range.start + range.len() / 8 * 8;
+            for i in (range.start..end).step_by(8) {
+                let mut v = if finish { velocity(frame, i) } else { load(vel, i) };
+                let mut x = load(pos, i);
+                store(prev, i, x);
+                let mut error = load(comp, i);
+                store(comp_prev, i, error);
+                let free = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_loadu_ps(frame.pos.w.add(i)), _mm256_setzero_ps());
+                for c in 0..3 {
+                    v[c] = _mm256_blendv_ps(v[c], _mm256_add_ps(_mm256_mul_ps(v[c], air), gravity_h[c]), free);
+                    // TwoSum of x + (comp + v h), as the scalar pass; pinned particles keep theirs.
+                    let step = _mm256_add_ps(error[c], _mm256_mul_ps(v[c], h));
+                    let sum = _mm256_add_ps(x[c], step);
+                    let virtual_step = _mm256_sub_ps(sum, x[c]);
+                    let lost = _mm256_add_ps(
+                        _mm256_sub_ps(x[c], _mm256_sub_ps(sum, virtual_step)),
+                        _mm256_sub_ps(step, virtual_step),
+                    );
+                    x[c] = _mm256_blendv_ps(x[c], sum, free);
+                    error[c] = _mm256_blendv_ps(error[c], lost, free);
+                }
+                store(pos, i, x);
+                store(comp, i, error);
             }
-            store(pos, i, x);
-            store(comp, i, error);
+            end
         }
-        end
     }
 
     /// |v|² as glam evaluates it: (x² + y²) + z².
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions).
     #[inline(always)]
     unsafe fn length_squared(v: Xyz) -> __m256 {
-        _mm256_add_ps(
-            _mm256_add_ps(_mm256_mul_ps(v[0], v[0]), _mm256_mul_ps(v[1], v[1])),
-            _mm256_mul_ps(v[2], v[2]),
-        )
+        // SAFETY: the caller guarantees support for AVX2 (see # Safety).
+        unsafe {
+            _mm256_add_ps(
+                _mm256_add_ps(_mm256_mul_ps(v[0], v[0]), _mm256_mul_ps(v[1], v[1])),
+                _mm256_mul_ps(v[2], v[2]),
+            )
+        }
     }
 
     /// |v| as glam evaluates it.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions).
     #[inline(always)]
     unsafe fn length(v: Xyz) -> __m256 {
-        _mm256_sqrt_ps(length_squared(v))
+        // SAFETY: the caller guarantees support for AVX2 (see # Safety).
+        unsafe { _mm256_sqrt_ps(length_squared(v)) }
     }
 
     /// Whether all of particles i..i + 8 pass the scalar contact's early out for every
     /// collider (outside by more than the substep's travel: untouched), evaluated with the same
     /// operations; false when a collider has no vector form here (capsules, boxes).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); the frame's pointers must be valid, the particles read or written in bounds, and
+    /// no other thread may touch them during the call.
     #[inline(always)]
     unsafe fn clear_of_colliders(frame: &Frame, i: usize) -> bool {
-        let x = load([frame.pos.x, frame.pos.y, frame.pos.z], i);
-        let start = load([frame.prev.x, frame.prev.y, frame.prev.z], i);
-        let travel = length([
-            _mm256_sub_ps(start[0], x[0]),
-            _mm256_sub_ps(start[1], x[1]),
-            _mm256_sub_ps(start[2], x[2]),
-        ]);
-        let thickness = _mm256_set1_ps(frame.settings.contact.thickness);
-        let mut clear = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
-        for collider in frame.colliders {
-            let surface = match *collider {
-                Collider::Ground { height } => _mm256_sub_ps(x[1], _mm256_set1_ps(height)),
-                Collider::Sphere { center, radius } => {
-                    let c = [_mm256_set1_ps(center.x), _mm256_set1_ps(center.y), _mm256_set1_ps(center.z)];
-                    let d = [_mm256_sub_ps(x[0], c[0]), _mm256_sub_ps(x[1], c[1]), _mm256_sub_ps(x[2], c[2])];
-                    _mm256_sub_ps(length(d), _mm256_set1_ps(radius))
-                }
-                _ => return false,
-            };
-            let gap = _mm256_sub_ps(surface, thickness);
-            let untouched = _mm256_and_ps(
-                _mm256_cmp_ps::<_CMP_GE_OQ>(gap, _mm256_setzero_ps()),
-                _mm256_cmp_ps::<_CMP_LT_OQ>(travel, gap),
-            );
-            clear = _mm256_and_ps(clear, untouched);
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let x = load([frame.pos.x, frame.pos.y, frame.pos.z], i);
+            let start = load([frame.prev.x, frame.prev.y, frame.prev.z], i);
+            let travel = length([
+                _mm256_sub_ps(start[0], x[0]),
+                _mm256_sub_ps(start[1], x[1]),
+                _mm256_sub_ps(start[2], x[2]),
+            ]);
+            let thickness = _mm256_set1_ps(frame.settings.contact.thickness);
+            let mut clear = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+            for collider in frame.colliders {
+                let surface = match *collider {
+                    Collider::Ground { height } => _mm256_sub_ps(x[1], _mm256_set1_ps(height)),
+                    Collider::Sphere { center, radius } => {
+                        let c = [_mm256_set1_ps(center.x), _mm256_set1_ps(center.y), _mm256_set1_ps(center.z)];
+                        let d = [_mm256_sub_ps(x[0], c[0]), _mm256_sub_ps(x[1], c[1]), _mm256_sub_ps(x[2], c[2])];
+                        _mm256_sub_ps(length(d), _mm256_set1_ps(radius))
+                    }
+                    _ => return false,
+                };
+                let gap = _mm256_sub_ps(surface, thickness);
+                let untouched = _mm256_and_ps(
+                    _mm256_cmp_ps::<_CMP_GE_OQ>(gap, _mm256_setzero_ps()),
+                    _mm256_cmp_ps::<_CMP_LT_OQ>(travel, gap),
+                );
+                clear = _mm256_and_ps(clear, untouched);
+            }
+            _mm256_movemask_ps(clear) == 0xFF
         }
-        _mm256_movemask_ps(clear) == 0xFF
     }
 
     /// [`Frame::project_contacts`] for the whole vectors of `range`: eight particles clear of
     /// every collider are skipped together (the scalar pass would leave them unchanged), the
     /// others go one by one; returns where the scalar rest starts.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; the frame's pointers must be valid, the particles read or written
+    /// in bounds, and no other thread may touch them during the call.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn project_contacts(frame: &Frame, range: Range<usize>) -> usize {
-        let end = range.start + range.len() / 8 * 8;
-        for i in (range.start..end).step_by(8) {
-            if !clear_of_colliders(frame, i) {
-                (i..i + 8).for_each(|p| frame.project_contact(p));
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let end = range.start + range.len() / 8 * 8;
+            for i in (range.start..end).step_by(8) {
+                if !clear_of_colliders(frame, i) {
+                    (i..i + 8).for_each(|p| frame.project_contact(p));
+                }
             }
+            end
         }
-        end
     }
 
     /// [`Frame::update_velocities`] for the whole vectors of `range`; returns where the scalar
     /// rest starts.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; the frame's pointers must be valid, the particles read or written
+    /// in bounds, and no other thread may touch them during the call.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn update_velocities(frame: &Frame, range: Range<usize>) -> usize {
-        let vel = [frame.vel.x, frame.vel.y, frame.vel.z];
-        let end = range.start + range.len() / 8 * 8;
-        for i in (range.start..end).step_by(8) {
-            store(vel, i, velocity(frame, i));
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let vel = [frame.vel.x, frame.vel.y, frame.vel.z];
+            let end = range.start + range.len() / 8 * 8;
+            for i in (range.start..end).step_by(8) {
+                store(vel, i, velocity(frame, i));
+            }
+            end
         }
-        end
     }
 }
 

@@ -233,21 +233,26 @@ impl Tethers {
     /// particles during the call, [`Self::prepare_frame`] must have run for this frame, and
     /// `vector` needs AVX2.
     pub unsafe fn project(&self, pos: PosPtr, range: Range<usize>, vector: bool) {
-        let range = range.start..range.end.min(self.slots.len());
-        #[cfg(target_arch = "x86_64")]
-        if vector {
-            return avx2::project(&self.balls, pos, range);
-        }
-        let _ = vector;
-        for i in range {
-            let p = pos.get(i);
-            if p[3] == 0.0 {
-                continue;
+        // SAFETY: the caller upholds this function's # Safety contract: every index in `range` must
+        // be in bounds of `pos`, no other thread may touch those particles during the call,
+        // `Self::prepare_frame` must have run for this frame, and `vector` needs AVX2.
+        unsafe {
+            let range = range.start..range.end.min(self.slots.len());
+            #[cfg(target_arch = "x86_64")]
+            if vector {
+                return avx2::project(&self.balls, pos, range);
             }
-            let x = Vec3::new(p[0], p[1], p[2]);
-            let y = self.balls.closest(i, x);
-            if y != x {
-                pos.set_xyz(i, y.to_array());
+            let _ = vector;
+            for i in range {
+                let p = pos.get(i);
+                if p[3] == 0.0 {
+                    continue;
+                }
+                let x = Vec3::new(p[0], p[1], p[2]);
+                let y = self.balls.closest(i, x);
+                if y != x {
+                    pos.set_xyz(i, y.to_array());
+                }
             }
         }
     }
@@ -372,142 +377,216 @@ mod avx2 {
 
     type Xyz = [__m256; 3];
 
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); every particle and slot read or written must be in bounds, and no other thread
+    /// may touch them during the call.
     #[inline(always)]
     unsafe fn load3(arrays: &[Vec<f32>; 3], i: usize) -> Xyz {
-        [
-            _mm256_loadu_ps(arrays[0].as_ptr().add(i)),
-            _mm256_loadu_ps(arrays[1].as_ptr().add(i)),
-            _mm256_loadu_ps(arrays[2].as_ptr().add(i)),
-        ]
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            [
+                _mm256_loadu_ps(arrays[0].as_ptr().add(i)),
+                _mm256_loadu_ps(arrays[1].as_ptr().add(i)),
+                _mm256_loadu_ps(arrays[2].as_ptr().add(i)),
+            ]
+        }
     }
 
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions).
     #[inline(always)]
     unsafe fn sub(a: Xyz, b: Xyz) -> Xyz {
-        [_mm256_sub_ps(a[0], b[0]), _mm256_sub_ps(a[1], b[1]), _mm256_sub_ps(a[2], b[2])]
+        // SAFETY: the caller guarantees support for AVX2 (see # Safety).
+        unsafe { [_mm256_sub_ps(a[0], b[0]), _mm256_sub_ps(a[1], b[1]), _mm256_sub_ps(a[2], b[2])] }
     }
 
     /// a·b as glam evaluates it: (x x + y y) + z z.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions).
     #[inline(always)]
     unsafe fn dot(a: Xyz, b: Xyz) -> __m256 {
-        _mm256_add_ps(
-            _mm256_add_ps(_mm256_mul_ps(a[0], b[0]), _mm256_mul_ps(a[1], b[1])),
-            _mm256_mul_ps(a[2], b[2]),
-        )
+        // SAFETY: the caller guarantees support for AVX2 (see # Safety).
+        unsafe {
+            _mm256_add_ps(
+                _mm256_add_ps(_mm256_mul_ps(a[0], b[0]), _mm256_mul_ps(a[1], b[1])),
+                _mm256_mul_ps(a[2], b[2]),
+            )
+        }
     }
 
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions).
     #[inline(always)]
     unsafe fn select(m: __m256, if_set: Xyz, otherwise: Xyz) -> Xyz {
-        [
-            _mm256_blendv_ps(otherwise[0], if_set[0], m),
-            _mm256_blendv_ps(otherwise[1], if_set[1], m),
-            _mm256_blendv_ps(otherwise[2], if_set[2], m),
-        ]
+        // SAFETY: the caller guarantees support for AVX2 (see # Safety).
+        unsafe {
+            [
+                _mm256_blendv_ps(otherwise[0], if_set[0], m),
+                _mm256_blendv_ps(otherwise[1], if_set[1], m),
+                _mm256_blendv_ps(otherwise[2], if_set[2], m),
+            ]
+        }
     }
 
     /// Ball::contains: |x − c|² ≤ r².
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions).
     #[inline(always)]
     unsafe fn contains(c: Xyz, r: __m256, x: Xyz) -> __m256 {
-        let d = sub(x, c);
-        _mm256_cmp_ps::<_CMP_LE_OQ>(dot(d, d), _mm256_mul_ps(r, r))
+        // SAFETY: the caller guarantees support for AVX2 (see # Safety).
+        unsafe {
+            let d = sub(x, c);
+            _mm256_cmp_ps::<_CMP_LE_OQ>(dot(d, d), _mm256_mul_ps(r, r))
+        }
     }
 
     /// Ball::project: c + d (r / |d|), x itself where |d| = 0.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions).
     #[inline(always)]
     unsafe fn onto_ball(c: Xyz, r: __m256, x: Xyz) -> Xyz {
-        let d = sub(x, c);
-        let length = _mm256_sqrt_ps(dot(d, d));
-        let f = _mm256_div_ps(r, length);
-        let y = [
-            _mm256_add_ps(c[0], _mm256_mul_ps(d[0], f)),
-            _mm256_add_ps(c[1], _mm256_mul_ps(d[1], f)),
-            _mm256_add_ps(c[2], _mm256_mul_ps(d[2], f)),
-        ];
-        select(_mm256_cmp_ps::<_CMP_GT_OQ>(length, _mm256_setzero_ps()), y, x)
+        // SAFETY: the caller guarantees support for AVX2 (see # Safety).
+        unsafe {
+            let d = sub(x, c);
+            let length = _mm256_sqrt_ps(dot(d, d));
+            let f = _mm256_div_ps(r, length);
+            let y = [
+                _mm256_add_ps(c[0], _mm256_mul_ps(d[0], f)),
+                _mm256_add_ps(c[1], _mm256_mul_ps(d[1], f)),
+                _mm256_add_ps(c[2], _mm256_mul_ps(d[2], f)),
+            ];
+            select(_mm256_cmp_ps::<_CMP_GT_OQ>(length, _mm256_setzero_ps()), y, x)
+        }
     }
 
     /// [`super::closest_in_balls`] for particles i..i + 8 at `x`, every branch evaluated and
     /// the scalar code's choice blended in.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); every particle and slot read or written must be in bounds, and no other thread
+    /// may touch them during the call.
     #[inline(always)]
     unsafe fn closest(balls: &Balls, i: usize, x: Xyz) -> Xyz {
-        let (a, ra) = (load3(&balls.a, i), _mm256_loadu_ps(balls.a_radius.as_ptr().add(i)));
-        let (b, rb) = (load3(&balls.b, i), _mm256_loadu_ps(balls.b_radius.as_ptr().add(i)));
-        let (in_a, in_b) = (contains(a, ra, x), contains(b, rb, x));
-        let in_both = _mm256_and_ps(in_a, in_b);
-        if _mm256_movemask_ps(in_both) == 0xff {
-            return x;
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let (a, ra) = (load3(&balls.a, i), _mm256_loadu_ps(balls.a_radius.as_ptr().add(i)));
+            let (b, rb) = (load3(&balls.b, i), _mm256_loadu_ps(balls.b_radius.as_ptr().add(i)));
+            let (in_a, in_b) = (contains(a, ra, x), contains(b, rb, x));
+            let in_both = _mm256_and_ps(in_a, in_b);
+            if _mm256_movemask_ps(in_both) == 0xff {
+                return x;
+            }
+            let (onto_a, onto_b) = (onto_ball(a, ra, x), onto_ball(b, rb, x));
+            let take_a = _mm256_andnot_ps(in_a, contains(b, rb, onto_a));
+            let take_b = _mm256_andnot_ps(in_b, contains(a, ra, onto_b));
+            let settled = _mm256_or_ps(in_both, _mm256_or_ps(take_a, take_b));
+            // The circle (or the fallback) only where some lane needs it: most vectors have none.
+            let mut y = if _mm256_movemask_ps(settled) == 0xff {
+                x
+            } else {
+                onto_circle_or_both(balls, i, x, (b, rb), onto_a)
+            };
+            y = select(take_b, onto_b, y);
+            y = select(take_a, onto_a, y);
+            select(in_both, x, y)
         }
-        let (onto_a, onto_b) = (onto_ball(a, ra, x), onto_ball(b, rb, x));
-        let take_a = _mm256_andnot_ps(in_a, contains(b, rb, onto_a));
-        let take_b = _mm256_andnot_ps(in_b, contains(a, ra, onto_b));
-        let settled = _mm256_or_ps(in_both, _mm256_or_ps(take_a, take_b));
-        // The circle (or the fallback) only where some lane needs it: most vectors have none.
-        let mut y = if _mm256_movemask_ps(settled) == 0xff {
-            x
-        } else {
-            onto_circle_or_both(balls, i, x, (b, rb), onto_a)
-        };
-        y = select(take_b, onto_b, y);
-        y = select(take_a, onto_a, y);
-        select(in_both, x, y)
     }
 
     /// The projection onto the circle where the spheres meet, or where they do not meet onto
     /// ball b after ball a (`onto_a`).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); every particle and slot read or written must be in bounds, and no other thread
+    /// may touch them during the call.
     #[inline(always)]
     unsafe fn onto_circle_or_both(balls: &Balls, i: usize, x: Xyz, (b, rb): (Xyz, __m256), onto_a: Xyz) -> Xyz {
-        let n = load3(&balls.axis, i);
-        let centre = load3(&balls.centre, i);
-        let radius = _mm256_loadu_ps(balls.circle_radius.as_ptr().add(i));
-        let q = sub(x, centre);
-        let along = dot(q, n);
-        let radial = [
-            _mm256_sub_ps(q[0], _mm256_mul_ps(n[0], along)),
-            _mm256_sub_ps(q[1], _mm256_mul_ps(n[1], along)),
-            _mm256_sub_ps(q[2], _mm256_mul_ps(n[2], along)),
-        ];
-        let length = _mm256_sqrt_ps(dot(radial, radial));
-        let f = _mm256_div_ps(radius, length);
-        let on_circle = [
-            _mm256_add_ps(centre[0], _mm256_mul_ps(radial[0], f)),
-            _mm256_add_ps(centre[1], _mm256_mul_ps(radial[1], f)),
-            _mm256_add_ps(centre[2], _mm256_mul_ps(radial[2], f)),
-        ];
-        let on_circle = select(_mm256_cmp_ps::<_CMP_GT_OQ>(length, _mm256_setzero_ps()), on_circle, x);
-        let meets = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_loadu_ps(balls.meets.as_ptr().add(i)), _mm256_setzero_ps());
-        select(meets, on_circle, onto_ball(b, rb, onto_a))
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let n = load3(&balls.axis, i);
+            let centre = load3(&balls.centre, i);
+            let radius = _mm256_loadu_ps(balls.circle_radius.as_ptr().add(i));
+            let q = sub(x, centre);
+            let along = dot(q, n);
+            let radial = [
+                _mm256_sub_ps(q[0], _mm256_mul_ps(n[0], along)),
+                _mm256_sub_ps(q[1], _mm256_mul_ps(n[1], along)),
+                _mm256_sub_ps(q[2], _mm256_mul_ps(n[2], along)),
+            ];
+            let length = _mm256_sqrt_ps(dot(radial, radial));
+            let f = _mm256_div_ps(radius, length);
+            let on_circle = [
+                _mm256_add_ps(centre[0], _mm256_mul_ps(radial[0], f)),
+                _mm256_add_ps(centre[1], _mm256_mul_ps(radial[1], f)),
+                _mm256_add_ps(centre[2], _mm256_mul_ps(radial[2], f)),
+            ];
+            let on_circle = select(_mm256_cmp_ps::<_CMP_GT_OQ>(length, _mm256_setzero_ps()), on_circle, x);
+            let meets = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_loadu_ps(balls.meets.as_ptr().add(i)), _mm256_setzero_ps());
+            select(meets, on_circle, onto_ball(b, rb, onto_a))
+        }
     }
 
     /// Particles i..i + 8 of `arrays` (x, y, z, w) moved into their balls, the pinned (w = 0)
     /// left where they are.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); every particle and slot read or written must be in bounds, and no other thread
+    /// may touch them during the call.
     #[inline(always)]
     unsafe fn project_vector(balls: &Balls, i: usize, arrays: [*mut f32; 4]) {
-        let x = [_mm256_loadu_ps(arrays[0]), _mm256_loadu_ps(arrays[1]), _mm256_loadu_ps(arrays[2])];
-        let free = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_loadu_ps(arrays[3]), _mm256_setzero_ps());
-        let y = select(free, closest(balls, i, x), x);
-        for (c, &array) in arrays.iter().take(3).enumerate() {
-            _mm256_storeu_ps(array, y[c]);
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let x = [_mm256_loadu_ps(arrays[0]), _mm256_loadu_ps(arrays[1]), _mm256_loadu_ps(arrays[2])];
+            let free = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_loadu_ps(arrays[3]), _mm256_setzero_ps());
+            let y = select(free, closest(balls, i, x), x);
+            for (c, &array) in arrays.iter().take(3).enumerate() {
+                _mm256_storeu_ps(array, y[c]);
+            }
         }
     }
 
     /// [`super::Tethers::project`] with AVX2: whole vectors in place, the last particles of
     /// `range` through a padded copy.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; every particle and slot read or written must be in bounds, and no
+    /// other thread may touch them during the call.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn project(balls: &Balls, pos: PosPtr, range: Range<usize>) {
-        let columns = [pos.x, pos.y, pos.z, pos.w];
-        let mut i = range.start;
-        while i + 8 <= range.end {
-            project_vector(balls, i, columns.map(|array| array.add(i)));
-            i += 8;
-        }
-        let count = range.end - i;
-        if count > 0 {
-            let mut lanes = [[0f32; 8]; 4];
-            for (lane, array) in lanes.iter_mut().zip(columns) {
-                std::ptr::copy_nonoverlapping(array.add(i), lane.as_mut_ptr(), count);
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let columns = [pos.x, pos.y, pos.z, pos.w];
+            let mut i = range.start;
+            while i + 8 <= range.end {
+                project_vector(balls, i, columns.map(|array| array.add(i)));
+                i += 8;
             }
-            project_vector(balls, i, lanes.each_mut().map(|lane| lane.as_mut_ptr()));
-            for (lane, array) in lanes.iter().zip(columns).take(3) {
-                std::ptr::copy_nonoverlapping(lane.as_ptr(), array.add(i), count);
+            let count = range.end - i;
+            if count > 0 {
+                let mut lanes = [[0f32; 8]; 4];
+                for (lane, array) in lanes.iter_mut().zip(columns) {
+                    std::ptr::copy_nonoverlapping(array.add(i), lane.as_mut_ptr(), count);
+                }
+                project_vector(balls, i, lanes.each_mut().map(|lane| lane.as_mut_ptr()));
+                for (lane, array) in lanes.iter().zip(columns).take(3) {
+                    std::ptr::copy_nonoverlapping(lane.as_ptr(), array.add(i), count);
+                }
             }
         }
     }

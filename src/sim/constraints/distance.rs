@@ -154,15 +154,19 @@ impl DistanceBatch {
     /// # Safety
     /// Every index in bounds of `prev`; no other thread writing those particles.
     unsafe fn prepare_damping(&mut self, prev: VecPtr, k: SubstepConstants) {
-        let n = self.id.len();
-        let [rest, compliance] = &mut self.damped;
-        rest.resize(n, 0.0);
-        compliance.resize(n, 0.0);
-        for j in 0..n {
-            let gamma = self.compliance[j] * k.damping_over_h;
-            let length = (prev.get(self.a[j] as usize) - prev.get(self.b[j] as usize)).length();
-            rest[j] = (self.rest[j] + gamma * length) / (1.0 + gamma);
-            compliance[j] = self.compliance[j] / (1.0 + gamma);
+        // SAFETY: the caller upholds this function's # Safety contract: every index in bounds of
+        // `prev`; no other thread writing those particles.
+        unsafe {
+            let n = self.id.len();
+            let [rest, compliance] = &mut self.damped;
+            rest.resize(n, 0.0);
+            compliance.resize(n, 0.0);
+            for j in 0..n {
+                let gamma = self.compliance[j] * k.damping_over_h;
+                let length = (prev.get(self.a[j] as usize) - prev.get(self.b[j] as usize)).length();
+                rest[j] = (self.rest[j] + gamma * length) / (1.0 + gamma);
+                compliance[j] = self.compliance[j] / (1.0 + gamma);
+            }
         }
     }
 
@@ -186,19 +190,23 @@ pub(crate) unsafe fn with_damping(
     first: bool,
     solve: impl FnOnce(&mut [DistanceBatch]),
 ) {
-    if !batches.iter().any(|b| b.is_damped(k)) {
-        return solve(batches);
-    }
-    for batch in batches.iter_mut().filter(|b| b.is_damped(k)) {
-        if first {
-            batch.prepare_damping(prev, k);
+    // SAFETY: the caller upholds this function's # Safety contract: as `project_raw` for every
+    // batch.
+    unsafe {
+        if !batches.iter().any(|b| b.is_damped(k)) {
+            return solve(batches);
         }
-        batch.swap_damped();
-    }
-    solve(batches);
-    // Swapped in, the effective compliances are positive exactly where the real ones are.
-    for batch in batches.iter_mut().filter(|b| b.is_damped(k)) {
-        batch.swap_damped();
+        for batch in batches.iter_mut().filter(|b| b.is_damped(k)) {
+            if first {
+                batch.prepare_damping(prev, k);
+            }
+            batch.swap_damped();
+        }
+        solve(batches);
+        // Swapped in, the effective compliances are positive exactly where the real ones are.
+        for batch in batches.iter_mut().filter(|b| b.is_damped(k)) {
+            batch.swap_damped();
+        }
     }
 }
 
@@ -292,14 +300,19 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
 /// Every particle index in `batch` must be in bounds of `pos` and `prev`, no other thread may
 /// touch those particles during the call, and `kernel` must be supported by this CPU.
 pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
-    with_damping(std::slice::from_mut(batch), prev, k, first, |batches| {
-        let batch = &mut batches[0];
-        match kernel {
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 | Kernel::Avx512 if pos.comp.is_none() => avx2::project(pos, batch, k.inv_h2, first),
-            _ => (0..batch.id.len()).for_each(|j| project_one(pos, batch, j, k.inv_h2, first)),
-        }
-    });
+    // SAFETY: the caller upholds this function's # Safety contract: every particle index in `batch`
+    // must be in bounds of `pos` and `prev`, no other thread may touch those particles during the
+    // call, and `kernel` must be supported by this CPU.
+    unsafe {
+        with_damping(std::slice::from_mut(batch), prev, k, first, |batches| {
+            let batch = &mut batches[0];
+            match kernel {
+                #[cfg(target_arch = "x86_64")]
+                Kernel::Avx2 | Kernel::Avx512 if pos.comp.is_none() => avx2::project(pos, batch, k.inv_h2, first),
+                _ => (0..batch.id.len()).for_each(|j| project_one(pos, batch, j, k.inv_h2, first)),
+            }
+        });
+    }
 }
 
 /// Projects a group's batches in order, in one call: level batches, or strips (see
@@ -317,26 +330,30 @@ pub(crate) unsafe fn project_group(
     k: SubstepConstants,
     first: bool,
 ) {
-    // Compensated corrections (tiny substeps) take the scalar loop, which rounds as the kernels.
-    let vector = if pos.comp.is_some() { Kernel::Scalar } else { kernel };
-    with_damping(batches, prev, k, first, |batches| match vector {
-        #[cfg(target_arch = "x86_64")]
-        Kernel::Avx512 if chained => avx512::project_strips(pos, batches, k.inv_h2, first),
-        #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 if chained => avx2::project_strips(pos, batches, k.inv_h2, first),
-        #[cfg(target_arch = "x86_64")]
-        Kernel::Avx512 => avx512::project_levels(pos, batches, k.inv_h2, first),
-        #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 => avx2::project_levels(pos, batches, k.inv_h2, first),
-        // A strip's slot order is an order each lane keeps, so one at a time it is a batch.
-        _ => {
-            let kernel = if chained { Kernel::Scalar } else { vector };
-            let undamped = SubstepConstants { damping_over_h: 0.0, ..k };
-            batches
-                .iter_mut()
-                .for_each(|batch| project_raw(kernel, pos, prev, batch, undamped, first));
-        }
-    });
+    // SAFETY: the caller upholds this function's # Safety contract: as `project_raw`, for every
+    // batch; strips share no particle with each other.
+    unsafe {
+        // Compensated corrections (tiny substeps) take the scalar loop, which rounds as the kernels.
+        let vector = if pos.comp.is_some() { Kernel::Scalar } else { kernel };
+        with_damping(batches, prev, k, first, |batches| match vector {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 if chained => avx512::project_strips(pos, batches, k.inv_h2, first),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 if chained => avx2::project_strips(pos, batches, k.inv_h2, first),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => avx512::project_levels(pos, batches, k.inv_h2, first),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => avx2::project_levels(pos, batches, k.inv_h2, first),
+            // A strip's slot order is an order each lane keeps, so one at a time it is a batch.
+            _ => {
+                let kernel = if chained { Kernel::Scalar } else { vector };
+                let undamped = SubstepConstants { damping_over_h: 0.0, ..k };
+                batches
+                    .iter_mut()
+                    .for_each(|batch| project_raw(kernel, pos, prev, batch, undamped, first));
+            }
+        });
+    }
 }
 
 /// One undamped projection: with d = x_a − x_b and n = d/|d|, Δλ = (−C − α̃λ)/(w_a + w_b + α̃)
@@ -354,24 +371,28 @@ pub(crate) unsafe fn project_group(
 /// As [`project_raw`], and `j` < `batch.len()`.
 #[inline(always)]
 pub(super) unsafe fn project_one(pos: impl Shift, batch: &mut DistanceBatch, j: usize, inv_h2: f32, first: bool) {
-    let (ia, ib) = (*batch.a.get_unchecked(j) as usize, *batch.b.get_unchecked(j) as usize);
-    let (pa, pb) = (pos.get(ia), pos.get(ib));
-    let d = [pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]];
-    let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-    let alpha_tilde = *batch.compliance.get_unchecked(j) * inv_h2;
-    let denom = pa[3] + pb[3] + alpha_tilde;
-    let lambda = batch.lambda.get_unchecked_mut(j);
-    let old = if first { 0.0 } else { *lambda };
-    if !(len > MIN_LENGTH && denom > 0.0) {
-        *lambda = old;
-        return;
+    // SAFETY: the caller upholds this function's # Safety contract: as `project_raw`, and `j` <
+    // `batch.len()`.
+    unsafe {
+        let (ia, ib) = (*batch.a.get_unchecked(j) as usize, *batch.b.get_unchecked(j) as usize);
+        let (pa, pb) = (pos.get(ia), pos.get(ib));
+        let d = [pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]];
+        let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+        let alpha_tilde = *batch.compliance.get_unchecked(j) * inv_h2;
+        let denom = pa[3] + pb[3] + alpha_tilde;
+        let lambda = batch.lambda.get_unchecked_mut(j);
+        let old = if first { 0.0 } else { *lambda };
+        if !(len > MIN_LENGTH && denom > 0.0) {
+            *lambda = old;
+            return;
+        }
+        let f = (*batch.rest.get_unchecked(j) - len - alpha_tilde * old) / (denom * len);
+        *lambda = old + f * len;
+        let (fa, fb) = (pa[3] * f, pb[3] * f);
+        // pb − fb d and pb + (−fb d) round alike, so both ends go through one compensated add.
+        pos.shift(ia, pa, std::array::from_fn(|c| fa * d[c]));
+        pos.shift(ib, pb, std::array::from_fn(|c| -(fb * d[c])));
     }
-    let f = (*batch.rest.get_unchecked(j) - len - alpha_tilde * old) / (denom * len);
-    *lambda = old + f * len;
-    let (fa, fb) = (pa[3] * f, pb[3] * f);
-    // pb − fb d and pb + (−fb d) round alike, so both ends go through one compensated add.
-    pos.shift(ia, pa, std::array::from_fn(|c| fa * d[c]));
-    pos.shift(ib, pb, std::array::from_fn(|c| -(fb * d[c])));
 }
 
 /// Positions a projection moves particles in: the f32 sum p + delta, and on the arrays also
@@ -387,14 +408,20 @@ pub(super) trait Shift: ParticleAccess {
 impl Shift for PosPtr {
     #[inline(always)]
     unsafe fn shift(self, i: usize, p: PosW, delta: [f32; 3]) {
-        PosPtr::shift(self, i, p, delta)
+        // SAFETY: the caller upholds `Shift::shift`'s contract (# Safety): as
+        // `ParticleAccess::set_xyz`.
+        unsafe { PosPtr::shift(self, i, p, delta) }
     }
 }
 
 impl Shift for AosPtr {
     #[inline(always)]
     unsafe fn shift(self, i: usize, p: PosW, delta: [f32; 3]) {
-        self.set_xyz(i, std::array::from_fn(|c| p[c] + delta[c]));
+        // SAFETY: the caller upholds `Shift::shift`'s contract (# Safety): as
+        // `ParticleAccess::set_xyz`.
+        unsafe {
+            self.set_xyz(i, std::array::from_fn(|c| p[c] + delta[c]));
+        }
     }
 }
 
@@ -449,22 +476,26 @@ pub(crate) fn strain(len: f32, rest: f32) -> f32 {
 /// Every particle index in `batch` must be in bounds of `pos` (a [`super::Coloured`]'s
 /// particle count at most `pos.len()`).
 pub(crate) unsafe fn strain_sums(kernel: Kernel, pos: &Positions, batch: &DistanceBatch) -> StrainSums {
-    let mut sums = StrainSums::default();
-    let stretch = batch.stretch_count;
-    if stretch == 0 {
-        return sums;
+    // SAFETY: the caller upholds this function's # Safety contract: every particle index in `batch`
+    // must be in bounds of `pos` (a `super::Coloured`'s particle count at most `pos.len()`).
+    unsafe {
+        let mut sums = StrainSums::default();
+        let stretch = batch.stretch_count;
+        if stretch == 0 {
+            return sums;
+        }
+        let mut scalar_from = 0;
+        #[cfg(target_arch = "x86_64")]
+        if kernel.has_avx2() && stretch == batch.len() {
+            (sums, scalar_from) = avx2::strain_sums(pos.read_only(), batch);
+        }
+        for slot in (scalar_from..batch.len()).filter(|&slot| batch.kind[slot] == EdgeKind::Stretch) {
+            let (a, b) = (pos.get(batch.a[slot] as usize), pos.get(batch.b[slot] as usize));
+            let len = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+            sums.add(strain(len, batch.rest[slot]), batch.lambda[slot]);
+        }
+        sums
     }
-    let mut scalar_from = 0;
-    #[cfg(target_arch = "x86_64")]
-    if kernel.has_avx2() && stretch == batch.len() {
-        (sums, scalar_from) = avx2::strain_sums(pos.read_only(), batch);
-    }
-    for slot in (scalar_from..batch.len()).filter(|&slot| batch.kind[slot] == EdgeKind::Stretch) {
-        let (a, b) = (pos.get(batch.a[slot] as usize), pos.get(batch.b[slot] as usize));
-        let len = ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
-        sums.add(strain(len, batch.rest[slot]), batch.lambda[slot]);
-    }
-    sums
 }
 
 /// The AVX2 kernel: eight constraints per vector. A batch shares no particle, so the eight
@@ -482,8 +513,16 @@ pub(super) mod avx2 {
     /// Where a vector's eight particles are: loads and stores them.
     trait Ends: Copy {
         /// Loads the eight particles.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2, and the eight particles must be in bounds of `pos`, with no
+        /// other thread writing them during the call.
         unsafe fn load(self, pos: PosPtr) -> Lanes8;
         /// Stores the eight particles' positions (w is never written).
+        ///
+        /// # Safety
+        /// The CPU must support AVX2, and the eight particles must be in bounds of `pos`, with no
+        /// other thread touching them during the call.
         unsafe fn store(self, pos: PosPtr, xyzw: Lanes8);
     }
 
@@ -493,32 +532,51 @@ pub(super) mod avx2 {
 
     impl Run {
         /// The run at `idx[0..8]`, if those are eight consecutive indices.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+        /// functions); every particle and slot read or written must be in bounds, and no other
+        /// thread may touch them during the call.
         #[inline(always)]
         unsafe fn at(idx: *const u32) -> Option<Self> {
-            let lanes = _mm256_loadu_si256(idx as *const __m256i);
-            let offsets = _mm256_sub_epi32(lanes, _mm256_set1_epi32(*idx as i32));
-            let run = _mm256_cmpeq_epi32(offsets, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-            (_mm256_movemask_ps(_mm256_castsi256_ps(run)) == 0xFF).then(|| Run(*idx as usize))
+            // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in
+            // bounds and unshared (see # Safety).
+            unsafe {
+                let lanes = _mm256_loadu_si256(idx as *const __m256i);
+                let offsets = _mm256_sub_epi32(lanes, _mm256_set1_epi32(*idx as i32));
+                let run = _mm256_cmpeq_epi32(offsets, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+                (_mm256_movemask_ps(_mm256_castsi256_ps(run)) == 0xFF).then(|| Run(*idx as usize))
+            }
         }
     }
 
     impl Ends for Run {
         #[inline(always)]
         unsafe fn load(self, pos: PosPtr) -> Lanes8 {
-            let i = self.0;
-            [
-                _mm256_loadu_ps(pos.x.add(i)),
-                _mm256_loadu_ps(pos.y.add(i)),
-                _mm256_loadu_ps(pos.z.add(i)),
-                _mm256_loadu_ps(pos.w.add(i)),
-            ]
+            // SAFETY: the caller upholds `Ends::load`'s contract (# Safety): the CPU must support
+            // AVX2, and the eight particles must be in bounds of `pos`, with no other thread
+            // writing them during the call.
+            unsafe {
+                let i = self.0;
+                [
+                    _mm256_loadu_ps(pos.x.add(i)),
+                    _mm256_loadu_ps(pos.y.add(i)),
+                    _mm256_loadu_ps(pos.z.add(i)),
+                    _mm256_loadu_ps(pos.w.add(i)),
+                ]
+            }
         }
 
         #[inline(always)]
         unsafe fn store(self, pos: PosPtr, [x, y, z, _]: Lanes8) {
-            _mm256_storeu_ps(pos.x.add(self.0), x);
-            _mm256_storeu_ps(pos.y.add(self.0), y);
-            _mm256_storeu_ps(pos.z.add(self.0), z);
+            // SAFETY: the caller upholds `Ends::store`'s contract (# Safety): the CPU must support
+            // AVX2, and the eight particles must be in bounds of `pos`, with no other thread
+            // touching them during the call.
+            unsafe {
+                _mm256_storeu_ps(pos.x.add(self.0), x);
+                _mm256_storeu_ps(pos.y.add(self.0), y);
+                _mm256_storeu_ps(pos.z.add(self.0), z);
+            }
         }
     }
 
@@ -536,68 +594,105 @@ pub(super) mod avx2 {
     impl PartialRun {
         /// The lanes of `mask` at `idx` (the others are not read), if they are consecutive
         /// indices.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+        /// functions); every particle and slot read or written must be in bounds, and no other
+        /// thread may touch them during the call.
         #[inline(always)]
         unsafe fn at(idx: *const u32, count: usize, mask: __m256i) -> Option<Self> {
-            let lanes = _mm256_maskload_epi32(idx as *const i32, mask);
-            let offsets = _mm256_sub_epi32(lanes, _mm256_set1_epi32(*idx as i32));
-            let run = _mm256_cmpeq_epi32(offsets, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-            let run_or_spare = _mm256_or_si256(run, _mm256_xor_si256(mask, _mm256_set1_epi32(-1)));
-            (_mm256_movemask_ps(_mm256_castsi256_ps(run_or_spare)) == 0xFF).then_some(PartialRun {
-                first: *idx as usize,
-                count,
-                mask,
-            })
+            // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in
+            // bounds and unshared (see # Safety).
+            unsafe {
+                let lanes = _mm256_maskload_epi32(idx as *const i32, mask);
+                let offsets = _mm256_sub_epi32(lanes, _mm256_set1_epi32(*idx as i32));
+                let run = _mm256_cmpeq_epi32(offsets, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+                let run_or_spare = _mm256_or_si256(run, _mm256_xor_si256(mask, _mm256_set1_epi32(-1)));
+                (_mm256_movemask_ps(_mm256_castsi256_ps(run_or_spare)) == 0xFF).then_some(PartialRun {
+                    first: *idx as usize,
+                    count,
+                    mask,
+                })
+            }
         }
     }
 
     impl Ends for PartialRun {
         #[inline(always)]
         unsafe fn load(self, pos: PosPtr) -> Lanes8 {
-            let (i, m) = (self.first, self.mask);
-            [
-                _mm256_maskload_ps(pos.x.add(i), m),
-                _mm256_maskload_ps(pos.y.add(i), m),
-                _mm256_maskload_ps(pos.z.add(i), m),
-                _mm256_maskload_ps(pos.w.add(i), m),
-            ]
+            // SAFETY: the caller upholds `Ends::load`'s contract (# Safety): the CPU must support
+            // AVX2, and the eight particles must be in bounds of `pos`, with no other thread
+            // writing them during the call.
+            unsafe {
+                let (i, m) = (self.first, self.mask);
+                [
+                    _mm256_maskload_ps(pos.x.add(i), m),
+                    _mm256_maskload_ps(pos.y.add(i), m),
+                    _mm256_maskload_ps(pos.z.add(i), m),
+                    _mm256_maskload_ps(pos.w.add(i), m),
+                ]
+            }
         }
 
         #[inline(always)]
         unsafe fn store(self, pos: PosPtr, [x, y, z, _]: Lanes8) {
-            store_first(pos.x.add(self.first), x, self.count);
-            store_first(pos.y.add(self.first), y, self.count);
-            store_first(pos.z.add(self.first), z, self.count);
+            // SAFETY: the caller upholds `Ends::store`'s contract (# Safety): the CPU must support
+            // AVX2, and the eight particles must be in bounds of `pos`, with no other thread
+            // touching them during the call.
+            unsafe {
+                store_first(pos.x.add(self.first), x, self.count);
+                store_first(pos.y.add(self.first), y, self.count);
+                store_first(pos.z.add(self.first), z, self.count);
+            }
         }
     }
 
     /// Stores the first `count` (< 8) lanes of `v` at `to`: four, two and one at a time, as
     /// the bits of `count` say (masked stores are microcoded and slow on AMD).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); every particle and slot read or written must be in bounds, and no other thread
+    /// may touch them during the call.
     #[inline(always)]
     unsafe fn store_first(to: *mut f32, v: __m256, count: usize) {
-        let (mut to, mut left) = (to, count);
-        let mut part = _mm256_castps256_ps128(v);
-        if left >= 4 {
-            _mm_storeu_ps(to, part);
-            (part, to, left) = (_mm256_extractf128_ps::<1>(v), to.add(4), left - 4);
-        }
-        if left >= 2 {
-            _mm_store_sd(to as *mut f64, _mm_castps_pd(part));
-            (part, to, left) = (_mm_movehl_ps(part, part), to.add(2), left - 2);
-        }
-        if left == 1 {
-            _mm_store_ss(to, part);
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let (mut to, mut left) = (to, count);
+            let mut part = _mm256_castps256_ps128(v);
+            if left >= 4 {
+                _mm_storeu_ps(to, part);
+                (part, to, left) = (_mm256_extractf128_ps::<1>(v), to.add(4), left - 4);
+            }
+            if left >= 2 {
+                _mm_store_sd(to as *mut f64, _mm_castps_pd(part));
+                (part, to, left) = (_mm_movehl_ps(part, part), to.add(2), left - 2);
+            }
+            if left == 1 {
+                _mm_store_ss(to, part);
+            }
         }
     }
 
     /// Eight arbitrary particles `idx[0..8]`, gathered.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); every particle and slot read or written must be in bounds, and no other thread
+    /// may touch them during the call.
     #[inline(always)]
     unsafe fn gathered(pos: PosPtr, idx: *const u32) -> Lanes8 {
-        [
-            Avx2::gather(pos.x, idx),
-            Avx2::gather(pos.y, idx),
-            Avx2::gather(pos.z, idx),
-            Avx2::gather(pos.w, idx),
-        ]
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            [
+                Avx2::gather(pos.x, idx),
+                Avx2::gather(pos.y, idx),
+                Avx2::gather(pos.z, idx),
+                Avx2::gather(pos.w, idx),
+            ]
+        }
     }
 
     /// Per-batch inputs of [`project8`]: the metadata arrays of a batch.
@@ -631,56 +726,103 @@ pub(super) mod avx2 {
         }
 
         /// Slots j..j + 8 (on the first sweep of a substep λ is taken as 0).
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+        /// functions); every particle and slot read or written must be in bounds, and no other
+        /// thread may touch them during the call.
         #[inline(always)]
         unsafe fn load(&self, j: usize) -> Meta {
-            Meta {
-                rest: _mm256_loadu_ps(self.rest.add(j)),
-                compliance: _mm256_loadu_ps(self.compliance.add(j)),
-                old_lambda: if self.first {
-                    _mm256_setzero_ps()
-                } else {
-                    _mm256_loadu_ps(self.lambda.add(j))
-                },
+            // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in
+            // bounds and unshared (see # Safety).
+            unsafe {
+                Meta {
+                    rest: _mm256_loadu_ps(self.rest.add(j)),
+                    compliance: _mm256_loadu_ps(self.compliance.add(j)),
+                    old_lambda: if self.first {
+                        _mm256_setzero_ps()
+                    } else {
+                        _mm256_loadu_ps(self.lambda.add(j))
+                    },
+                }
             }
         }
 
+        /// # Safety
+        /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+        /// functions); every particle and slot read or written must be in bounds, and no other
+        /// thread may touch them during the call.
         #[inline(always)]
         unsafe fn store(&self, j: usize, lambda: __m256) {
-            _mm256_storeu_ps(self.lambda.add(j), lambda);
+            // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in
+            // bounds and unshared (see # Safety).
+            unsafe {
+                _mm256_storeu_ps(self.lambda.add(j), lambda);
+            }
         }
 
         /// The slots of `mask` from j on; the other lanes read as 0 (and so are degenerate).
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+        /// functions); every particle and slot read or written must be in bounds, and no other
+        /// thread may touch them during the call.
         #[inline(always)]
         unsafe fn load_masked(&self, j: usize, mask: __m256i) -> Meta {
-            Meta {
-                rest: _mm256_maskload_ps(self.rest.add(j), mask),
-                compliance: _mm256_maskload_ps(self.compliance.add(j), mask),
-                old_lambda: if self.first {
-                    _mm256_setzero_ps()
-                } else {
-                    _mm256_maskload_ps(self.lambda.add(j), mask)
-                },
+            // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in
+            // bounds and unshared (see # Safety).
+            unsafe {
+                Meta {
+                    rest: _mm256_maskload_ps(self.rest.add(j), mask),
+                    compliance: _mm256_maskload_ps(self.compliance.add(j), mask),
+                    old_lambda: if self.first {
+                        _mm256_setzero_ps()
+                    } else {
+                        _mm256_maskload_ps(self.lambda.add(j), mask)
+                    },
+                }
             }
         }
 
+        /// # Safety
+        /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+        /// functions); every particle and slot read or written must be in bounds, and no other
+        /// thread may touch them during the call.
         #[inline(always)]
         unsafe fn store_first(&self, j: usize, count: usize, lambda: __m256) {
-            store_first(self.lambda.add(j), lambda, count);
+            // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in
+            // bounds and unshared (see # Safety).
+            unsafe {
+                store_first(self.lambda.add(j), lambda, count);
+            }
         }
     }
 
     /// Projects eight constraints between the particles `a` and `b`; returns their new λ.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); every particle and slot read or written must be in bounds, and no other thread
+    /// may touch them during the call.
     #[inline(always)]
     unsafe fn project8(pos: PosPtr, inv_h2: __m256, m: Meta, a: impl Ends, b: impl Ends) -> __m256 {
-        let (moved_a, moved_b, lambda) = project_lanes::<Avx2>(inv_h2, [m.rest, m.compliance, m.old_lambda], a.load(pos), b.load(pos));
-        a.store(pos, moved_a);
-        b.store(pos, moved_b);
-        lambda
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let (moved_a, moved_b, lambda) = project_lanes::<Avx2>(inv_h2, [m.rest, m.compliance, m.old_lambda], a.load(pos), b.load(pos));
+            a.store(pos, moved_a);
+            b.store(pos, moved_b);
+            lambda
+        }
     }
 
     /// The projection of one vector of constraints at either width: from the rest lengths,
     /// compliances and λ before it, and the endpoints' x, y, z, w, the moved endpoints and the
     /// new λ. The operations of `project_one`, in its order: see there.
+    ///
+    /// # Safety
+    /// The CPU must support `L`'s width (this is only inlined into a `#[target_feature]` function
+    /// of that width).
     #[inline(always)]
     pub(in crate::sim::constraints) unsafe fn project_lanes<L: Lanes>(
         inv_h2: L::V,
@@ -688,36 +830,48 @@ pub(super) mod avx2 {
         [xa, ya, za, wa]: [L::V; 4],
         [xb, yb, zb, wb]: [L::V; 4],
     ) -> ([L::V; 4], [L::V; 4], L::V) {
-        let zero = L::splat(0.0);
-        let (dx, dy, dz) = (L::sub(xa, xb), L::sub(ya, yb), L::sub(za, zb));
-        let len2 = L::add(L::add(L::mul(dx, dx), L::mul(dy, dy)), L::mul(dz, dz));
-        let len = L::sqrt(len2);
-        let alpha_tilde = L::mul(compliance, inv_h2);
-        let denom = L::add(L::add(wa, wb), alpha_tilde);
-        let num = L::sub(L::sub(rest, len), L::mul(alpha_tilde, old_lambda));
-        let valid = L::and(L::gt(len, L::splat(MIN_LENGTH)), L::gt(denom, zero));
-        // Degenerate lanes may compute inf or NaN here; the mask turns their f into exactly 0.
-        let f = L::keep(L::div(num, L::mul(denom, len)), valid);
-        let (fa, fb) = (L::mul(wa, f), L::mul(wb, f));
-        let moved_a = [
-            L::add(xa, L::mul(fa, dx)),
-            L::add(ya, L::mul(fa, dy)),
-            L::add(za, L::mul(fa, dz)),
-            wa,
-        ];
-        let moved_b = [
-            L::sub(xb, L::mul(fb, dx)),
-            L::sub(yb, L::mul(fb, dy)),
-            L::sub(zb, L::mul(fb, dz)),
-            wb,
-        ];
-        (moved_a, moved_b, L::add(old_lambda, L::mul(f, len)))
+        // SAFETY: the caller guarantees support for `L`'s width (see # Safety).
+        unsafe {
+            let zero = L::splat(0.0);
+            let (dx, dy, dz) = (L::sub(xa, xb), L::sub(ya, yb), L::sub(za, zb));
+            let len2 = L::add(L::add(L::mul(dx, dx), L::mul(dy, dy)), L::mul(dz, dz));
+            let len = L::sqrt(len2);
+            let alpha_tilde = L::mul(compliance, inv_h2);
+            let denom = L::add(L::add(wa, wb), alpha_tilde);
+            let num = L::sub(L::sub(rest, len), L::mul(alpha_tilde, old_lambda));
+            let valid = L::and(L::gt(len, L::splat(MIN_LENGTH)), L::gt(denom, zero));
+            // Degenerate lanes may compute inf or NaN here; the mask turns their f into exactly 0.
+            let f = L::keep(L::div(num, L::mul(denom, len)), valid);
+            let (fa, fb) = (L::mul(wa, f), L::mul(wb, f));
+            let moved_a = [
+                L::add(xa, L::mul(fa, dx)),
+                L::add(ya, L::mul(fa, dy)),
+                L::add(za, L::mul(fa, dz)),
+                wa,
+            ];
+            let moved_b = [
+                L::sub(xb, L::mul(fb, dx)),
+                L::sub(yb, L::mul(fb, dy)),
+                L::sub(zb, L::mul(fb, dz)),
+                wb,
+            ];
+            (moved_a, moved_b, L::add(old_lambda, L::mul(f, len)))
+        }
     }
 
     /// [`project8`] on slots j..j + 8 of `lanes`, storing λ.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); every particle and slot read or written must be in bounds, and no other thread
+    /// may touch them during the call.
     #[inline(always)]
     unsafe fn project_slots(pos: PosPtr, lanes: &Slots, j: usize, a: impl Ends, b: impl Ends) {
-        lanes.store(j, project8(pos, lanes.inv_h2, lanes.load(j), a, b));
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            lanes.store(j, project8(pos, lanes.inv_h2, lanes.load(j), a, b));
+        }
     }
 
     /// [`project_batch`] on one batch.
@@ -726,7 +880,11 @@ pub(super) mod avx2 {
     /// As [`super::project_raw`]; the CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn project(pos: PosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) {
-        project_batch(pos, batch, inv_h2, first);
+        // SAFETY: the caller upholds this function's # Safety contract: as `super::project_raw`;
+        // the CPU must support AVX2.
+        unsafe {
+            project_batch(pos, batch, inv_h2, first);
+        }
     }
 
     /// [`project_batch`] on batches in order, in one call (a level of a grid is a few vectors).
@@ -735,65 +893,87 @@ pub(super) mod avx2 {
     /// As [`super::project_raw`] for every batch; the CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn project_levels(pos: PosPtr, batches: &mut [DistanceBatch], inv_h2: f32, first: bool) {
-        for batch in batches {
-            project_batch(pos, batch, inv_h2, first);
+        // SAFETY: the caller upholds this function's # Safety contract: as `super::project_raw` for
+        // every batch; the CPU must support AVX2.
+        unsafe {
+            for batch in batches {
+                project_batch(pos, batch, inv_h2, first);
+            }
         }
     }
 
     /// Eight constraints per vector where a vector's endpoints are eight consecutive particles
     /// (a row of a grid): plain loads and stores. A contiguous batch reads no indices at all.
     /// Other vectors run as eight scalar projections (same operations, same rounding).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); every particle and slot read or written must be in bounds, and no other thread
+    /// may touch them during the call.
     #[inline(always)]
     pub(super) unsafe fn project_batch(pos: PosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) {
-        let n = batch.id.len();
-        let full = n - n % 8;
-        if n == 0 {
-            return;
-        }
-        let lanes = Slots::of(batch, _mm256_set1_ps(inv_h2), first);
-        if batch.contiguous {
-            let (a, b) = (batch.a[0] as usize, batch.b[0] as usize);
-            for j in (0..full).step_by(8) {
-                project_slots(pos, &lanes, j, Run(a + j), Run(b + j));
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let n = batch.id.len();
+            let full = n - n % 8;
+            if n == 0 {
+                return;
             }
-        } else {
-            let (a, b) = (batch.a.as_ptr(), batch.b.as_ptr());
-            for j in (0..full).step_by(8) {
-                match (Run::at(a.add(j)), Run::at(b.add(j))) {
-                    (Some(ra), Some(rb)) => project_slots(pos, &lanes, j, ra, rb),
-                    // Gathers cost more than eight scalar projections on this class of CPU (Zen).
-                    _ => (j..j + 8).for_each(|slot| project_one(pos, batch, slot, inv_h2, first)),
+            let lanes = Slots::of(batch, _mm256_set1_ps(inv_h2), first);
+            if batch.contiguous {
+                let (a, b) = (batch.a[0] as usize, batch.b[0] as usize);
+                for j in (0..full).step_by(8) {
+                    project_slots(pos, &lanes, j, Run(a + j), Run(b + j));
+                }
+            } else {
+                let (a, b) = (batch.a.as_ptr(), batch.b.as_ptr());
+                for j in (0..full).step_by(8) {
+                    match (Run::at(a.add(j)), Run::at(b.add(j))) {
+                        (Some(ra), Some(rb)) => project_slots(pos, &lanes, j, ra, rb),
+                        // Gathers cost more than eight scalar projections on this class of CPU (Zen).
+                        _ => (j..j + 8).for_each(|slot| project_one(pos, batch, slot, inv_h2, first)),
+                    }
                 }
             }
-        }
-        if full < n {
-            project_remainder(pos, batch, full, inv_h2, &lanes);
+            if full < n {
+                project_remainder(pos, batch, full, inv_h2, &lanes);
+            }
         }
     }
 
     /// The last `n − full` (< 8) constraints: one vector with the spare lanes masked off (they
     /// read and write nothing, and being degenerate move nothing) when both ends are runs of
     /// consecutive particles, otherwise one at a time.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); every particle and slot read or written must be in bounds, and no other thread
+    /// may touch them during the call.
     #[inline(always)]
     unsafe fn project_remainder(pos: PosPtr, batch: &mut DistanceBatch, full: usize, inv_h2: f32, lanes: &Slots) {
-        let count = batch.id.len() - full;
-        let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(count as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        let (a, b) = (batch.a.as_ptr().add(full), batch.b.as_ptr().add(full));
-        let ends = if batch.contiguous {
-            let run = |first: u32| PartialRun {
-                first: first as usize,
-                count,
-                mask,
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let count = batch.id.len() - full;
+            let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(count as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            let (a, b) = (batch.a.as_ptr().add(full), batch.b.as_ptr().add(full));
+            let ends = if batch.contiguous {
+                let run = |first: u32| PartialRun {
+                    first: first as usize,
+                    count,
+                    mask,
+                };
+                Some((run(*a), run(*b)))
+            } else {
+                PartialRun::at(a, count, mask).zip(PartialRun::at(b, count, mask))
             };
-            Some((run(*a), run(*b)))
-        } else {
-            PartialRun::at(a, count, mask).zip(PartialRun::at(b, count, mask))
-        };
-        let Some((ra, rb)) = ends else {
-            return (full..full + count).for_each(|slot| project_one(pos, batch, slot, inv_h2, lanes.first));
-        };
-        let lambda = project8(pos, lanes.inv_h2, lanes.load_masked(full, mask), ra, rb);
-        lanes.store_first(full, count, lambda);
+            let Some((ra, rb)) = ends else {
+                return (full..full + count).for_each(|slot| project_one(pos, batch, slot, inv_h2, lanes.first));
+            };
+            let lambda = project8(pos, lanes.inv_h2, lanes.load_masked(full, mask), ra, rb);
+            lanes.store_first(full, count, lambda);
+        }
     }
 
     /// [`super::strain_sums`] of the whole vectors of a batch of stretch edges (contiguous
@@ -805,50 +985,70 @@ pub(super) mod avx2 {
     /// Indices in bounds; the CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn strain_sums(pos: PosPtr, batch: &DistanceBatch) -> (super::StrainSums, usize) {
-        let n = batch.id.len();
-        let full = n - n % 8;
-        let zero = _mm256_setzero_ps();
-        let (mut max_strain, mut abs_sum, mut max_neg_lambda) = (zero, zero, zero);
-        for j in (0..full).step_by(8) {
-            let (a, b) = if batch.contiguous {
-                (Run(batch.a[0] as usize + j).load(pos), Run(batch.b[0] as usize + j).load(pos))
-            } else {
-                (gathered(pos, batch.a.as_ptr().add(j)), gathered(pos, batch.b.as_ptr().add(j)))
+        // SAFETY: the caller upholds this function's # Safety contract: indices in bounds; the CPU
+        // must support AVX2.
+        unsafe {
+            let n = batch.id.len();
+            let full = n - n % 8;
+            let zero = _mm256_setzero_ps();
+            let (mut max_strain, mut abs_sum, mut max_neg_lambda) = (zero, zero, zero);
+            for j in (0..full).step_by(8) {
+                let (a, b) = if batch.contiguous {
+                    (Run(batch.a[0] as usize + j).load(pos), Run(batch.b[0] as usize + j).load(pos))
+                } else {
+                    (gathered(pos, batch.a.as_ptr().add(j)), gathered(pos, batch.b.as_ptr().add(j)))
+                };
+                let strain = strain8(batch, j, a, b);
+                max_strain = _mm256_max_ps(max_strain, strain);
+                abs_sum = _mm256_add_ps(abs_sum, _mm256_andnot_ps(_mm256_set1_ps(-0.0), strain));
+                let neg_lambda = _mm256_sub_ps(zero, _mm256_loadu_ps(batch.lambda.as_ptr().add(j)));
+                max_neg_lambda = _mm256_max_ps(max_neg_lambda, neg_lambda);
+            }
+            let sums = super::StrainSums {
+                max_strain: to_array(max_strain).into_iter().fold(0.0, f32::max),
+                abs_sum: to_array(abs_sum).into_iter().map(f64::from).sum(),
+                count: full,
+                max_neg_lambda: to_array(max_neg_lambda).into_iter().fold(0.0, f32::max),
             };
-            let strain = strain8(batch, j, a, b);
-            max_strain = _mm256_max_ps(max_strain, strain);
-            abs_sum = _mm256_add_ps(abs_sum, _mm256_andnot_ps(_mm256_set1_ps(-0.0), strain));
-            let neg_lambda = _mm256_sub_ps(zero, _mm256_loadu_ps(batch.lambda.as_ptr().add(j)));
-            max_neg_lambda = _mm256_max_ps(max_neg_lambda, neg_lambda);
+            (sums, full)
         }
-        let sums = super::StrainSums {
-            max_strain: to_array(max_strain).into_iter().fold(0.0, f32::max),
-            abs_sum: to_array(abs_sum).into_iter().map(f64::from).sum(),
-            count: full,
-            max_neg_lambda: to_array(max_neg_lambda).into_iter().fold(0.0, f32::max),
-        };
-        (sums, full)
     }
 
     /// The eight lanes of `v`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions).
     #[inline(always)]
     unsafe fn to_array(v: __m256) -> [f32; 8] {
-        let mut out = [0f32; 8];
-        _mm256_storeu_ps(out.as_mut_ptr(), v);
-        out
+        // SAFETY: the caller guarantees support for AVX2 (see # Safety).
+        unsafe {
+            let mut out = [0f32; 8];
+            _mm256_storeu_ps(out.as_mut_ptr(), v);
+            out
+        }
     }
 
     /// Strains of slots j..j + 8 between the particles `a` and `b`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions); every particle and slot read or written must be in bounds, and no other thread
+    /// may touch them during the call.
     #[inline(always)]
     unsafe fn strain8(batch: &DistanceBatch, j: usize, [xa, ya, za, _]: Lanes8, [xb, yb, zb, _]: Lanes8) -> __m256 {
-        let (dx, dy, dz) = (_mm256_sub_ps(xa, xb), _mm256_sub_ps(ya, yb), _mm256_sub_ps(za, zb));
-        let len = _mm256_sqrt_ps(_mm256_add_ps(
-            _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
-            _mm256_mul_ps(dz, dz),
-        ));
-        let rest = _mm256_loadu_ps(batch.rest.as_ptr().add(j));
-        let positive = _mm256_cmp_ps::<_CMP_GT_OQ>(rest, _mm256_setzero_ps());
-        _mm256_and_ps(_mm256_div_ps(_mm256_sub_ps(len, rest), rest), positive)
+        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
+        // and unshared (see # Safety).
+        unsafe {
+            let (dx, dy, dz) = (_mm256_sub_ps(xa, xb), _mm256_sub_ps(ya, yb), _mm256_sub_ps(za, zb));
+            let len = _mm256_sqrt_ps(_mm256_add_ps(
+                _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+                _mm256_mul_ps(dz, dz),
+            ));
+            let rest = _mm256_loadu_ps(batch.rest.as_ptr().add(j));
+            let positive = _mm256_cmp_ps::<_CMP_GT_OQ>(rest, _mm256_setzero_ps());
+            _mm256_and_ps(_mm256_div_ps(_mm256_sub_ps(len, rest), rest), positive)
+        }
     }
 
     /// A column of a strip held in a buffer: the x, y, z, w vectors of eight lanes.
@@ -858,38 +1058,53 @@ pub(super) mod avx2 {
     impl Ends for Column {
         #[inline(always)]
         unsafe fn load(self, _: PosPtr) -> Lanes8 {
-            *self.0
+            // SAFETY: the caller upholds `Ends::load`'s contract (# Safety): the CPU must support
+            // AVX2, and the eight particles must be in bounds of `pos`, with no other thread
+            // writing them during the call.
+            unsafe { *self.0 }
         }
 
         #[inline(always)]
         unsafe fn store(self, _: PosPtr, [x, y, z, _]: Lanes8) {
-            let column = &mut *self.0;
-            (column[0], column[1], column[2]) = (x, y, z);
+            // SAFETY: the caller upholds `Ends::store`'s contract (# Safety): the CPU must support
+            // AVX2, and the eight particles must be in bounds of `pos`, with no other thread
+            // touching them during the call.
+            unsafe {
+                let column = &mut *self.0;
+                (column[0], column[1], column[2]) = (x, y, z);
+            }
         }
     }
 
     /// Transposes eight rows of eight floats. (Plain statements: a closure would not inherit
     /// the caller's AVX2 and its intrinsics would become calls.)
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions).
     #[inline(always)]
     unsafe fn transpose8(r: &[__m256; 8]) -> [__m256; 8] {
-        let (t0, t1) = (_mm256_unpacklo_ps(r[0], r[1]), _mm256_unpackhi_ps(r[0], r[1]));
-        let (t2, t3) = (_mm256_unpacklo_ps(r[2], r[3]), _mm256_unpackhi_ps(r[2], r[3]));
-        let (t4, t5) = (_mm256_unpacklo_ps(r[4], r[5]), _mm256_unpackhi_ps(r[4], r[5]));
-        let (t6, t7) = (_mm256_unpacklo_ps(r[6], r[7]), _mm256_unpackhi_ps(r[6], r[7]));
-        let (u0, u1) = (_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2));
-        let (u2, u3) = (_mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3));
-        let (u4, u5) = (_mm256_shuffle_ps::<0x44>(t4, t6), _mm256_shuffle_ps::<0xEE>(t4, t6));
-        let (u6, u7) = (_mm256_shuffle_ps::<0x44>(t5, t7), _mm256_shuffle_ps::<0xEE>(t5, t7));
-        [
-            _mm256_permute2f128_ps::<0x20>(u0, u4),
-            _mm256_permute2f128_ps::<0x20>(u1, u5),
-            _mm256_permute2f128_ps::<0x20>(u2, u6),
-            _mm256_permute2f128_ps::<0x20>(u3, u7),
-            _mm256_permute2f128_ps::<0x31>(u0, u4),
-            _mm256_permute2f128_ps::<0x31>(u1, u5),
-            _mm256_permute2f128_ps::<0x31>(u2, u6),
-            _mm256_permute2f128_ps::<0x31>(u3, u7),
-        ]
+        // SAFETY: the caller guarantees support for AVX2 (see # Safety).
+        unsafe {
+            let (t0, t1) = (_mm256_unpacklo_ps(r[0], r[1]), _mm256_unpackhi_ps(r[0], r[1]));
+            let (t2, t3) = (_mm256_unpacklo_ps(r[2], r[3]), _mm256_unpackhi_ps(r[2], r[3]));
+            let (t4, t5) = (_mm256_unpacklo_ps(r[4], r[5]), _mm256_unpackhi_ps(r[4], r[5]));
+            let (t6, t7) = (_mm256_unpacklo_ps(r[6], r[7]), _mm256_unpackhi_ps(r[6], r[7]));
+            let (u0, u1) = (_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2));
+            let (u2, u3) = (_mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3));
+            let (u4, u5) = (_mm256_shuffle_ps::<0x44>(t4, t6), _mm256_shuffle_ps::<0xEE>(t4, t6));
+            let (u6, u7) = (_mm256_shuffle_ps::<0x44>(t5, t7), _mm256_shuffle_ps::<0xEE>(t5, t7));
+            [
+                _mm256_permute2f128_ps::<0x20>(u0, u4),
+                _mm256_permute2f128_ps::<0x20>(u1, u5),
+                _mm256_permute2f128_ps::<0x20>(u2, u6),
+                _mm256_permute2f128_ps::<0x20>(u3, u7),
+                _mm256_permute2f128_ps::<0x31>(u0, u4),
+                _mm256_permute2f128_ps::<0x31>(u1, u5),
+                _mm256_permute2f128_ps::<0x31>(u2, u6),
+                _mm256_permute2f128_ps::<0x31>(u3, u7),
+            ]
+        }
     }
 
     /// One strip in flight: its lanes' first particles, and a ring of sixteen columns (two
@@ -902,28 +1117,45 @@ pub(super) mod avx2 {
     }
 
     impl Strip {
+        /// # Safety
+        /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+        /// functions); every particle and slot read or written must be in bounds, and no other
+        /// thread may touch them during the call.
         #[inline(always)]
         unsafe fn new(batch: &mut DistanceBatch, inv_h2: __m256, first: bool) -> Self {
-            Strip {
-                first: std::array::from_fn(|k| batch.a[k] as usize),
-                shape: StripShape::of(batch),
-                lanes: Slots::of(batch, inv_h2, first),
-                window: [[_mm256_setzero_ps(); 4]; 16],
+            // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in
+            // bounds and unshared (see # Safety).
+            unsafe {
+                Strip {
+                    first: std::array::from_fn(|k| batch.a[k] as usize),
+                    shape: StripShape::of(batch),
+                    lanes: Slots::of(batch, inv_h2, first),
+                    window: [[_mm256_setzero_ps(); 4]; 16],
+                }
             }
         }
 
         /// Mask of the columns of tile `t` that exist, or `None` when all eight do (plain loads
         /// and stores: masked stores are slow on AMD).
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+        /// functions); every particle and slot read or written must be in bounds, and no other
+        /// thread may touch them during the call.
         #[inline(always)]
         unsafe fn mask(&self, t: usize) -> Option<__m256i> {
-            let left = self.shape.columns.saturating_sub(8 * t).min(8) as i32;
-            if left == 8 {
-                return None;
+            // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in
+            // bounds and unshared (see # Safety).
+            unsafe {
+                let left = self.shape.columns.saturating_sub(8 * t).min(8) as i32;
+                if left == 8 {
+                    return None;
+                }
+                Some(_mm256_cmpgt_epi32(
+                    _mm256_set1_epi32(left),
+                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                ))
             }
-            Some(_mm256_cmpgt_epi32(
-                _mm256_set1_epi32(left),
-                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-            ))
         }
     }
 
@@ -937,37 +1169,47 @@ pub(super) mod avx2 {
         /// Columns 8t..8t+8 of every lane.
         #[inline(always)]
         unsafe fn load(&mut self, pos: PosPtr, t: usize) {
-            let half = t % 2;
-            let mask = self.mask(t);
-            let mut rows = [_mm256_setzero_ps(); 8];
-            for (c, p) in [pos.x, pos.y, pos.z, pos.w].into_iter().enumerate() {
-                for (row, &first) in rows.iter_mut().zip(&self.first) {
-                    let at = p.add(first + 8 * t);
-                    _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(Self::PREFETCH_AHEAD) as *const i8);
-                    *row = match mask {
-                        None => _mm256_loadu_ps(at),
-                        Some(mask) => _mm256_maskload_ps(at, mask),
-                    };
-                }
-                for (column, lanes) in transpose8(&rows).into_iter().zip(&mut self.window[8 * half..]) {
-                    lanes[c] = column;
+            // SAFETY: the caller upholds `TiledStrip::load`'s contract (# Safety): as the strip
+            // kernel (`project_strips` of the strip's width): the CPU supports that width, tile `t`
+            // is one of the strip's, and its particles are in bounds of `pos` and touched by no
+            // other thread during the call.
+            unsafe {
+                let half = t % 2;
+                let mask = self.mask(t);
+                let mut rows = [_mm256_setzero_ps(); 8];
+                for (c, p) in [pos.x, pos.y, pos.z, pos.w].into_iter().enumerate() {
+                    for (row, &first) in rows.iter_mut().zip(&self.first) {
+                        let at = p.add(first + 8 * t);
+                        _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(Self::PREFETCH_AHEAD) as *const i8);
+                        *row = match mask {
+                            None => _mm256_loadu_ps(at),
+                            Some(mask) => _mm256_maskload_ps(at, mask),
+                        };
+                    }
+                    for (column, lanes) in transpose8(&rows).into_iter().zip(&mut self.window[8 * half..]) {
+                        lanes[c] = column;
+                    }
                 }
             }
         }
 
         #[inline(always)]
         unsafe fn store(&self, pos: PosPtr, t: usize) {
-            let mask = self.mask(t);
-            let mut columns = [_mm256_setzero_ps(); 8];
-            for (c, p) in [pos.x, pos.y, pos.z].into_iter().enumerate() {
-                for (column, lanes) in columns.iter_mut().zip(&self.window[8 * (t % 2)..]) {
-                    *column = lanes[c];
-                }
-                let rows = transpose8(&columns);
-                for (k, &row) in rows.iter().enumerate() {
-                    match mask {
-                        None => _mm256_storeu_ps(p.add(self.first[k] + 8 * t), row),
-                        Some(_) => store_first(p.add(self.first[k] + 8 * t), row, self.shape.columns - 8 * t),
+            // SAFETY: the caller upholds `TiledStrip::store`'s contract (# Safety): as
+            // `Self::load`, with tile `t` loaded in the ring.
+            unsafe {
+                let mask = self.mask(t);
+                let mut columns = [_mm256_setzero_ps(); 8];
+                for (c, p) in [pos.x, pos.y, pos.z].into_iter().enumerate() {
+                    for (column, lanes) in columns.iter_mut().zip(&self.window[8 * (t % 2)..]) {
+                        *column = lanes[c];
+                    }
+                    let rows = transpose8(&columns);
+                    for (k, &row) in rows.iter().enumerate() {
+                        match mask {
+                            None => _mm256_storeu_ps(p.add(self.first[k] + 8 * t), row),
+                            Some(_) => store_first(p.add(self.first[k] + 8 * t), row, self.shape.columns - 8 * t),
+                        }
                     }
                 }
             }
@@ -976,9 +1218,13 @@ pub(super) mod avx2 {
         /// Slots 8s..8s + 8.
         #[inline(always)]
         unsafe fn solve_step(&mut self, pos: PosPtr, s: usize) {
-            let window = self.window.as_mut_ptr();
-            let (a, b) = (Column(window.add(s % 16)), Column(window.add((s + self.shape.offset) % 16)));
-            project_slots(pos, &self.lanes, 8 * s, a, b);
+            // SAFETY: the caller upholds `TiledStrip::solve_step`'s contract (# Safety): as
+            // `Self::load`, for the step's tiles, which must be loaded in the ring.
+            unsafe {
+                let window = self.window.as_mut_ptr();
+                let (a, b) = (Column(window.add(s % 16)), Column(window.add((s + self.shape.offset) % 16)));
+                project_slots(pos, &self.lanes, 8 * s, a, b);
+            }
         }
     }
 
@@ -991,30 +1237,34 @@ pub(super) mod avx2 {
     /// As [`super::project_group`]; the CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn project_strips(pos: PosPtr, strips: &mut [DistanceBatch], inv_h2: f32, first: bool) {
-        let inv_h2 = _mm256_set1_ps(inv_h2);
-        // (No closure for `Strip::new`: a closure would not inherit AVX2.)
-        for chunk in strips.chunks_mut(4) {
-            match chunk {
-                [a, b, c, d] => solve_side_by_side(
-                    pos,
-                    [
-                        Strip::new(a, inv_h2, first),
-                        Strip::new(b, inv_h2, first),
-                        Strip::new(c, inv_h2, first),
-                        Strip::new(d, inv_h2, first),
-                    ],
-                ),
-                [a, b, c] => solve_side_by_side(
-                    pos,
-                    [
-                        Strip::new(a, inv_h2, first),
-                        Strip::new(b, inv_h2, first),
-                        Strip::new(c, inv_h2, first),
-                    ],
-                ),
-                [a, b] => solve_side_by_side(pos, [Strip::new(a, inv_h2, first), Strip::new(b, inv_h2, first)]),
-                [a] => solve_side_by_side(pos, [Strip::new(a, inv_h2, first)]),
-                _ => {}
+        // SAFETY: the caller upholds this function's # Safety contract: as `super::project_group`;
+        // the CPU must support AVX2.
+        unsafe {
+            let inv_h2 = _mm256_set1_ps(inv_h2);
+            // (No closure for `Strip::new`: a closure would not inherit AVX2.)
+            for chunk in strips.chunks_mut(4) {
+                match chunk {
+                    [a, b, c, d] => solve_side_by_side(
+                        pos,
+                        [
+                            Strip::new(a, inv_h2, first),
+                            Strip::new(b, inv_h2, first),
+                            Strip::new(c, inv_h2, first),
+                            Strip::new(d, inv_h2, first),
+                        ],
+                    ),
+                    [a, b, c] => solve_side_by_side(
+                        pos,
+                        [
+                            Strip::new(a, inv_h2, first),
+                            Strip::new(b, inv_h2, first),
+                            Strip::new(c, inv_h2, first),
+                        ],
+                    ),
+                    [a, b] => solve_side_by_side(pos, [Strip::new(a, inv_h2, first), Strip::new(b, inv_h2, first)]),
+                    [a] => solve_side_by_side(pos, [Strip::new(a, inv_h2, first)]),
+                    _ => {}
+                }
             }
         }
     }
@@ -1058,35 +1308,55 @@ trait TiledStrip {
     const PREFETCH_AHEAD: usize = 2 * Self::TILE;
     fn shape(&self) -> StripShape;
     /// Loads tile `t` into its half of the ring.
+    ///
+    /// # Safety
+    /// As the strip kernel (`project_strips` of the strip's width): the CPU supports that width,
+    /// tile `t` is one of the strip's, and its particles are in bounds of `pos` and touched by no
+    /// other thread during the call.
     unsafe fn load(&mut self, pos: PosPtr, t: usize);
     /// Solves step `s`, whose columns are in the ring (`pos` for kernels that want it; the
     /// ring holds everything the step reads and writes).
+    ///
+    /// # Safety
+    /// As [`Self::load`], for the step's tiles, which must be loaded in the ring.
     unsafe fn solve_step(&mut self, pos: PosPtr, s: usize);
     /// Stores tile `t` back from its half of the ring (positions only).
+    ///
+    /// # Safety
+    /// As [`Self::load`], with tile `t` loaded in the ring.
     unsafe fn store(&self, pos: PosPtr, t: usize);
 }
 
 /// Runs `N` strips of equal length tile by tile, their steps interleaved (each strip is a
 /// chain of dependent steps; several chains keep the divider busy). A step's second end lies
 /// at most a tile further, in the next tile, which is loaded before.
+///
+/// # Safety
+/// The CPU must support AVX-512F, AVX2 and FMA (this is only inlined into the module's
+/// `#[target_feature]` functions); every particle and slot read or written must be in bounds, and
+/// no other thread may touch them during the call.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn solve_side_by_side<S: TiledStrip, const N: usize>(pos: PosPtr, mut in_flight: [S; N]) {
-    for strip in in_flight.iter_mut() {
-        strip.load(pos, 0);
-    }
-    let StripShape { steps, columns, .. } = in_flight[0].shape();
-    for t in 0..columns.div_ceil(S::TILE) {
+    // SAFETY: the caller guarantees support for AVX-512F, AVX2 and FMA, every particle and slot
+    // touched in bounds and unshared (see # Safety).
+    unsafe {
         for strip in in_flight.iter_mut() {
-            strip.load(pos, t + 1);
+            strip.load(pos, 0);
         }
-        for s in S::TILE * t..steps.min(S::TILE * (t + 1)) {
+        let StripShape { steps, columns, .. } = in_flight[0].shape();
+        for t in 0..columns.div_ceil(S::TILE) {
             for strip in in_flight.iter_mut() {
-                strip.solve_step(pos, s);
+                strip.load(pos, t + 1);
             }
-        }
-        for strip in in_flight.iter() {
-            strip.store(pos, t);
+            for s in S::TILE * t..steps.min(S::TILE * (t + 1)) {
+                for strip in in_flight.iter_mut() {
+                    strip.solve_step(pos, s);
+                }
+            }
+            for strip in in_flight.iter() {
+                strip.store(pos, t);
+            }
         }
     }
 }
@@ -1110,55 +1380,77 @@ mod avx512 {
     /// As [`super::project_raw`] for every batch; the CPU must support AVX-512F, AVX2 and FMA.
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(super) unsafe fn project_levels(pos: PosPtr, batches: &mut [DistanceBatch], inv_h2: f32, first: bool) {
-        for batch in batches {
-            match batch.contiguous {
-                true => project_contiguous(pos, batch, _mm512_set1_ps(inv_h2), first),
-                false => project_batch(pos, batch, inv_h2, first),
+        // SAFETY: the caller upholds this function's # Safety contract: as `super::project_raw` for
+        // every batch; the CPU must support AVX-512F, AVX2 and FMA.
+        unsafe {
+            for batch in batches {
+                match batch.contiguous {
+                    true => project_contiguous(pos, batch, _mm512_set1_ps(inv_h2), first),
+                    false => project_batch(pos, batch, inv_h2, first),
+                }
             }
         }
     }
 
     /// Slots j..j + 16 of a contiguous batch, those past its end masked off: they load as 0
     /// (degenerate, so they move nothing) and store nothing.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F, AVX2 and FMA (this is only inlined into the module's
+    /// `#[target_feature]` functions); every particle and slot read or written must be in bounds,
+    /// and no other thread may touch them during the call.
     #[inline(always)]
     unsafe fn project_contiguous(pos: PosPtr, batch: &mut DistanceBatch, inv_h2: __m512, first: bool) {
-        let n = batch.id.len();
-        let (a, b) = match (batch.a.first(), batch.b.first()) {
-            (Some(&a), Some(&b)) => (a as usize, b as usize),
-            _ => return,
-        };
-        let (rest, compliance, lambda) = (batch.rest.as_ptr(), batch.compliance.as_ptr(), batch.lambda.as_mut_ptr());
-        for j in (0..n).step_by(16) {
-            let mask = if n - j >= 16 { u16::MAX } else { (1u16 << (n - j)) - 1 };
-            let old_lambda = if first {
-                _mm512_setzero_ps()
-            } else {
-                _mm512_maskz_loadu_ps(mask, lambda.add(j))
+        // SAFETY: the caller guarantees support for AVX-512F, AVX2 and FMA, every particle and slot
+        // touched in bounds and unshared (see # Safety).
+        unsafe {
+            let n = batch.id.len();
+            let (a, b) = match (batch.a.first(), batch.b.first()) {
+                (Some(&a), Some(&b)) => (a as usize, b as usize),
+                _ => return,
             };
-            let meta = [
-                _mm512_maskz_loadu_ps(mask, rest.add(j)),
-                _mm512_maskz_loadu_ps(mask, compliance.add(j)),
-                old_lambda,
-            ];
-            let (ends_a, ends_b) = (masked_particles(pos, a + j, mask), masked_particles(pos, b + j, mask));
-            let (moved_a, moved_b, new_lambda) = project_lanes::<Avx512>(inv_h2, meta, ends_a, ends_b);
-            for (i, moved) in [(a + j, moved_a), (b + j, moved_b)] {
-                for (c, v) in [pos.x, pos.y, pos.z].into_iter().zip(moved) {
-                    _mm512_mask_storeu_ps(c.add(i), mask, v);
+            let (rest, compliance, lambda) = (batch.rest.as_ptr(), batch.compliance.as_ptr(), batch.lambda.as_mut_ptr());
+            for j in (0..n).step_by(16) {
+                let mask = if n - j >= 16 { u16::MAX } else { (1u16 << (n - j)) - 1 };
+                let old_lambda = if first {
+                    _mm512_setzero_ps()
+                } else {
+                    _mm512_maskz_loadu_ps(mask, lambda.add(j))
+                };
+                let meta = [
+                    _mm512_maskz_loadu_ps(mask, rest.add(j)),
+                    _mm512_maskz_loadu_ps(mask, compliance.add(j)),
+                    old_lambda,
+                ];
+                let (ends_a, ends_b) = (masked_particles(pos, a + j, mask), masked_particles(pos, b + j, mask));
+                let (moved_a, moved_b, new_lambda) = project_lanes::<Avx512>(inv_h2, meta, ends_a, ends_b);
+                for (i, moved) in [(a + j, moved_a), (b + j, moved_b)] {
+                    for (c, v) in [pos.x, pos.y, pos.z].into_iter().zip(moved) {
+                        _mm512_mask_storeu_ps(c.add(i), mask, v);
+                    }
                 }
+                _mm512_mask_storeu_ps(lambda.add(j), mask, new_lambda);
             }
-            _mm512_mask_storeu_ps(lambda.add(j), mask, new_lambda);
         }
     }
 
     /// Particles `i …` (the lanes of `mask`) as x, y, z, w vectors.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F, AVX2 and FMA (this is only inlined into the module's
+    /// `#[target_feature]` functions); every particle and slot read or written must be in bounds,
+    /// and no other thread may touch them during the call.
     #[inline(always)]
     unsafe fn masked_particles(pos: PosPtr, i: usize, mask: u16) -> [__m512; 4] {
-        let mut lanes = [_mm512_setzero_ps(); 4];
-        for (lane, c) in lanes.iter_mut().zip([pos.x, pos.y, pos.z, pos.w]) {
-            *lane = _mm512_maskz_loadu_ps(mask, c.add(i));
+        // SAFETY: the caller guarantees support for AVX-512F, AVX2 and FMA, every particle and slot
+        // touched in bounds and unshared (see # Safety).
+        unsafe {
+            let mut lanes = [_mm512_setzero_ps(); 4];
+            for (lane, c) in lanes.iter_mut().zip([pos.x, pos.y, pos.z, pos.w]) {
+                *lane = _mm512_maskz_loadu_ps(mask, c.add(i));
+            }
+            lanes
         }
-        lanes
     }
 
     /// [`super::avx2::project_strips`] with strips paired: two strips of eight rows are one of
@@ -1171,21 +1463,25 @@ mod avx512 {
     /// As [`super::project_group`]; the CPU must support AVX-512F, AVX2 and FMA.
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(super) unsafe fn project_strips(pos: PosPtr, strips: &mut [DistanceBatch], inv_h2: f32, first: bool) {
-        let inv_h2_lanes = _mm512_set1_ps(inv_h2);
-        let mut quads = strips.chunks_exact_mut(4);
-        for quad in &mut quads {
-            let [a, b, c, d] = quad else { unreachable!() };
-            solve_side_by_side(
-                pos,
-                [StripPair::new(a, b, inv_h2_lanes, first), StripPair::new(c, d, inv_h2_lanes, first)],
-            );
+        // SAFETY: the caller upholds this function's # Safety contract: as `super::project_group`;
+        // the CPU must support AVX-512F, AVX2 and FMA.
+        unsafe {
+            let inv_h2_lanes = _mm512_set1_ps(inv_h2);
+            let mut quads = strips.chunks_exact_mut(4);
+            for quad in &mut quads {
+                let [a, b, c, d] = quad else { unreachable!() };
+                solve_side_by_side(
+                    pos,
+                    [StripPair::new(a, b, inv_h2_lanes, first), StripPair::new(c, d, inv_h2_lanes, first)],
+                );
+            }
+            let rest = quads.into_remainder();
+            let paired = rest.len() / 2 * 2;
+            if let [a, b] = &mut rest[..paired] {
+                solve_side_by_side(pos, [StripPair::new(a, b, inv_h2_lanes, first)]);
+            }
+            super::avx2::project_strips(pos, &mut rest[paired..], inv_h2, first);
         }
-        let rest = quads.into_remainder();
-        let paired = rest.len() / 2 * 2;
-        if let [a, b] = &mut rest[..paired] {
-            solve_side_by_side(pos, [StripPair::new(a, b, inv_h2_lanes, first)]);
-        }
-        super::avx2::project_strips(pos, &mut rest[paired..], inv_h2, first);
     }
 
     /// Two strips of equal length side by side: lanes 0–7 are the first strip's rows, 8–15
@@ -1206,18 +1502,26 @@ mod avx512 {
     }
 
     impl StripPair {
+        /// # Safety
+        /// The CPU must support AVX-512F, AVX2 and FMA (this is only inlined into the module's
+        /// `#[target_feature]` functions); every particle and slot read or written must be in
+        /// bounds, and no other thread may touch them during the call.
         #[inline(always)]
         unsafe fn new(a: &mut DistanceBatch, b: &mut DistanceBatch, inv_h2: __m512, first_sweep: bool) -> Self {
-            debug_assert_eq!(a.id.len(), b.id.len(), "paired strips have equal length");
-            StripPair {
-                first: std::array::from_fn(|k| if k < 8 { a.a[k] } else { b.a[k - 8] } as usize),
-                shape: StripShape::of(a),
-                rest: [a.rest.as_ptr(), b.rest.as_ptr()],
-                compliance: [a.compliance.as_ptr(), b.compliance.as_ptr()],
-                lambda: [a.lambda.as_mut_ptr(), b.lambda.as_mut_ptr()],
-                inv_h2,
-                first_sweep,
-                window: [[_mm512_setzero_ps(); 4]; 32],
+            // SAFETY: the caller guarantees support for AVX-512F, AVX2 and FMA, every particle and
+            // slot touched in bounds and unshared (see # Safety).
+            unsafe {
+                debug_assert_eq!(a.id.len(), b.id.len(), "paired strips have equal length");
+                StripPair {
+                    first: std::array::from_fn(|k| if k < 8 { a.a[k] } else { b.a[k - 8] } as usize),
+                    shape: StripShape::of(a),
+                    rest: [a.rest.as_ptr(), b.rest.as_ptr()],
+                    compliance: [a.compliance.as_ptr(), b.compliance.as_ptr()],
+                    lambda: [a.lambda.as_mut_ptr(), b.lambda.as_mut_ptr()],
+                    inv_h2,
+                    first_sweep,
+                    window: [[_mm512_setzero_ps(); 4]; 32],
+                }
             }
         }
 
@@ -1229,13 +1533,22 @@ mod avx512 {
         }
 
         /// Slots 8s..8s + 8 of both strips as one vector.
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512F, AVX2 and FMA (this is only inlined into the module's
+        /// `#[target_feature]` functions); every particle and slot read or written must be in
+        /// bounds, and no other thread may touch them during the call.
         #[inline(always)]
         unsafe fn load_slots(from: [*const f32; 2], s: usize) -> __m512 {
-            let (low, high) = (_mm256_loadu_ps(from[0].add(8 * s)), _mm256_loadu_ps(from[1].add(8 * s)));
-            _mm512_castpd_ps(_mm512_insertf64x4::<1>(
-                _mm512_castpd256_pd512(_mm256_castps_pd(low)),
-                _mm256_castps_pd(high),
-            ))
+            // SAFETY: the caller guarantees support for AVX-512F, AVX2 and FMA, every particle and
+            // slot touched in bounds and unshared (see # Safety).
+            unsafe {
+                let (low, high) = (_mm256_loadu_ps(from[0].add(8 * s)), _mm256_loadu_ps(from[1].add(8 * s)));
+                _mm512_castpd_ps(_mm512_insertf64x4::<1>(
+                    _mm512_castpd256_pd512(_mm256_castps_pd(low)),
+                    _mm256_castps_pd(high),
+                ))
+            }
         }
     }
 
@@ -1249,86 +1562,107 @@ mod avx512 {
         /// Columns 16t..16t + 16 of every lane.
         #[inline(always)]
         unsafe fn load(&mut self, pos: PosPtr, t: usize) {
-            let (half, mask) = (t % 2, self.mask(t));
-            let mut rows = [_mm512_setzero_ps(); 16];
-            for (c, p) in [pos.x, pos.y, pos.z, pos.w].into_iter().enumerate() {
-                for (row, &first) in rows.iter_mut().zip(&self.first) {
-                    let at = p.add(first + 16 * t);
-                    _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(Self::PREFETCH_AHEAD) as *const i8);
-                    *row = _mm512_maskz_loadu_ps(mask, at);
-                }
-                for (column, lanes) in transpose16(&rows).into_iter().zip(&mut self.window[16 * half..]) {
-                    lanes[c] = column;
+            // SAFETY: the caller upholds `TiledStrip::load`'s contract (# Safety): as the strip
+            // kernel (`project_strips` of the strip's width): the CPU supports that width, tile `t`
+            // is one of the strip's, and its particles are in bounds of `pos` and touched by no
+            // other thread during the call.
+            unsafe {
+                let (half, mask) = (t % 2, self.mask(t));
+                let mut rows = [_mm512_setzero_ps(); 16];
+                for (c, p) in [pos.x, pos.y, pos.z, pos.w].into_iter().enumerate() {
+                    for (row, &first) in rows.iter_mut().zip(&self.first) {
+                        let at = p.add(first + 16 * t);
+                        _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(Self::PREFETCH_AHEAD) as *const i8);
+                        *row = _mm512_maskz_loadu_ps(mask, at);
+                    }
+                    for (column, lanes) in transpose16(&rows).into_iter().zip(&mut self.window[16 * half..]) {
+                        lanes[c] = column;
+                    }
                 }
             }
         }
 
         #[inline(always)]
         unsafe fn store(&self, pos: PosPtr, t: usize) {
-            let mask = self.mask(t);
-            let mut columns = [_mm512_setzero_ps(); 16];
-            for (c, p) in [pos.x, pos.y, pos.z].into_iter().enumerate() {
-                for (column, lanes) in columns.iter_mut().zip(&self.window[16 * (t % 2)..]) {
-                    *column = lanes[c];
-                }
-                for (row, &first) in transpose16(&columns).iter().zip(&self.first) {
-                    _mm512_mask_storeu_ps(p.add(first + 16 * t), mask, *row);
+            // SAFETY: the caller upholds `TiledStrip::store`'s contract (# Safety): as
+            // `Self::load`, with tile `t` loaded in the ring.
+            unsafe {
+                let mask = self.mask(t);
+                let mut columns = [_mm512_setzero_ps(); 16];
+                for (c, p) in [pos.x, pos.y, pos.z].into_iter().enumerate() {
+                    for (column, lanes) in columns.iter_mut().zip(&self.window[16 * (t % 2)..]) {
+                        *column = lanes[c];
+                    }
+                    for (row, &first) in transpose16(&columns).iter().zip(&self.first) {
+                        _mm512_mask_storeu_ps(p.add(first + 16 * t), mask, *row);
+                    }
                 }
             }
         }
 
         #[inline(always)]
         unsafe fn solve_step(&mut self, _: PosPtr, s: usize) {
-            let (a, b) = (s % 32, (s + self.shape.offset) % 32);
-            let old_lambda = match self.first_sweep {
-                true => _mm512_setzero_ps(),
-                false => Self::load_slots(self.lambda.map(|p| p as *const f32), s),
-            };
-            let meta = [Self::load_slots(self.rest, s), Self::load_slots(self.compliance, s), old_lambda];
-            let (moved_a, moved_b, lambda) = project_lanes::<Avx512>(self.inv_h2, meta, self.window[a], self.window[b]);
-            self.window[a][..3].copy_from_slice(&moved_a[..3]);
-            self.window[b][..3].copy_from_slice(&moved_b[..3]);
-            _mm256_storeu_ps(self.lambda[0].add(8 * s), _mm512_castps512_ps256(lambda));
-            let high = _mm512_extractf64x4_pd::<1>(_mm512_castps_pd(lambda));
-            _mm256_storeu_ps(self.lambda[1].add(8 * s), _mm256_castpd_ps(high));
+            // SAFETY: the caller upholds `TiledStrip::solve_step`'s contract (# Safety): as
+            // `Self::load`, for the step's tiles, which must be loaded in the ring.
+            unsafe {
+                let (a, b) = (s % 32, (s + self.shape.offset) % 32);
+                let old_lambda = match self.first_sweep {
+                    true => _mm512_setzero_ps(),
+                    false => Self::load_slots(self.lambda.map(|p| p as *const f32), s),
+                };
+                let meta = [Self::load_slots(self.rest, s), Self::load_slots(self.compliance, s), old_lambda];
+                let (moved_a, moved_b, lambda) = project_lanes::<Avx512>(self.inv_h2, meta, self.window[a], self.window[b]);
+                self.window[a][..3].copy_from_slice(&moved_a[..3]);
+                self.window[b][..3].copy_from_slice(&moved_b[..3]);
+                _mm256_storeu_ps(self.lambda[0].add(8 * s), _mm512_castps512_ps256(lambda));
+                let high = _mm512_extractf64x4_pd::<1>(_mm512_castps_pd(lambda));
+                _mm256_storeu_ps(self.lambda[1].add(8 * s), _mm256_castpd_ps(high));
+            }
         }
     }
 
     /// Transposes sixteen rows of sixteen floats (its own inverse): pairs of rows interleaved
     /// by 32 and 64 bits, then 128-bit lanes gathered across the four quarters.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F, AVX2 and FMA (this is only inlined into the module's
+    /// `#[target_feature]` functions).
     #[inline(always)]
     unsafe fn transpose16(r: &[__m512; 16]) -> [__m512; 16] {
-        let pd = _mm512_castps_pd;
-        let ps = _mm512_castpd_ps;
-        let mut t = [_mm512_setzero_ps(); 16];
-        for i in 0..8 {
-            t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-            t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+        // SAFETY: the caller guarantees support for AVX-512F, AVX2 and FMA (see # Safety).
+        unsafe {
+            let pd = _mm512_castps_pd;
+            let ps = _mm512_castpd_ps;
+            let mut t = [_mm512_setzero_ps(); 16];
+            for i in 0..8 {
+                t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+                t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+            }
+            // u[4i + m], quarter q: rows 4i..4i + 4 of column 4q + m.
+            let mut u = [_mm512_setzero_ps(); 16];
+            for i in 0..4 {
+                u[4 * i] = ps(_mm512_unpacklo_pd(pd(t[4 * i]), pd(t[4 * i + 2])));
+                u[4 * i + 1] = ps(_mm512_unpackhi_pd(pd(t[4 * i]), pd(t[4 * i + 2])));
+                u[4 * i + 2] = ps(_mm512_unpacklo_pd(pd(t[4 * i + 1]), pd(t[4 * i + 3])));
+                u[4 * i + 3] = ps(_mm512_unpackhi_pd(pd(t[4 * i + 1]), pd(t[4 * i + 3])));
+            }
+            let mut columns = [_mm512_setzero_ps(); 16];
+            for m in 0..4 {
+                let even = (
+                    _mm512_shuffle_f32x4::<0x88>(u[m], u[4 + m]),
+                    _mm512_shuffle_f32x4::<0x88>(u[8 + m], u[12 + m]),
+                );
+                let odd = (
+                    _mm512_shuffle_f32x4::<0xDD>(u[m], u[4 + m]),
+                    _mm512_shuffle_f32x4::<0xDD>(u[8 + m], u[12 + m]),
+                );
+                columns[m] = _mm512_shuffle_f32x4::<0x88>(even.0, even.1);
+                columns[8 + m] = _mm512_shuffle_f32x4::<0xDD>(even.0, even.1);
+                columns[4 + m] = _mm512_shuffle_f32x4::<0x88>(odd.0, odd.1);
+                columns[12 + m] = _mm512_shuffle_f32x4::<0xDD>(odd.0, odd.1);
+            }
+            columns
         }
-        // u[4i + m], quarter q: rows 4i..4i + 4 of column 4q + m.
-        let mut u = [_mm512_setzero_ps(); 16];
-        for i in 0..4 {
-            u[4 * i] = ps(_mm512_unpacklo_pd(pd(t[4 * i]), pd(t[4 * i + 2])));
-            u[4 * i + 1] = ps(_mm512_unpackhi_pd(pd(t[4 * i]), pd(t[4 * i + 2])));
-            u[4 * i + 2] = ps(_mm512_unpacklo_pd(pd(t[4 * i + 1]), pd(t[4 * i + 3])));
-            u[4 * i + 3] = ps(_mm512_unpackhi_pd(pd(t[4 * i + 1]), pd(t[4 * i + 3])));
-        }
-        let mut columns = [_mm512_setzero_ps(); 16];
-        for m in 0..4 {
-            let even = (
-                _mm512_shuffle_f32x4::<0x88>(u[m], u[4 + m]),
-                _mm512_shuffle_f32x4::<0x88>(u[8 + m], u[12 + m]),
-            );
-            let odd = (
-                _mm512_shuffle_f32x4::<0xDD>(u[m], u[4 + m]),
-                _mm512_shuffle_f32x4::<0xDD>(u[8 + m], u[12 + m]),
-            );
-            columns[m] = _mm512_shuffle_f32x4::<0x88>(even.0, even.1);
-            columns[8 + m] = _mm512_shuffle_f32x4::<0xDD>(even.0, even.1);
-            columns[4 + m] = _mm512_shuffle_f32x4::<0x88>(odd.0, odd.1);
-            columns[12 + m] = _mm512_shuffle_f32x4::<0xDD>(odd.0, odd.1);
-        }
-        columns
     }
 }
 

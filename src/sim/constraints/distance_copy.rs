@@ -33,13 +33,18 @@ pub(crate) unsafe fn project_group(
     k: SubstepConstants,
     first: bool,
 ) {
-    with_damping(batches, prev, k, first, |batches| {
-        for batch in batches {
-            let vector = if chained { Kernel::Scalar } else { kernel };
-            let scalar_from = whole_vectors(vector, copy, batch, k.inv_h2, first);
-            (scalar_from..batch.id.len()).for_each(|j| project_one(copy, batch, j, k.inv_h2, first));
-        }
-    });
+    // SAFETY: the caller upholds this function's # Safety contract: every particle index in
+    // `batches` must be in bounds of `copy` and `prev`, no other thread may touch those particles
+    // during the call, and `kernel` must be supported by this CPU.
+    unsafe {
+        with_damping(batches, prev, k, first, |batches| {
+            for batch in batches {
+                let vector = if chained { Kernel::Scalar } else { kernel };
+                let scalar_from = whole_vectors(vector, copy, batch, k.inv_h2, first);
+                (scalar_from..batch.id.len()).for_each(|j| project_one(copy, batch, j, k.inv_h2, first));
+            }
+        });
+    }
 }
 
 /// Projects the whole vectors of `batch` with `kernel`; returns the first slot left for the
@@ -48,12 +53,15 @@ pub(crate) unsafe fn project_group(
 /// # Safety
 /// As [`project_group`].
 unsafe fn whole_vectors(kernel: Kernel, copy: AosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) -> usize {
-    match kernel {
-        #[cfg(target_arch = "x86_64")]
-        Kernel::Avx512 => vector::project_avx512(copy, batch, inv_h2, first),
-        #[cfg(target_arch = "x86_64")]
-        Kernel::Avx2 => vector::project_avx2(copy, batch, inv_h2, first),
-        _ => 0,
+    // SAFETY: the caller upholds this function's # Safety contract: as `project_group`.
+    unsafe {
+        match kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => vector::project_avx512(copy, batch, inv_h2, first),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => vector::project_avx2(copy, batch, inv_h2, first),
+            _ => 0,
+        }
     }
 }
 
@@ -69,7 +77,9 @@ mod vector {
     /// As [`super::project_group`]; the CPU must support AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn project_avx2(copy: AosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) -> usize {
-        project_whole::<Avx2>(copy, batch, inv_h2, first)
+        // SAFETY: the caller upholds this function's # Safety contract: as `super::project_group`;
+        // the CPU must support AVX2 and FMA.
+        unsafe { project_whole::<Avx2>(copy, batch, inv_h2, first) }
     }
 
     /// [`project_whole`] sixteen constraints per vector.
@@ -78,7 +88,9 @@ mod vector {
     /// As [`super::project_group`]; the CPU must support AVX-512F, AVX2 and FMA.
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(super) unsafe fn project_avx512(copy: AosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) -> usize {
-        project_whole::<Avx512>(copy, batch, inv_h2, first)
+        // SAFETY: the caller upholds this function's # Safety contract: as `super::project_group`;
+        // the CPU must support AVX-512F, AVX2 and FMA.
+        unsafe { project_whole::<Avx512>(copy, batch, inv_h2, first) }
     }
 
     /// The whole vectors of `batch`: endpoints loaded and stored through the copy, λ and the
@@ -89,22 +101,26 @@ mod vector {
     /// width.
     #[inline(always)]
     unsafe fn project_whole<L: Lanes>(copy: AosPtr, batch: &mut DistanceBatch, inv_h2: f32, first: bool) -> usize {
-        let n = batch.id.len();
-        let full = n - n % L::WIDTH;
-        let inv_h2 = L::splat(inv_h2);
-        let (a, b) = (batch.a.as_ptr(), batch.b.as_ptr());
-        let (rest, compliance, lambda) = (batch.rest.as_ptr(), batch.compliance.as_ptr(), batch.lambda.as_mut_ptr());
-        let mut j = 0;
-        while j < full {
-            let old_lambda = if first { L::splat(0.0) } else { L::load(lambda.add(j)) };
-            let meta = [L::load(rest.add(j)), L::load(compliance.add(j)), old_lambda];
-            let (ends_a, ends_b) = (L::load_aos(copy, a.add(j)), L::load_aos(copy, b.add(j)));
-            let (moved_a, moved_b, new_lambda) = project_lanes::<L>(inv_h2, meta, ends_a, ends_b);
-            L::store_aos(copy, a.add(j), moved_a);
-            L::store_aos(copy, b.add(j), moved_b);
-            L::store(lambda.add(j), new_lambda);
-            j += L::WIDTH;
+        // SAFETY: the caller upholds this function's # Safety contract: as `super::project_group`;
+        // only inlined into a `#[target_feature]` function of `L`'s width.
+        unsafe {
+            let n = batch.id.len();
+            let full = n - n % L::WIDTH;
+            let inv_h2 = L::splat(inv_h2);
+            let (a, b) = (batch.a.as_ptr(), batch.b.as_ptr());
+            let (rest, compliance, lambda) = (batch.rest.as_ptr(), batch.compliance.as_ptr(), batch.lambda.as_mut_ptr());
+            let mut j = 0;
+            while j < full {
+                let old_lambda = if first { L::splat(0.0) } else { L::load(lambda.add(j)) };
+                let meta = [L::load(rest.add(j)), L::load(compliance.add(j)), old_lambda];
+                let (ends_a, ends_b) = (L::load_aos(copy, a.add(j)), L::load_aos(copy, b.add(j)));
+                let (moved_a, moved_b, new_lambda) = project_lanes::<L>(inv_h2, meta, ends_a, ends_b);
+                L::store_aos(copy, a.add(j), moved_a);
+                L::store_aos(copy, b.add(j), moved_b);
+                L::store(lambda.add(j), new_lambda);
+                j += L::WIDTH;
+            }
+            full
         }
-        full
     }
 }

@@ -116,18 +116,22 @@ impl HingeBatch {
     /// # Safety
     /// Every index in bounds of `prev`; no other thread writing those particles.
     unsafe fn prepare_damping(&mut self, prev: VecPtr, k: SubstepConstants) {
-        let n = self.id.len();
-        let [rest, compliance] = &mut self.damped;
-        rest.resize(n, 0.0);
-        compliance.resize(n, 0.0);
-        let gamma = k.bend_gamma;
-        for j in 0..n {
-            let [p0, p1, p2, p3] = std::array::from_fn(|i| prev.get(self.particles[i][j] as usize));
-            let theta0 = self.rest_angle[j];
-            let rigid = self.compliance[j] == 0.0;
-            let start = super::bend::dihedral_angle(p0, p1, p2, p3).filter(|_| !rigid);
-            rest[j] = start.map_or(theta0, |theta| theta0 + gamma / (1.0 + gamma) * wrap_angle(theta - theta0));
-            compliance[j] = if rigid { 0.0 } else { self.compliance[j] / (1.0 + gamma) };
+        // SAFETY: the caller upholds this function's # Safety contract: every index in bounds of
+        // `prev`; no other thread writing those particles.
+        unsafe {
+            let n = self.id.len();
+            let [rest, compliance] = &mut self.damped;
+            rest.resize(n, 0.0);
+            compliance.resize(n, 0.0);
+            let gamma = k.bend_gamma;
+            for j in 0..n {
+                let [p0, p1, p2, p3] = std::array::from_fn(|i| prev.get(self.particles[i][j] as usize));
+                let theta0 = self.rest_angle[j];
+                let rigid = self.compliance[j] == 0.0;
+                let start = super::bend::dihedral_angle(p0, p1, p2, p3).filter(|_| !rigid);
+                rest[j] = start.map_or(theta0, |theta| theta0 + gamma / (1.0 + gamma) * wrap_angle(theta - theta0));
+                compliance[j] = if rigid { 0.0 } else { self.compliance[j] / (1.0 + gamma) };
+            }
         }
     }
 
@@ -145,15 +149,18 @@ impl HingeBatch {
 /// # Safety
 /// As [`project_raw`].
 unsafe fn with_damping(batch: &mut HingeBatch, prev: VecPtr, k: SubstepConstants, refresh: bool, solve: impl FnOnce(&mut HingeBatch)) {
-    if !batch.is_damped(k) {
-        return solve(batch);
+    // SAFETY: the caller upholds this function's # Safety contract: as `project_raw`.
+    unsafe {
+        if !batch.is_damped(k) {
+            return solve(batch);
+        }
+        if refresh {
+            batch.prepare_damping(prev, k);
+        }
+        batch.swap_damped();
+        solve(batch);
+        batch.swap_damped();
     }
-    if refresh {
-        batch.prepare_damping(prev, k);
-    }
-    batch.swap_damped();
-    solve(batch);
-    batch.swap_damped();
 }
 
 /// Projects every hinge of `batch` once with the scalar kernel (safe wrapper of
@@ -199,13 +206,19 @@ pub(crate) unsafe fn project_raw(
     first: bool,
     refresh_damping: bool,
 ) {
-    with_damping(batch, prev, k, refresh_damping, |batch| {
-        #[cfg(target_arch = "x86_64")]
-        if vector_kernel_applies(kernel) {
-            return vector::project(kernel, pos, batch, k.inv_h2, first);
-        }
-        project_scalar(pos, batch, 0..batch.len(), k, first)
-    })
+    // SAFETY: the caller upholds this function's # Safety contract: every particle index in `batch`
+    // must be in bounds of `pos` and `prev`, no other thread may touch those particles during the
+    // call, `kernel` must be supported by this CPU, and unless it is `Kernel::Scalar` no two hinges
+    // of the batch may share a particle.
+    unsafe {
+        with_damping(batch, prev, k, refresh_damping, |batch| {
+            #[cfg(target_arch = "x86_64")]
+            if vector_kernel_applies(kernel) {
+                return vector::project(kernel, pos, batch, k.inv_h2, first);
+            }
+            project_scalar(pos, batch, 0..batch.len(), k, first)
+        })
+    }
 }
 
 /// Whether hinge batches run in the vector kernel (AVX2 or AVX-512). The solver keeps the
@@ -228,13 +241,17 @@ pub(crate) unsafe fn project_raw_aos(
     first: bool,
     refresh_damping: bool,
 ) {
-    with_damping(batch, prev, k, refresh_damping, |batch| {
-        #[cfg(target_arch = "x86_64")]
-        if vector_kernel_applies(kernel) {
-            return vector::project(kernel, pos, batch, k.inv_h2, first);
-        }
-        project_scalar(pos, batch, 0..batch.len(), k, first)
-    })
+    // SAFETY: the caller upholds this function's # Safety contract: as `project_raw`, with every
+    // index in bounds of `pos`.
+    unsafe {
+        with_damping(batch, prev, k, refresh_damping, |batch| {
+            #[cfg(target_arch = "x86_64")]
+            if vector_kernel_applies(kernel) {
+                return vector::project(kernel, pos, batch, k.inv_h2, first);
+            }
+            project_scalar(pos, batch, 0..batch.len(), k, first)
+        })
+    }
 }
 
 /// Copies the positions of particles `range` into the `[x, y, z, w]` copy (before the hinge
@@ -243,12 +260,16 @@ pub(crate) unsafe fn project_raw_aos(
 /// # Safety
 /// `range` in bounds of both, no other thread touching those particles, `kernel` supported.
 pub(crate) unsafe fn copy_to_aos(kernel: Kernel, pos: PosPtr, copy: AosPtr, range: Range<usize>) {
-    let mut scalar_from = range.start;
-    #[cfg(target_arch = "x86_64")]
-    if kernel.has_avx2() {
-        scalar_from = vector::copy_to_aos(pos, copy, range.clone());
+    // SAFETY: the caller upholds this function's # Safety contract: `range` in bounds of both, no
+    // other thread touching those particles, `kernel` supported.
+    unsafe {
+        let mut scalar_from = range.start;
+        #[cfg(target_arch = "x86_64")]
+        if kernel.has_avx2() {
+            scalar_from = vector::copy_to_aos(pos, copy, range.clone());
+        }
+        (scalar_from..range.end).for_each(|i| *copy.0.add(i) = pos.get(i));
     }
-    (scalar_from..range.end).for_each(|i| *copy.0.add(i) = pos.get(i));
 }
 
 /// Copies the positions of particles `range` back from the `[x, y, z, w]` copy (after the hinge
@@ -257,12 +278,15 @@ pub(crate) unsafe fn copy_to_aos(kernel: Kernel, pos: PosPtr, copy: AosPtr, rang
 /// # Safety
 /// As [`copy_to_aos`].
 pub(crate) unsafe fn copy_from_aos(kernel: Kernel, copy: AosPtr, pos: PosPtr, range: Range<usize>) {
-    let mut scalar_from = range.start;
-    #[cfg(target_arch = "x86_64")]
-    if kernel.has_avx2() {
-        scalar_from = vector::copy_from_aos(copy, pos, range.clone());
+    // SAFETY: the caller upholds this function's # Safety contract: as `copy_to_aos`.
+    unsafe {
+        let mut scalar_from = range.start;
+        #[cfg(target_arch = "x86_64")]
+        if kernel.has_avx2() {
+            scalar_from = vector::copy_from_aos(copy, pos, range.clone());
+        }
+        (scalar_from..range.end).for_each(|i| pos.set_xyz(i, xyz(copy.get(i)).to_array()));
     }
-    (scalar_from..range.end).for_each(|i| pos.set_xyz(i, xyz(copy.get(i)).to_array()));
 }
 
 /// The scalar projection of slots `range` (damping is folded into the batch's values).
@@ -270,31 +294,34 @@ pub(crate) unsafe fn copy_from_aos(kernel: Kernel, copy: AosPtr, pos: PosPtr, ra
 /// # Safety
 /// As [`project_raw`].
 unsafe fn project_scalar(pos: impl ParticleAccess, batch: &mut HingeBatch, range: Range<usize>, k: SubstepConstants, first: bool) {
-    for j in range {
-        let item = batch.get(j);
-        let lambda = &mut batch.lambda[j];
-        if first {
-            *lambda = 0.0;
-        }
-        let idx = item.particles.map(|i| i as usize);
-        let particles = idx.map(|i| pos.get(i));
-        let p = particles.map(xyz);
-        let Some((theta, grads)) = dihedral_gradients(p[0], p[1], p[2], p[3]) else {
-            continue;
-        };
-        let w = particles.map(|q| q[3]);
-        let weighted: f32 = (0..4).map(|i| w[i] * grads[i].length_squared()).sum();
-        let alpha_tilde = item.compliance * k.inv_h2;
-        let denom = weighted + alpha_tilde;
-        if denom <= 1e-30 || !denom.is_finite() {
-            continue;
-        }
-        let c = wrap_difference(theta - item.rest_angle);
-        let dl = (-c - alpha_tilde * *lambda) / denom;
-        *lambda += dl;
-        for i in 0..4 {
-            let q = p[i] + w[i] * dl * grads[i];
-            pos.set_xyz(idx[i], q.to_array());
+    // SAFETY: the caller upholds this function's # Safety contract: as `project_raw`.
+    unsafe {
+        for j in range {
+            let item = batch.get(j);
+            let lambda = &mut batch.lambda[j];
+            if first {
+                *lambda = 0.0;
+            }
+            let idx = item.particles.map(|i| i as usize);
+            let particles = idx.map(|i| pos.get(i));
+            let p = particles.map(xyz);
+            let Some((theta, grads)) = dihedral_gradients(p[0], p[1], p[2], p[3]) else {
+                continue;
+            };
+            let w = particles.map(|q| q[3]);
+            let weighted: f32 = (0..4).map(|i| w[i] * grads[i].length_squared()).sum();
+            let alpha_tilde = item.compliance * k.inv_h2;
+            let denom = weighted + alpha_tilde;
+            if denom <= 1e-30 || !denom.is_finite() {
+                continue;
+            }
+            let c = wrap_difference(theta - item.rest_angle);
+            let dl = (-c - alpha_tilde * *lambda) / denom;
+            *lambda += dl;
+            for i in 0..4 {
+                let q = p[i] + w[i] * dl * grads[i];
+                pos.set_xyz(idx[i], q.to_array());
+            }
         }
     }
 }
@@ -331,59 +358,91 @@ mod vector {
 
     type V3<L> = [<L as Lanes>::V; 3];
 
+    /// # Safety
+    /// The CPU must support `L`'s width (this is only inlined into a `#[target_feature]` function
+    /// of that width).
     #[inline(always)]
     unsafe fn sub<L: Lanes>(a: V3<L>, b: V3<L>) -> V3<L> {
-        [L::sub(a[0], b[0]), L::sub(a[1], b[1]), L::sub(a[2], b[2])]
+        // SAFETY: the caller guarantees support for `L`'s width (see # Safety).
+        unsafe { [L::sub(a[0], b[0]), L::sub(a[1], b[1]), L::sub(a[2], b[2])] }
     }
 
+    /// # Safety
+    /// The CPU must support `L`'s width (this is only inlined into a `#[target_feature]` function
+    /// of that width).
     #[inline(always)]
     unsafe fn scale<L: Lanes>(a: V3<L>, s: L::V) -> V3<L> {
-        [L::mul(a[0], s), L::mul(a[1], s), L::mul(a[2], s)]
+        // SAFETY: the caller guarantees support for `L`'s width (see # Safety).
+        unsafe { [L::mul(a[0], s), L::mul(a[1], s), L::mul(a[2], s)] }
     }
 
+    /// # Safety
+    /// The CPU must support `L`'s width (this is only inlined into a `#[target_feature]` function
+    /// of that width).
     #[inline(always)]
     unsafe fn dot<L: Lanes>(a: V3<L>, b: V3<L>) -> L::V {
-        L::fmadd(a[2], b[2], L::fmadd(a[1], b[1], L::mul(a[0], b[0])))
+        // SAFETY: the caller guarantees support for `L`'s width (see # Safety).
+        unsafe { L::fmadd(a[2], b[2], L::fmadd(a[1], b[1], L::mul(a[0], b[0]))) }
     }
 
+    /// # Safety
+    /// The CPU must support `L`'s width (this is only inlined into a `#[target_feature]` function
+    /// of that width).
     #[inline(always)]
     unsafe fn cross<L: Lanes>(a: V3<L>, b: V3<L>) -> V3<L> {
-        [
-            L::fmsub(a[1], b[2], L::mul(a[2], b[1])),
-            L::fmsub(a[2], b[0], L::mul(a[0], b[2])),
-            L::fmsub(a[0], b[1], L::mul(a[1], b[0])),
-        ]
+        // SAFETY: the caller guarantees support for `L`'s width (see # Safety).
+        unsafe {
+            [
+                L::fmsub(a[1], b[2], L::mul(a[2], b[1])),
+                L::fmsub(a[2], b[0], L::mul(a[0], b[2])),
+                L::fmsub(a[0], b[1], L::mul(a[1], b[0])),
+            ]
+        }
     }
 
     /// −(s·a + t·b).
+    ///
+    /// # Safety
+    /// The CPU must support `L`'s width (this is only inlined into a `#[target_feature]` function
+    /// of that width).
     #[inline(always)]
     unsafe fn neg_combine<L: Lanes>(s: L::V, a: V3<L>, t: L::V, b: V3<L>) -> V3<L> {
-        [
-            L::fnmsub(s, a[0], L::mul(t, b[0])),
-            L::fnmsub(s, a[1], L::mul(t, b[1])),
-            L::fnmsub(s, a[2], L::mul(t, b[2])),
-        ]
+        // SAFETY: the caller guarantees support for `L`'s width (see # Safety).
+        unsafe {
+            [
+                L::fnmsub(s, a[0], L::mul(t, b[0])),
+                L::fnmsub(s, a[1], L::mul(t, b[1])),
+                L::fnmsub(s, a[2], L::mul(t, b[2])),
+            ]
+        }
     }
 
     /// atan2(y, x) for lanes where x and y are not both zero.
+    ///
+    /// # Safety
+    /// The CPU must support `L`'s width (this is only inlined into a `#[target_feature]` function
+    /// of that width).
     #[inline(always)]
     unsafe fn atan2<L: Lanes>(y: L::V, x: L::V) -> L::V {
-        let (ax, ay) = (L::abs(x), L::abs(y));
-        let t = L::div(L::min(ax, ay), L::max(ax, ay));
-        // atan t on [0, 1]: above tan(π/8) use atan t = π/4 + atan((t − 1)/(t + 1)).
-        let big = L::gt(t, L::splat(0.414_213_57));
-        let one = L::splat(1.0);
-        let u = L::select(big, L::div(L::sub(t, one), L::add(t, one)), t);
-        let base = L::keep(L::splat(FRAC_PI_4), big);
-        let z = L::mul(u, u);
-        let mut poly = L::splat(8.053_744_5e-2);
-        for c in [-1.387_768_6e-1, 1.997_771_1e-1, -3.333_295e-1] {
-            poly = L::fmadd(poly, z, L::splat(c));
+        // SAFETY: the caller guarantees support for `L`'s width (see # Safety).
+        unsafe {
+            let (ax, ay) = (L::abs(x), L::abs(y));
+            let t = L::div(L::min(ax, ay), L::max(ax, ay));
+            // atan t on [0, 1]: above tan(π/8) use atan t = π/4 + atan((t − 1)/(t + 1)).
+            let big = L::gt(t, L::splat(0.414_213_57));
+            let one = L::splat(1.0);
+            let u = L::select(big, L::div(L::sub(t, one), L::add(t, one)), t);
+            let base = L::keep(L::splat(FRAC_PI_4), big);
+            let z = L::mul(u, u);
+            let mut poly = L::splat(8.053_744_5e-2);
+            for c in [-1.387_768_6e-1, 1.997_771_1e-1, -3.333_295e-1] {
+                poly = L::fmadd(poly, z, L::splat(c));
+            }
+            let r = L::add(base, L::fmadd(L::mul(poly, z), u, u));
+            let r = L::select(L::gt(ay, ax), L::sub(L::splat(FRAC_PI_2), r), r);
+            let r = L::select(L::lt(x, L::splat(0.0)), L::sub(L::splat(PI), r), r);
+            L::or_sign(r, y)
         }
-        let r = L::add(base, L::fmadd(L::mul(poly, z), u, u));
-        let r = L::select(L::gt(ay, ax), L::sub(L::splat(FRAC_PI_2), r), r);
-        let r = L::select(L::lt(x, L::splat(0.0)), L::sub(L::splat(PI), r), r);
-        L::or_sign(r, y)
     }
 
     /// Vectors of hinges staged together: the kernel runs each stage over a block before
@@ -413,8 +472,17 @@ mod vector {
     /// A vector's worth of particles at a time, in one of the two layouts.
     pub(super) trait Storage<L: Lanes>: ParticleAccess {
         /// Loads particles `indices[0..L::WIDTH]` as x, y, z, w lanes.
+        ///
+        /// # Safety
+        /// The CPU must support `L`'s width, `indices` must be valid for reading `L::WIDTH`
+        /// indices, each a particle in bounds of `self`, and no other thread may write those
+        /// particles during the call.
         unsafe fn load_lanes(self, indices: *const u32) -> [L::V; 4];
         /// Stores the x, y, z lanes to particles `indices[0..L::WIDTH]` (all distinct).
+        ///
+        /// # Safety
+        /// As [`Self::load_lanes`], the indices distinct, and no other thread may touch those
+        /// particles during the call.
         unsafe fn store_lanes(self, indices: *const u32, xyzw: [L::V; 4]);
     }
 
@@ -422,24 +490,35 @@ mod vector {
     impl<L: Lanes> Storage<L> for PosPtr {
         #[inline(always)]
         unsafe fn load_lanes(self, indices: *const u32) -> [L::V; 4] {
-            let coordinates = [self.x, self.y, self.z, self.w];
-            let mut lanes = [L::splat(0.0); 4];
-            for (lane, c) in lanes.iter_mut().zip(coordinates) {
-                *lane = L::gather(c, indices);
+            // SAFETY: the caller upholds `Storage::load_lanes`'s contract (# Safety): the CPU must
+            // support `L`'s width, `indices` must be valid for reading `L::WIDTH` indices, each a
+            // particle in bounds of `self`, and no other thread may write those particles during
+            // the call.
+            unsafe {
+                let coordinates = [self.x, self.y, self.z, self.w];
+                let mut lanes = [L::splat(0.0); 4];
+                for (lane, c) in lanes.iter_mut().zip(coordinates) {
+                    *lane = L::gather(c, indices);
+                }
+                lanes
             }
-            lanes
         }
 
         #[inline(always)]
         unsafe fn store_lanes(self, indices: *const u32, [x, y, z, _]: [L::V; 4]) {
-            // Room for the widest vector; the first L::WIDTH lanes are used.
-            let [mut xs, mut ys, mut zs] = [[0f32; 16]; 3];
-            for (lanes, v) in [&mut xs, &mut ys, &mut zs].into_iter().zip([x, y, z]) {
-                L::store(lanes.as_mut_ptr(), v);
-            }
-            let lanes = xs.into_iter().zip(ys).zip(zs).take(L::WIDTH);
-            for (l, ((x, y), z)) in lanes.enumerate() {
-                self.set_xyz(*indices.add(l) as usize, [x, y, z]);
+            // SAFETY: the caller upholds `Storage::store_lanes`'s contract (# Safety): as
+            // `Self::load_lanes`, the indices distinct, and no other thread may touch those
+            // particles during the call.
+            unsafe {
+                // Room for the widest vector; the first L::WIDTH lanes are used.
+                let [mut xs, mut ys, mut zs] = [[0f32; 16]; 3];
+                for (lanes, v) in [&mut xs, &mut ys, &mut zs].into_iter().zip([x, y, z]) {
+                    L::store(lanes.as_mut_ptr(), v);
+                }
+                let lanes = xs.into_iter().zip(ys).zip(zs).take(L::WIDTH);
+                for (l, ((x, y), z)) in lanes.enumerate() {
+                    self.set_xyz(*indices.add(l) as usize, [x, y, z]);
+                }
             }
         }
     }
@@ -449,12 +528,19 @@ mod vector {
     impl<L: Lanes> Storage<L> for AosPtr {
         #[inline(always)]
         unsafe fn load_lanes(self, indices: *const u32) -> [L::V; 4] {
-            L::load_aos(self, indices)
+            // SAFETY: the caller upholds `Storage::load_lanes`'s contract (# Safety): the CPU must
+            // support `L`'s width, `indices` must be valid for reading `L::WIDTH` indices, each a
+            // particle in bounds of `self`, and no other thread may write those particles during
+            // the call.
+            unsafe { L::load_aos(self, indices) }
         }
 
         #[inline(always)]
         unsafe fn store_lanes(self, indices: *const u32, xyzw: [L::V; 4]) {
-            L::store_aos(self, indices, xyzw)
+            // SAFETY: the caller upholds `Storage::store_lanes`'s contract (# Safety): as
+            // `Self::load_lanes`, the indices distinct, and no other thread may touch those
+            // particles during the call.
+            unsafe { L::store_aos(self, indices, xyzw) }
         }
     }
 
@@ -465,20 +551,23 @@ mod vector {
     /// As [`super::copy_to_aos`].
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn copy_to_aos(pos: PosPtr, copy: AosPtr, range: Range<usize>) -> usize {
-        let vectors_end = range.end - range.len() % 8;
-        for i in (range.start..vectors_end).step_by(8) {
-            let rows = Avx2::transpose([
-                _mm256_loadu_ps(pos.x.add(i)),
-                _mm256_loadu_ps(pos.y.add(i)),
-                _mm256_loadu_ps(pos.z.add(i)),
-                _mm256_loadu_ps(pos.w.add(i)),
-            ]);
-            for (l, row) in rows.into_iter().enumerate() {
-                _mm_storeu_ps(copy.0.add(i + l) as *mut f32, _mm256_castps256_ps128(row));
-                _mm_storeu_ps(copy.0.add(i + l + 4) as *mut f32, _mm256_extractf128_ps::<1>(row));
+        // SAFETY: the caller upholds this function's # Safety contract: as `super::copy_to_aos`.
+        unsafe {
+            let vectors_end = range.end - range.len() % 8;
+            for i in (range.start..vectors_end).step_by(8) {
+                let rows = Avx2::transpose([
+                    _mm256_loadu_ps(pos.x.add(i)),
+                    _mm256_loadu_ps(pos.y.add(i)),
+                    _mm256_loadu_ps(pos.z.add(i)),
+                    _mm256_loadu_ps(pos.w.add(i)),
+                ]);
+                for (l, row) in rows.into_iter().enumerate() {
+                    _mm_storeu_ps(copy.0.add(i + l) as *mut f32, _mm256_castps256_ps128(row));
+                    _mm_storeu_ps(copy.0.add(i + l + 4) as *mut f32, _mm256_extractf128_ps::<1>(row));
+                }
             }
+            vectors_end
         }
-        vectors_end
     }
 
     /// [`super::copy_from_aos`] for the whole vectors of `range`; returns where the scalar
@@ -488,109 +577,144 @@ mod vector {
     /// As [`super::copy_to_aos`].
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn copy_from_aos(copy: AosPtr, pos: PosPtr, range: Range<usize>) -> usize {
-        let vectors_end = range.end - range.len() % 8;
-        for i in (range.start..vectors_end).step_by(8) {
-            let rows = [0, 1, 2, 3].map(|l| {
-                let low = _mm_loadu_ps(copy.0.add(i + l) as *const f32);
-                _mm256_set_m128(_mm_loadu_ps(copy.0.add(i + l + 4) as *const f32), low)
-            });
-            let [x, y, z, _] = Avx2::transpose(rows);
-            _mm256_storeu_ps(pos.x.add(i), x);
-            _mm256_storeu_ps(pos.y.add(i), y);
-            _mm256_storeu_ps(pos.z.add(i), z);
+        // SAFETY: the caller upholds this function's # Safety contract: as `super::copy_to_aos`.
+        unsafe {
+            let vectors_end = range.end - range.len() % 8;
+            for i in (range.start..vectors_end).step_by(8) {
+                let rows = [0, 1, 2, 3].map(|l| {
+                    let low = _mm_loadu_ps(copy.0.add(i + l) as *const f32);
+                    _mm256_set_m128(_mm_loadu_ps(copy.0.add(i + l + 4) as *const f32), low)
+                });
+                let [x, y, z, _] = Avx2::transpose(rows);
+                _mm256_storeu_ps(pos.x.add(i), x);
+                _mm256_storeu_ps(pos.y.add(i), y);
+                _mm256_storeu_ps(pos.z.add(i), z);
+            }
+            vectors_end
         }
-        vectors_end
     }
 
     /// Particle k's indices of the hinges at slot `j`.
+    ///
+    /// # Safety
+    /// `j` must be at most `batch.len()` (the result is read for a vector of slots from `j` on).
     #[inline(always)]
     unsafe fn indices(batch: &HingeBatch, k: usize, j: usize) -> *const u32 {
-        batch.particles[k].as_ptr().add(j)
+        // SAFETY: the caller guarantees `j` ≤ the batch's length (see # Safety), so the offset
+        // stays within (or one past) the index array.
+        unsafe { batch.particles[k].as_ptr().add(j) }
     }
 
     /// Geometry stage: loads the hinges at slot `j` and computes the angle's arguments, the
     /// gradients and the denominator (formulas of [`super::super::bend`]).
+    ///
+    /// # Safety
+    /// The CPU must support `L`'s width (this is only inlined into a `#[target_feature]` function
+    /// of that width); every particle and slot read or written must be in bounds, and no other
+    /// thread may touch them during the call.
     #[inline(always)]
     unsafe fn geometry<L: Lanes, P: Storage<L>>(pos: P, batch: &HingeBatch, j: usize, inv_h2: f32) -> Staged<L> {
-        let compliance = L::load(batch.compliance.as_ptr().add(j));
-        let q = [
-            pos.load_lanes(indices(batch, 0, j)),
-            pos.load_lanes(indices(batch, 1, j)),
-            pos.load_lanes(indices(batch, 2, j)),
-            pos.load_lanes(indices(batch, 3, j)),
-        ];
-        let p: [V3<L>; 4] = [0, 1, 2, 3].map(|i| [q[i][0], q[i][1], q[i][2]]);
-        let e = sub::<L>(p[3], p[2]);
-        let n1 = cross::<L>(sub::<L>(p[2], p[0]), sub::<L>(p[3], p[0]));
-        let n2 = cross::<L>(sub::<L>(p[3], p[1]), sub::<L>(p[2], p[1]));
-        let (l1, l2, le) = (dot::<L>(n1, n1), dot::<L>(n2, n2), dot::<L>(e, e));
-        let degenerate = L::splat(DEGENERATE);
-        let valid = L::and(L::and(L::ge(l1, degenerate), L::ge(l2, degenerate)), L::ge(le, degenerate));
-        let one = L::splat(1.0);
-        let e_len = L::sqrt(le);
-        let e_hat = scale::<L>(e, L::div(one, e_len));
-        let (m1, m2) = (scale::<L>(n1, L::div(one, l1)), scale::<L>(n2, L::div(one, l2)));
-        let neg_e = L::sub(L::splat(0.0), e_len);
-        let grads = [
-            scale::<L>(m1, neg_e),
-            scale::<L>(m2, neg_e),
-            neg_combine::<L>(dot::<L>(sub::<L>(p[0], p[3]), e_hat), m1, dot::<L>(sub::<L>(p[1], p[3]), e_hat), m2),
-            neg_combine::<L>(dot::<L>(sub::<L>(p[2], p[0]), e_hat), m1, dot::<L>(sub::<L>(p[2], p[1]), e_hat), m2),
-        ];
-        let mut weighted = L::splat(0.0);
-        for i in 0..4 {
-            weighted = L::fmadd(q[i][3], dot::<L>(grads[i], grads[i]), weighted);
-        }
-        let alpha_tilde = L::mul(compliance, L::splat(inv_h2));
-        let denom = L::add(weighted, alpha_tilde);
-        let finite = L::and(L::gt(denom, L::splat(1e-30)), L::lt(denom, L::splat(f32::INFINITY)));
-        Staged {
-            q,
-            grads,
-            sin_part: dot::<L>(cross::<L>(n1, n2), e_hat),
-            cos_part: dot::<L>(n1, n2),
-            denom,
-            alpha_tilde,
-            valid: L::and(valid, finite),
+        // SAFETY: the caller guarantees support for `L`'s width, every particle and slot touched in
+        // bounds and unshared (see # Safety).
+        unsafe {
+            let compliance = L::load(batch.compliance.as_ptr().add(j));
+            let q = [
+                pos.load_lanes(indices(batch, 0, j)),
+                pos.load_lanes(indices(batch, 1, j)),
+                pos.load_lanes(indices(batch, 2, j)),
+                pos.load_lanes(indices(batch, 3, j)),
+            ];
+            let p: [V3<L>; 4] = [0, 1, 2, 3].map(|i| [q[i][0], q[i][1], q[i][2]]);
+            let e = sub::<L>(p[3], p[2]);
+            let n1 = cross::<L>(sub::<L>(p[2], p[0]), sub::<L>(p[3], p[0]));
+            let n2 = cross::<L>(sub::<L>(p[3], p[1]), sub::<L>(p[2], p[1]));
+            let (l1, l2, le) = (dot::<L>(n1, n1), dot::<L>(n2, n2), dot::<L>(e, e));
+            let degenerate = L::splat(DEGENERATE);
+            let valid = L::and(L::and(L::ge(l1, degenerate), L::ge(l2, degenerate)), L::ge(le, degenerate));
+            let one = L::splat(1.0);
+            let e_len = L::sqrt(le);
+            let e_hat = scale::<L>(e, L::div(one, e_len));
+            let (m1, m2) = (scale::<L>(n1, L::div(one, l1)), scale::<L>(n2, L::div(one, l2)));
+            let neg_e = L::sub(L::splat(0.0), e_len);
+            let grads = [
+                scale::<L>(m1, neg_e),
+                scale::<L>(m2, neg_e),
+                neg_combine::<L>(dot::<L>(sub::<L>(p[0], p[3]), e_hat), m1, dot::<L>(sub::<L>(p[1], p[3]), e_hat), m2),
+                neg_combine::<L>(dot::<L>(sub::<L>(p[2], p[0]), e_hat), m1, dot::<L>(sub::<L>(p[2], p[1]), e_hat), m2),
+            ];
+            let mut weighted = L::splat(0.0);
+            for i in 0..4 {
+                weighted = L::fmadd(q[i][3], dot::<L>(grads[i], grads[i]), weighted);
+            }
+            let alpha_tilde = L::mul(compliance, L::splat(inv_h2));
+            let denom = L::add(weighted, alpha_tilde);
+            let finite = L::and(L::gt(denom, L::splat(1e-30)), L::lt(denom, L::splat(f32::INFINITY)));
+            Staged {
+                q,
+                grads,
+                sin_part: dot::<L>(cross::<L>(n1, n2), e_hat),
+                cos_part: dot::<L>(n1, n2),
+                denom,
+                alpha_tilde,
+                valid: L::and(valid, finite),
+            }
         }
     }
 
     /// Multiplier stage: the angle, C = θ − θ0 wrapped into (−π, π], and Δλ (zero in invalid
     /// lanes); updates λ at slot `j`. `None` when a rest angle lies outside [−π, π]: one turn
     /// does not suffice to wrap, so the scalar path (with the general wrap) takes the vector.
+    ///
+    /// # Safety
+    /// The CPU must support `L`'s width (this is only inlined into a `#[target_feature]` function
+    /// of that width); every particle and slot read or written must be in bounds, and no other
+    /// thread may touch them during the call.
     #[inline(always)]
     unsafe fn multiplier<L: Lanes>(staged: &Staged<L>, batch: &mut HingeBatch, j: usize, first: bool) -> Option<L::V> {
-        let rest = L::load(batch.rest_angle.as_ptr().add(j));
-        let pi = L::splat(PI);
-        if L::any(L::gt(L::abs(rest), pi)) {
-            return None;
+        // SAFETY: the caller guarantees support for `L`'s width, every particle and slot touched in
+        // bounds and unshared (see # Safety).
+        unsafe {
+            let rest = L::load(batch.rest_angle.as_ptr().add(j));
+            let pi = L::splat(PI);
+            if L::any(L::gt(L::abs(rest), pi)) {
+                return None;
+            }
+            let theta = atan2::<L>(staged.sin_part, staged.cos_part);
+            let c = L::sub(theta, rest);
+            let c = L::select(L::gt(c, pi), L::sub(c, L::splat(TAU)), c);
+            let c = L::select(L::le(c, L::sub(L::splat(0.0), pi)), L::add(c, L::splat(TAU)), c);
+            let lambda = batch.lambda.as_mut_ptr().add(j);
+            let old = if first { L::splat(0.0) } else { L::load(lambda) };
+            let num = L::fnmadd(staged.alpha_tilde, old, L::sub(L::splat(0.0), c));
+            let dl = L::keep(L::div(num, staged.denom), staged.valid);
+            L::store(lambda, L::add(old, dl));
+            Some(dl)
         }
-        let theta = atan2::<L>(staged.sin_part, staged.cos_part);
-        let c = L::sub(theta, rest);
-        let c = L::select(L::gt(c, pi), L::sub(c, L::splat(TAU)), c);
-        let c = L::select(L::le(c, L::sub(L::splat(0.0), pi)), L::add(c, L::splat(TAU)), c);
-        let lambda = batch.lambda.as_mut_ptr().add(j);
-        let old = if first { L::splat(0.0) } else { L::load(lambda) };
-        let num = L::fnmadd(staged.alpha_tilde, old, L::sub(L::splat(0.0), c));
-        let dl = L::keep(L::div(num, staged.denom), staged.valid);
-        L::store(lambda, L::add(old, dl));
-        Some(dl)
     }
 
     /// Position stage: moves the hinges at slot `j` by wᵢ Δλ ∇ᵢθ.
+    ///
+    /// # Safety
+    /// The CPU must support `L`'s width (this is only inlined into a `#[target_feature]` function
+    /// of that width); every particle and slot read or written must be in bounds, and no other
+    /// thread may touch them during the call.
     #[inline(always)]
     unsafe fn apply<L: Lanes, P: Storage<L>>(pos: P, batch: &HingeBatch, j: usize, staged: &Staged<L>, dl: L::V) {
-        let (q, grads) = (&staged.q, &staged.grads);
-        for i in 0..4 {
-            // Masked lanes have dl = 0 but may carry NaN gradients: mask the step itself.
-            let s = L::mul(q[i][3], dl);
-            let moved = [
-                L::add(q[i][0], L::keep(L::mul(s, grads[i][0]), staged.valid)),
-                L::add(q[i][1], L::keep(L::mul(s, grads[i][1]), staged.valid)),
-                L::add(q[i][2], L::keep(L::mul(s, grads[i][2]), staged.valid)),
-                q[i][3],
-            ];
-            pos.store_lanes(indices(batch, i, j), moved);
+        // SAFETY: the caller guarantees support for `L`'s width, every particle and slot touched in
+        // bounds and unshared (see # Safety).
+        unsafe {
+            let (q, grads) = (&staged.q, &staged.grads);
+            for i in 0..4 {
+                // Masked lanes have dl = 0 but may carry NaN gradients: mask the step itself.
+                let s = L::mul(q[i][3], dl);
+                let moved = [
+                    L::add(q[i][0], L::keep(L::mul(s, grads[i][0]), staged.valid)),
+                    L::add(q[i][1], L::keep(L::mul(s, grads[i][1]), staged.valid)),
+                    L::add(q[i][2], L::keep(L::mul(s, grads[i][2]), staged.valid)),
+                    q[i][3],
+                ];
+                pos.store_lanes(indices(batch, i, j), moved);
+            }
         }
     }
 
@@ -605,9 +729,13 @@ mod vector {
         inv_h2: f32,
         first: bool,
     ) {
-        match kernel {
-            Kernel::Avx512 => project_avx512(pos, batch, inv_h2, first),
-            _ => project_avx2(pos, batch, inv_h2, first),
+        // SAFETY: the caller upholds this function's # Safety contract: as `super::project_raw`;
+        // `kernel` is a vector kernel this CPU supports; no damping.
+        unsafe {
+            match kernel {
+                Kernel::Avx512 => project_avx512(pos, batch, inv_h2, first),
+                _ => project_avx2(pos, batch, inv_h2, first),
+            }
         }
     }
 
@@ -618,51 +746,75 @@ mod vector {
         bend_gamma: 0.0,
     };
 
+    /// # Safety
+    /// As [`super::project_raw`] (every index in bounds, the particles touched by no other thread,
+    /// no two hinges of a vector sharing a particle); the CPU must support AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
     unsafe fn project_avx2<P: Storage<Avx2>>(pos: P, batch: &mut HingeBatch, inv_h2: f32, first: bool) {
-        let done = project_vectors::<Avx2, P>(pos, batch, 0, inv_h2, first);
-        let k = SubstepConstants { inv_h2, ..NO_DAMPING };
-        project_scalar(pos, batch, done..batch.id.len(), k, first);
+        // SAFETY: the caller guarantees AVX2 and FMA and `project_raw`'s contract (see # Safety); the
+        // kernels below are inlined into this function and get its target features.
+        unsafe {
+            let done = project_vectors::<Avx2, P>(pos, batch, 0, inv_h2, first);
+            let k = SubstepConstants { inv_h2, ..NO_DAMPING };
+            project_scalar(pos, batch, done..batch.id.len(), k, first);
+        }
     }
 
     /// Sixteen at a time, then one vector of eight where eight are left, so every hinge the
     /// AVX2 kernel runs in a vector runs in one here too: the two kernels agree bit for bit
     /// (but for vectors holding a rest angle outside [−π, π], which go scalar sixteen at a time).
+    ///
+    /// # Safety
+    /// As [`super::project_raw`] (every index in bounds, the particles touched by no other thread,
+    /// no two hinges of a vector sharing a particle); the CPU must support AVX-512F, AVX2 and FMA.
     #[target_feature(enable = "avx512f,avx2,fma")]
     unsafe fn project_avx512<P: Storage<Avx512> + Storage<Avx2>>(pos: P, batch: &mut HingeBatch, inv_h2: f32, first: bool) {
-        let done = project_vectors::<Avx512, P>(pos, batch, 0, inv_h2, first);
-        let done = project_vectors::<Avx2, P>(pos, batch, done, inv_h2, first);
-        let k = SubstepConstants { inv_h2, ..NO_DAMPING };
-        project_scalar(pos, batch, done..batch.id.len(), k, first);
+        // SAFETY: the caller guarantees AVX-512F, AVX2 and FMA and `project_raw`'s contract (see # Safety); the
+        // kernels below are inlined into this function and get its target features.
+        unsafe {
+            let done = project_vectors::<Avx512, P>(pos, batch, 0, inv_h2, first);
+            let done = project_vectors::<Avx2, P>(pos, batch, done, inv_h2, first);
+            let k = SubstepConstants { inv_h2, ..NO_DAMPING };
+            project_scalar(pos, batch, done..batch.id.len(), k, first);
+        }
     }
 
     /// The staged loop over the whole vectors from slot `from` on; returns where they end.
+    ///
+    /// # Safety
+    /// The CPU must support `L`'s width (this is only inlined into a `#[target_feature]` function
+    /// of that width); every particle and slot read or written must be in bounds, and no other
+    /// thread may touch them during the call.
     #[inline(always)]
     // Index loops: the same stages written with zipped iterators compiled 1.6× slower.
     #[allow(clippy::needless_range_loop)]
     unsafe fn project_vectors<L: Lanes, P: Storage<L>>(pos: P, batch: &mut HingeBatch, from: usize, inv_h2: f32, first: bool) -> usize {
-        let full = from + (batch.id.len() - from) / L::WIDTH * L::WIDTH;
-        let k = SubstepConstants { inv_h2, ..NO_DAMPING };
-        let mut staged = [const { MaybeUninit::<Staged<L>>::uninit() }; BLOCK];
-        let mut steps = [None; BLOCK];
-        for block in (from..full).step_by(L::WIDTH * BLOCK) {
-            let vectors = BLOCK.min((full - block) / L::WIDTH);
-            for v in 0..vectors {
-                staged[v].write(geometry::<L, P>(pos, batch, block + L::WIDTH * v, inv_h2));
-            }
-            // Every slot below `vectors` was written just above.
-            for v in 0..vectors {
-                steps[v] = multiplier::<L>(staged[v].assume_init_ref(), batch, block + L::WIDTH * v, first);
-            }
-            for v in 0..vectors {
-                let j = block + L::WIDTH * v;
-                match steps[v] {
-                    Some(dl) => apply::<L, P>(pos, batch, j, staged[v].assume_init_ref(), dl),
-                    None => project_scalar(pos, batch, j..j + L::WIDTH, k, first),
+        // SAFETY: the caller guarantees support for `L`'s width, every particle and slot touched in
+        // bounds and unshared (see # Safety).
+        unsafe {
+            let full = from + (batch.id.len() - from) / L::WIDTH * L::WIDTH;
+            let k = SubstepConstants { inv_h2, ..NO_DAMPING };
+            let mut staged = [const { MaybeUninit::<Staged<L>>::uninit() }; BLOCK];
+            let mut steps = [None; BLOCK];
+            for block in (from..full).step_by(L::WIDTH * BLOCK) {
+                let vectors = BLOCK.min((full - block) / L::WIDTH);
+                for v in 0..vectors {
+                    staged[v].write(geometry::<L, P>(pos, batch, block + L::WIDTH * v, inv_h2));
+                }
+                // Every slot below `vectors` was written just above.
+                for v in 0..vectors {
+                    steps[v] = multiplier::<L>(staged[v].assume_init_ref(), batch, block + L::WIDTH * v, first);
+                }
+                for v in 0..vectors {
+                    let j = block + L::WIDTH * v;
+                    match steps[v] {
+                        Some(dl) => apply::<L, P>(pos, batch, j, staged[v].assume_init_ref(), dl),
+                        None => project_scalar(pos, batch, j..j + L::WIDTH, k, first),
+                    }
                 }
             }
+            full
         }
-        full
     }
 }
 
