@@ -36,6 +36,7 @@ mod parallel;
 pub mod params;
 pub mod particles;
 pub mod ramp;
+pub mod reference;
 mod solver;
 pub mod stats;
 pub mod tearing;
@@ -50,6 +51,7 @@ pub use interaction::{Pick, Ray};
 pub use model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model, ModelBuilder};
 pub use params::{Material, SolverParams, WORLD_EXTENT};
 pub use particles::Particles;
+pub use reference::ReferenceSolver;
 pub use stats::{PhaseTimes, StepStats};
 #[cfg(test)]
 mod live_tests;

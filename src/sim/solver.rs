@@ -916,7 +916,7 @@ mod tests {
     }
 
     /// The sweep is the straightforward loop's, batched: on tmp15 every position matches the
-    /// [`crate::headless::ReferenceSolver`] bit for bit, on one part (n = 16, 24, 40: two, three
+    /// [`crate::sim::ReferenceSolver`] bit for bit, on one part (n = 16, 24, 40: two, three
     /// and five strips of eight rows, so AVX-512 pairs them and leaves one alone) and on two
     /// parts solved by one or two threads (n = 64), with every kernel this CPU runs.
     #[test]

@@ -360,7 +360,7 @@ pub(crate) unsafe fn project_group(
 /// and Δx_a = w_a Δλ n, Δx_b = −w_b Δλ n, evaluated as f = Δλ/|d| =
 /// (−C − α̃λ)/((w_a + w_b + α̃)|d|) (one division), Δλ = f |d|, Δx_a = w_a f d, Δx_b = −w_b f d.
 /// Every lane of the AVX2 kernel and the straightforward loop
-/// ([`crate::headless::ReferenceSolver`]) evaluate exactly these operations in this order (true
+/// ([`crate::sim::ReferenceSolver`]) evaluate exactly these operations in this order (true
 /// square root and division, no fused multiply–add), so the three round identically and a sweep
 /// in the same order gives bit-identical positions.
 ///
