@@ -5,7 +5,6 @@ use std::time::Instant;
 use glam::Vec3;
 
 use super::collision::{Collider, ContactSettings};
-use super::constraints::distance::PosW;
 use super::constraints::distance::{self, DistanceBatch, DistanceItem, Kernel, SubstepConstants};
 use super::constraints::hinge::{self, HingeBatch, HingeItem};
 use super::constraints::{plan_sweep, Coloured, SweepPlan};
@@ -15,7 +14,7 @@ use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
 use super::parallel::{self, Progress, SpinBarrier};
 use super::params::{Material, SolverParams, WORLD_EXTENT};
 use super::particles::COMPENSATED_BELOW_SUBSTEP;
-use super::particles::{AosPtr, Particles};
+use super::particles::{AosPtr, Particles, PosW};
 use super::ramp::ComplianceRamp;
 use super::solver::{Frame, FrameSettings};
 use super::stats::{PhaseTimes, StepStats};

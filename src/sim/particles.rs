@@ -9,7 +9,8 @@
 
 use glam::Vec3;
 
-use super::constraints::distance::PosW;
+/// Particle data as the solver reads it: x, y, z in m and inverse mass in 1/kg.
+pub type PosW = [f32; 4];
 
 /// The particles of a cloth.
 #[derive(Debug, Clone, Default)]

@@ -23,8 +23,7 @@ use crate::sim::particles::{AosPtr, ParticleAccess, PosPtr, Positions, VecPtr, V
 /// Below this length (m) an edge has no direction; it is skipped, never divided by.
 pub(crate) const MIN_LENGTH: f32 = 1e-9;
 
-/// Particle data as the solver reads it: x, y, z in m and inverse mass in 1/kg.
-pub type PosW = [f32; 4];
+pub use crate::sim::particles::PosW;
 
 /// One distance constraint as handed to a batch.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -822,7 +822,7 @@ mod vector {
 mod tests {
     use glam::Vec3;
 
-    use crate::sim::constraints::distance::PosW;
+    use crate::sim::particles::PosW;
 
     use super::*;
 
