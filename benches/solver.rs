@@ -168,8 +168,7 @@ fn curtain_frames(c: &mut Criterion) {
     }
     // The same curtain with its particles numbered at random, as a mesh from a file may be:
     // solved in colours on the [x, y, z, w] copy instead of the grid's order.
-    let model = preset.cloth.build().unwrap();
-    let shuffled = model.renumbered(&random_permutation(model.particle_count(), 7)).unwrap();
+    let (shuffled, _) = preset.cloth.build().unwrap().shuffled(7);
     let mut cloth = drape::sim::Cloth::new(shuffled, &preset.material, preset.colliders.clone()).unwrap();
     let params = drape::sim::SolverParams {
         threads: 1,
@@ -182,16 +181,6 @@ fn curtain_frames(c: &mut Criterion) {
         bench.iter(|| cloth.step(&params, &preset.material).map(|s| s.step_ms).unwrap())
     });
     group.finish();
-}
-
-/// A permutation of 0..n (Fisher–Yates with a fixed LCG, so runs compare).
-fn random_permutation(n: usize, mut seed: u64) -> Vec<u32> {
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    for i in (1..n).rev() {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        order.swap(i, (seed >> 33) as usize % (i + 1));
-    }
-    order
 }
 
 criterion_group!(benches, distance_kernels, hinge_kernel, tmp15_frames, curtain_frames);

@@ -131,6 +131,9 @@ pub struct BenchReport {
     pub ymin: f32,
     /// Which solver ran: `colour` (the engine) or `reference` (the straightforward loop).
     pub solver: String,
+    /// The distance sweep's order: `grid` (the straightforward loop's, for a mesh numbered
+    /// row by row) or `colours` (any other numbering, e.g. `--shuffle`).
+    pub sweep: String,
 }
 
 /// Solver parameters of the tmp15 workload: Δt = 1/60, gravity −10, no damping, no clamp.
@@ -188,6 +191,7 @@ pub fn bench(
         proj_per_s: projections / seconds,
         ymin: lowest_height(cloth),
         solver: "colour".into(),
+        sweep: if cloth.coloured_sweep() { "colours" } else { "grid" }.into(),
     })
 }
 
@@ -245,5 +249,6 @@ pub fn bench_reference(grid: u32, params: &SolverParams, length: BenchLength) ->
         proj_per_s: projections / seconds,
         ymin: solver.ymin(),
         solver: "reference".into(),
+        sweep: "grid".into(),
     })
 }

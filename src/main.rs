@@ -127,6 +127,10 @@ struct BenchArgs {
     /// Enable tearing at this engineering strain (to measure the cost of the tear check).
     #[arg(long, value_name = "STRAIN")]
     tear_strain: Option<f32>,
+    /// Number the preset's particles in a random order drawn from SEED, as a mesh from a file
+    /// may be (with --workload preset; measures the coloured sweep against the grid's order).
+    #[arg(long, value_name = "SEED")]
+    shuffle: Option<u64>,
     /// Which solver runs tmp15: the engine, or the straightforward Gauss–Seidel loop the
     /// figures are compared against.
     #[arg(long, value_enum, default_value_t = SolverChoice::Colour)]
@@ -253,7 +257,13 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
                 tear_strain: args.tear_strain.or(preset.material.tear_strain),
                 ..preset.material.clone()
             };
-            let mut cloth = preset.build().map_err(Failure::bad_input)?;
+            let mut cloth = match args.shuffle {
+                Some(seed) => {
+                    let (model, _) = preset.cloth.build().map_err(Failure::bad_input)?.shuffled(seed);
+                    drape::sim::Cloth::new(model, &preset.material, preset.colliders.clone()).map_err(Failure::bad_input)?
+                }
+                None => preset.build().map_err(Failure::bad_input)?,
+            };
             headless::bench("preset", preset.cloth.columns, &mut cloth, &params, &material, length)
         }
     }

@@ -265,6 +265,21 @@ impl Model {
         Ok(out)
     }
 
+    /// The same model with its particles numbered in a random order drawn from `seed`, as a
+    /// mesh from a file may be (benchmarks and tests of the solver's sweep order). Returns the
+    /// model and each particle's new number (`new_index[i]` for old particle i).
+    pub fn shuffled(&self, seed: u64) -> (Model, Vec<u32>) {
+        let mut new_index: Vec<u32> = (0..self.particle_count() as u32).collect();
+        let mut state = seed;
+        for i in (1..new_index.len()).rev() {
+            // Fisher–Yates with Knuth's MMIX LCG: reproducible everywhere, no dependency.
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            new_index.swap(i, (state >> 33) as usize % (i + 1));
+        }
+        let model = self.renumbered(&new_index).expect("a shuffle is a permutation");
+        (model, new_index)
+    }
+
     /// Checks array lengths, indices and values.
     pub fn validate(&self) -> Result<(), SimError> {
         let n = self.positions.len();

@@ -847,15 +847,9 @@ mod tests {
             origin: Vec3::new(0.0, 1.2, 0.0),
             ..GridSpec::default()
         };
-        let model = spec.build().unwrap();
-        let mut new_index: Vec<u32> = (0..model.particle_count() as u32).collect();
-        let mut seed = 5u64;
-        for i in (1..new_index.len()).rev() {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            new_index.swap(i, (seed >> 33) as usize % (i + 1));
-        }
+        let (model, _) = spec.build().unwrap().shuffled(5);
         let colliders = vec![Collider::Ground { height: 0.0 }];
-        let cloth = Cloth::new(model.renumbered(&new_index).unwrap(), &Material::default(), colliders).unwrap();
+        let cloth = Cloth::new(model, &Material::default(), colliders).unwrap();
         assert!(cloth.coloured_sweep(), "a shuffled grid is solved in colours");
         cloth
     }

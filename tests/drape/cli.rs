@@ -149,7 +149,7 @@ fn simulate_with_a_missing_preset_exits_2() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("no-such-file.ron"));
 }
 
-const BENCH_KEYS: [&str; 11] = [
+const BENCH_KEYS: [&str; 13] = [
     "workload",
     "grid",
     "particles",
@@ -161,6 +161,8 @@ const BENCH_KEYS: [&str; 11] = [
     "steps_per_s",
     "proj_per_s",
     "ymin",
+    "solver",
+    "sweep",
 ];
 
 #[test]
@@ -216,6 +218,24 @@ fn bench_preset_workload_runs() {
     let report = json_line(&output, &BENCH_KEYS);
     assert_eq!(report["workload"], "preset");
     assert_eq!(report["steps"], 5);
+    assert_eq!(report["sweep"], "grid");
+}
+
+/// `--shuffle` numbers the preset's particles at random: the same cloth, swept in colours.
+#[test]
+fn bench_shuffle_sweeps_the_same_preset_in_colours() {
+    let report = |extra: &[&str]| {
+        let mut args = vec!["bench", "--workload", "preset", "--preset", "presets/default.ron", "--frames", "3"];
+        args.extend_from_slice(extra);
+        let output = drape(&args);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        json_line(&output, &BENCH_KEYS)
+    };
+    let (ordered, shuffled) = (report(&[]), report(&["--shuffle", "3"]));
+    assert_eq!((&ordered["sweep"], &shuffled["sweep"]), (&"grid".into(), &"colours".into()));
+    for key in ["particles", "constraints", "steps"] {
+        assert_eq!(ordered[key], shuffled[key], "{key}");
+    }
 }
 
 #[test]

@@ -374,14 +374,7 @@ fn v4_shuffled_sheet_settles_at_the_same_displacement() {
     let material = sheet_material();
     let expected = v4_expected_displacement();
     let ordered = v4_sheet();
-    let n = ordered.particles().len();
-    let mut new_index: Vec<u32> = (0..n as u32).collect();
-    let mut seed = 17u64;
-    for i in (1..n).rev() {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        new_index.swap(i, (seed >> 33) as usize % (i + 1));
-    }
-    let model = ordered.model().renumbered(&new_index).unwrap();
+    let (model, new_index) = ordered.model().shuffled(17);
     let mut cloth = Cloth::new(model, &material, Vec::new()).unwrap();
     assert!(!ordered.coloured_sweep() && cloth.coloured_sweep());
     let params = SolverParams {
