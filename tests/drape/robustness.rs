@@ -416,7 +416,7 @@ fn release_pinned_and_toggle_pin_fix_particles_in_place() {
 // ---------------------------------------------------------------------------------------
 
 #[test]
-fn stiffness_changes_are_ramped_not_jumped() {
+fn a_stiffness_change_ends_on_the_requested_material() {
     let mut cloth = moving_curtain();
     let params = SolverParams::default();
     let old = Material::default();
