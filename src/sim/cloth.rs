@@ -53,9 +53,9 @@ pub struct Cloth {
     time: f64,
     /// A stiffness change being blended in (see [`super::ramp`]).
     pub(crate) ramp: Option<ComplianceRamp>,
-    /// Scratch for the hinge phases: the positions as one `[x, y, z, w]` per particle
-    /// (see [`Frame::hinge_copy`]).
-    hinge_positions: Vec<PosW>,
+    /// Scratch for the hinge phases and a coloured distance sweep: the positions as one
+    /// `[x, y, z, w]` per particle (see [`Frame::aos_copy`]).
+    aos_positions: Vec<PosW>,
     /// The two-thread sweep's unit counts and pass waits, refreshed when the units change.
     sweep_plan: SweepPlan,
     /// The projection loops the solver runs (the fastest this CPU has unless chosen).
@@ -102,7 +102,7 @@ impl Cloth {
             tearing: TearState::default(),
             time: 0.0,
             ramp: None,
-            hinge_positions: Vec::new(),
+            aos_positions: Vec::new(),
             sweep_plan: SweepPlan::default(),
             kernel: Kernel::detect(),
             tethers: Tethers::default(),
@@ -277,9 +277,9 @@ impl Cloth {
         let bounds = self.distances.bounds().to_vec();
         debug_assert_eq!(bounds, self.hinges.bounds());
         let copy_pays = vector && (self.hinges.phase_count() > 0 || distances_on_copy);
-        let hinge_copy = copy_pays.then(|| {
-            self.hinge_positions.resize(p.len(), [0.0; 4]);
-            AosPtr(self.hinge_positions.as_mut_ptr())
+        let aos_copy = copy_pays.then(|| {
+            self.aos_positions.resize(p.len(), [0.0; 4]);
+            AosPtr(self.aos_positions.as_mut_ptr())
         });
         let pos = p.pos.raw();
         let frame = Frame {
@@ -293,7 +293,7 @@ impl Cloth {
             distances: self.distances.groups_mut().as_mut_ptr(),
             hinge_phases: self.hinges.phase_count(),
             hinges: self.hinges.groups_mut().as_mut_ptr(),
-            hinge_copy,
+            aos_copy,
             bounds: &bounds,
             plan: self.sweep_plan,
             tail_empty: self.distances.tail_is_empty() && self.hinges.tail_is_empty(),

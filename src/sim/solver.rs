@@ -73,11 +73,11 @@ pub(crate) struct Frame<'a> {
     /// Same layout for the hinges.
     pub hinges: *mut Group<HingeBatch>,
     pub hinge_phases: usize,
-    /// The `[x, y, z, w]` copy the hinge phases run on (one entry per particle), when the
-    /// vector kernel can use it (AVX2, some hinge phase); otherwise they run on
-    /// `pos`. The copy is filled after the distance phases (before them when they run on it
+    /// The `[x, y, z, w]` copy the hinge phases (and a coloured distance sweep) run on, one
+    /// entry per particle, when the vector kernel can use it (AVX2, something to run on it);
+    /// otherwise they run on `pos`. The copy is filled after the distance phases (before them when they run on it
     /// too, [`SweepPlan::distances_on_copy`]) and copied back before the tail.
-    pub hinge_copy: Option<AosPtr>,
+    pub aos_copy: Option<AosPtr>,
     /// Bounds of the per-particle passes (`parts + 1` entries) from
     /// [`super::constraints::Coloured::bounds`].
     pub bounds: &'a [u32],
@@ -144,7 +144,7 @@ impl Frame<'_> {
                     clock.lap(PhaseClock::PREDICT);
                     let copy_in = |pipeline: &mut Pipeline| {
                         pipeline.unit(waits[pass::COPY_IN], || {
-                            if let Some(copy) = self.hinge_copy {
+                            if let Some(copy) = self.aos_copy {
                                 own(&|r| hinge::copy_to_aos(self.kernel, self.pos, copy, r));
                             }
                         })
@@ -163,7 +163,7 @@ impl Frame<'_> {
                         self.solve_hinge_units(g, &mut pipeline, first, first && substep == 0);
                     }
                     pipeline.unit(waits[pass::COPY_OUT], || {
-                        if let Some(copy) = self.hinge_copy {
+                        if let Some(copy) = self.aos_copy {
                             own(&|r| hinge::copy_from_aos(self.kernel, copy, self.pos, r));
                         }
                     });
@@ -206,7 +206,7 @@ impl Frame<'_> {
         unsafe {
             let k = self.settings.constants;
             let group = &mut *self.distances.add(g);
-            let copy = self.hinge_copy.filter(|_| self.plan.distances_on_copy);
+            let copy = self.aos_copy.filter(|_| self.plan.distances_on_copy);
             for unit in 0..group.unit_count() {
                 let (chained, wait) = (group.chained, group.waits[unit]);
                 let batches = group.unit_mut(unit);
@@ -231,7 +231,7 @@ impl Frame<'_> {
             let k = self.settings.constants;
             let group = &mut *self.hinges.add(g);
             for (batch, &wait) in group.batches.iter_mut().zip(&group.waits) {
-                pipeline.unit(wait, || match self.hinge_copy {
+                pipeline.unit(wait, || match self.aos_copy {
                     Some(copy) => hinge::project_raw_aos(self.kernel, copy, self.prev, batch, k, first, refresh),
                     None => hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first, refresh),
                 });

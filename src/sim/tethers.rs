@@ -167,7 +167,7 @@ impl Tethers {
         } else {
             1.0
         };
-        if (&anchors, allowance) == (&self.balls_for.0, self.balls_for.1) && self.balls.a_radius.len() >= self.slots.len() {
+        if anchors == self.balls_for.0 && allowance == self.balls_for.1 && self.balls.a_radius.len() >= self.slots.len() {
             return;
         }
         let grow = self.pulled_apart(&anchors);
