@@ -354,7 +354,7 @@ fn storm(r: &mut Rng, params: &mut SolverParams, material: &mut Material) {
         |p| &mut p.max_speed,
         |p| &mut p.collision_thickness,
     ];
-    let material_fields: [Field<Material>; 12] = [
+    let material_fields: [Field<Material>; 13] = [
         |m| &mut m.youngs_modulus,
         |m| &mut m.poisson_ratio,
         |m| &mut m.thickness,
@@ -366,6 +366,7 @@ fn storm(r: &mut Rng, params: &mut SolverParams, material: &mut Material) {
         |m| &mut m.friction_static,
         |m| &mut m.friction_kinetic,
         |m| &mut m.tear_debilitation,
+        |m| &mut m.tear_response_time,
         |m| &mut m.tether_slack,
     ];
     let counts: [fn(&mut SolverParams) -> &mut u32; 3] = [|p| &mut p.substeps, |p| &mut p.iterations, |p| &mut p.max_splits_per_step];

@@ -240,10 +240,8 @@ impl Cloth {
         phases.predict_ms += aero_ms;
         self.time += params.dt as f64;
         self.stats = StepStats::measure(self, material, h);
-        // The statistics already hold the largest strain: the tear scan only runs when some edge
-        // may have failed, so enabled-but-idle tearing costs nothing.
         let tear_started = Instant::now();
-        if self.may_tear(self.stats.max_strain) && self.tear_overstrained(params.max_splits_per_step) > 0 {
+        if self.tear_overstrained(params, self.stats.max_strain) > 0 {
             self.stats = StepStats::measure(self, material, h);
         }
         phases.tearing_ms = tear_started.elapsed().as_secs_f64() * 1e3;

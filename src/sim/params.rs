@@ -195,6 +195,11 @@ pub struct Material {
     /// Debilitation: edges next to a fresh tear lose this fraction of their tear strain, so
     /// tears run in lines. Default 0; range [0, 0.99].
     pub tear_debilitation: f32,
+    /// Response time τ in s of the tear criterion: an edge fails when its strain, averaged
+    /// over about the last τ seconds (an exponential average sampled once per frame), exceeds
+    /// the tear strain, so a snap lasting a frame or two does not tear while a steady pull does
+    /// (0 = the strain of the frame alone). Default 0.1 s; range [0, 10].
+    pub tear_response_time: f32,
     /// Long-range attachments (tethers, Kim, Chentanez and Müller 2012): every free particle
     /// stays within `tether_slack` × its rest distance through the cloth from its nearest pins,
     /// which stops the over-stretch that one sweep per substep leaves near the pins of a large
@@ -221,6 +226,9 @@ impl Default for Material {
             friction_kinetic: 0.4,
             tear_strain: None,
             tear_debilitation: 0.0,
+            // A flag's snap in a gust strains its edges for one to four frames at 60 Hz; a pull
+            // by hand lasts far longer.
+            tear_response_time: 0.1,
             tethers: true,
             // A 5 MPa sheet strains well under 1 % under its own weight, so tethers at their rest
             // distance cost the real material nothing.
@@ -274,6 +282,7 @@ impl Material {
             check_range("tear_strain", strain, 1e-3, 100.0, "a strain in [1e-3, 100]")?;
         }
         check_range("tear_debilitation", self.tear_debilitation, 0.0, 0.99, "a fraction in [0, 0.99]")?;
+        check_range("tear_response_time", self.tear_response_time, 0.0, 10.0, "a time in [0, 10] s")?;
         check_range("tether_slack", self.tether_slack, 1.0, 10.0, "a factor in [1, 10]")?;
         Ok(())
     }

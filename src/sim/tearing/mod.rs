@@ -16,6 +16,9 @@
 //! - re-attached constraints restart with λ = 0 (their slot is rebuilt), and the colouring
 //!   stays valid incrementally (see [`super::constraints`]).
 //!
+//! When an edge fails and along which plane is [`criterion`]'s; a tear that would cut off a
+//! scrap is refused ([`fragments`]); mouse cuts split unconditionally.
+//!
 //! Everything is ordered by index (candidates by strain, then id), so the same inputs give
 //! bit-identical results. A pinned vertex keeps its pin on the original copy only, so a tear
 //! can free a piece from its pin; a held vertex stays held by the original.
@@ -23,9 +26,14 @@
 use glam::Vec3;
 
 use super::cloth::{distance_item, hinge_item, Cloth};
-use super::constraints::distance;
 use super::interaction::Ray;
 use super::model::{Compliance, DistanceConstraint, EdgeKind};
+use super::params::SolverParams;
+
+mod criterion;
+mod fragments;
+
+pub use fragments::MIN_FRAGMENT_TRIANGLES;
 
 /// Marks an unused support slot.
 const NONE: u32 = u32::MAX;
@@ -39,6 +47,9 @@ pub(crate) struct TearState {
     weakness: Vec<f32>,
     /// Per distance id: already failed once (its vertex was split); missing = false.
     spent: Vec<bool>,
+    /// Per distance id: the strain averaged over the material's `tear_response_time`
+    /// (see [`criterion`]); missing = 0. Cleared while tearing is off.
+    smoothed: Vec<f32>,
     /// Edges torn by strain or cut so far.
     pub torn_edges: usize,
 }
@@ -204,47 +215,35 @@ impl Cloth {
         (0..parent.len() as u32).map(|i| root(&mut parent, i)).collect()
     }
 
-    /// Whether any stretch edge could fail, given the largest strain `max_strain` over them
-    /// (with a little slack for rounding, so an edge is never missed).
-    pub(crate) fn may_tear(&self, max_strain: f32) -> bool {
-        let Some(limit) = self.applied.tear_strain else { return false };
+    /// End-of-frame tear check (see [`criterion`]): folds the frame's strains into their
+    /// running averages and fails the edges whose average exceeds `tear_strain` (lowered by
+    /// debilitation), worst first, until `params.max_splits_per_step` have torn. `max_strain`
+    /// is the frame's largest strain: without averaging (a zero response time) the scan is
+    /// skipped when no edge can have reached its threshold, so idle tearing costs nothing.
+    /// Returns the number of edges that tore.
+    pub(crate) fn tear_overstrained(&mut self, params: &SolverParams, max_strain: f32) -> usize {
+        let Some(limit) = self.applied.tear_strain else {
+            self.tearing.smoothed.clear();
+            return 0;
+        };
+        let blend = criterion::smoothing_blend(params.dt, self.applied.tear_response_time);
         let weakest = self.tearing.weakness.iter().copied().fold(1.0f32, f32::min);
-        max_strain >= limit * weakest * (1.0 - 1e-5)
-    }
-
-    /// End-of-step tear check: every live stretch edge whose engineering strain exceeds
-    /// `tear_strain` (lowered by debilitation) fails, worst first, at most `max_splits` per
-    /// step. Returns the number of edges that failed.
-    pub(crate) fn tear_overstrained(&mut self, max_splits: u32) -> usize {
-        let Some(limit) = self.applied.tear_strain else { return 0 };
-        let mut failing: Vec<(f32, u32)> = Vec::new();
-        for batch in self.distances.iter_batches() {
-            for (slot, &id) in batch.id.iter().enumerate() {
-                let rest = batch.rest[slot];
-                if rest <= 0.0 || self.tearing.spent.get(id as usize).copied().unwrap_or(false) {
-                    continue;
-                }
-                let (pa, pb) = (
-                    self.particles.position(batch.a[slot] as usize),
-                    self.particles.position(batch.b[slot] as usize),
-                );
-                let strain = distance::strain(pa.distance(pb), rest);
-                let threshold = limit * self.tearing.weakness.get(id as usize).copied().unwrap_or(1.0);
-                if strain > threshold && batch.kind[slot] == EdgeKind::Stretch {
-                    failing.push((strain, id));
-                }
-            }
-        }
-        if failing.is_empty() {
+        // With slack for rounding, so an edge is never missed.
+        if blend == 1.0 && max_strain < limit * weakest * (1.0 - 1e-5) {
             return 0;
         }
-        failing.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
-        failing.truncate(max_splits as usize);
-        for &(_, id) in &failing {
-            self.tear_edge(id);
+        let failing = self.smooth_strains(limit, blend);
+        let mut torn = 0;
+        for (_, id) in failing {
+            if torn == params.max_splits_per_step as usize {
+                break;
+            }
+            torn += usize::from(self.tear_edge(id));
         }
-        self.finish_topology_change();
-        failing.len()
+        if torn > 0 {
+            self.finish_topology_change();
+        }
+        torn
     }
 
     /// Cuts the cloth along the surface swept between two world-space rays (a mouse stroke
@@ -329,42 +328,76 @@ impl Cloth {
         self.topology_version += 1;
     }
 
-    /// Fails distance constraint `id`: split whichever endpoint can be split along the plane
-    /// normal to the edge (free particles first, then the one with more triangles); if neither
-    /// has triangles on both sides, the constraint is removed.
-    fn tear_edge(&mut self, id: u32) {
+    /// Fails distance constraint `id`: splits the first of its endpoints, in
+    /// [`Self::split_order`], that can be split without shedding a fragment, by the plane normal
+    /// to the largest principal stress there (or, failing that, normal to the edge). If neither
+    /// endpoint has triangles on both sides of either plane, the constraint is removed. Returns
+    /// whether the edge tore; it does not when every possible split would shed a fragment.
+    fn tear_edge(&mut self, id: u32) -> bool {
         if self.distances.slot(id).is_none() {
-            return;
+            return false;
         }
         self.ensure_topology();
-        self.tearing.torn_edges += 1;
         let c = self.model.distances[id as usize];
         let (pa, pb) = (self.particles.position(c.a as usize), self.particles.position(c.b as usize));
-        let normal = (pb - pa).normalize_or_zero();
-        let mut order = [c.a, c.b];
+        let along = (pb - pa).normalize_or_zero();
+        let mut sheds = false;
+        for v in self.split_order(c.a, c.b) {
+            let point = self.particles.position(v as usize);
+            for normal in [self.principal_stress_direction(v, along), along] {
+                let plane = SplitPlane {
+                    point,
+                    normal,
+                    rule: SideRule::Centroid,
+                };
+                let groups = self.fan_groups(v, plane);
+                if normal == Vec3::ZERO || groups.len() < 2 {
+                    continue;
+                }
+                if self.sheds_fragment(v, &groups) {
+                    sheds = true;
+                    continue;
+                }
+                self.apply_split(v, groups);
+                set_flag(&mut self.tearing.spent, id);
+                self.tearing.torn_edges += 1;
+                return true;
+            }
+        }
+        if sheds {
+            return false;
+        }
+        self.remove_distance(id);
+        self.tearing.torn_edges += 1;
+        true
+    }
+
+    /// The endpoints of a failing edge in the order a tear tries them: free before pinned or
+    /// held; a crack tip or an edge of the cloth (a vertex whose fan is open) before an interior
+    /// vertex, so an existing crack runs on instead of a new slit opening beside it; then the
+    /// one with more triangles, then the lower index.
+    fn split_order(&self, a: u32, b: u32) -> [u32; 2] {
+        let mut order = [a, b];
         order.sort_by_key(|&v| {
             (
                 self.particles.inverse_mass(v as usize) == 0.0,
+                !self.on_boundary(v),
                 usize::MAX - self.topology().vertex_triangles[v as usize].len(),
                 v,
             )
         });
-        let split = normal != Vec3::ZERO
-            && order.iter().any(|&v| {
-                self.split_vertex(
-                    v,
-                    SplitPlane {
-                        point: self.particles.position(v as usize),
-                        normal,
-                        rule: SideRule::Centroid,
-                    },
-                )
-            });
-        if split {
-            set_flag(&mut self.tearing.spent, id);
-        } else {
-            self.remove_distance(id);
-        }
+        order
+    }
+
+    /// Whether vertex `v` lies on a boundary of the mesh: one of its edges has one triangle.
+    fn on_boundary(&self, v: u32) -> bool {
+        let fan = &self.topology().vertex_triangles[v as usize];
+        fan.iter().any(|&t| {
+            self.model.triangles[t as usize]
+                .into_iter()
+                .filter(|&u| u != v)
+                .any(|u| fan.iter().filter(|&&s| self.model.triangles[s as usize].contains(&u)).count() == 1)
+        })
     }
 
     /// Splits vertex `v` by the plane through `point` with `normal`; returns whether any copy
@@ -374,6 +407,13 @@ impl Cloth {
         if groups.len() < 2 {
             return false;
         }
+        self.apply_split(v, groups);
+        true
+    }
+
+    /// Gives every fan group of `v` after the first its own copy of `v`, then re-lumps the
+    /// masses, re-attaches the constraints, weakens the edges around it and separates bow ties.
+    fn apply_split(&mut self, v: u32, groups: Vec<Vec<u32>>) {
         let mut family = Family { members: vec![v] };
         for group in &groups[1..] {
             let copy = self.copy_particle(v);
@@ -406,7 +446,6 @@ impl Cloth {
         hinge_ids.into_iter().for_each(|id| self.reattach_hinge(id, &family));
         self.debilitate(&family);
         self.separate_bow_ties(&ring);
-        true
     }
 
     /// Vertices sharing a triangle with a member of `family`, excluding the family.
@@ -569,7 +608,8 @@ impl Cloth {
             ..c
         };
         self.set_distance(id, halved(first), [s0, NONE]);
-        self.add_distance(halved(second), [s1, NONE]);
+        let twin = self.add_distance(halved(second), [s1, NONE]);
+        self.inherit_tear_history(id, twin);
     }
 
     /// Re-attaches a hinge after a split of `family`; a hinge across the crack is removed.
@@ -626,7 +666,8 @@ impl Cloth {
         self.distances.replace(id, distance_item(&c, &self.applied));
     }
 
-    fn add_distance(&mut self, c: DistanceConstraint, support: [u32; 2]) {
+    /// Adds distance constraint `c` with `support`; returns its id.
+    fn add_distance(&mut self, c: DistanceConstraint, support: [u32; 2]) -> u32 {
         let id = self.distances.insert(distance_item(&c, &self.applied));
         debug_assert_eq!(id as usize, self.model.distances.len(), "model and solver ids stay in step");
         self.model.distances.push(c);
@@ -634,6 +675,14 @@ impl Cloth {
         add_to(&mut topo.vertex_distances, c.a, id);
         add_to(&mut topo.vertex_distances, c.b, id);
         topo.distance_support.push(support);
+        id
+    }
+
+    /// Gives edge `twin`, the other side of edge `id` split by a crack, `id`'s averaged strain
+    /// and weakness: it is the same piece of cloth.
+    fn inherit_tear_history(&mut self, id: u32, twin: u32) {
+        copy_entry(&mut self.tearing.smoothed, id, twin, 0.0);
+        copy_entry(&mut self.tearing.weakness, id, twin, 1.0);
     }
 
     fn remove_distance(&mut self, id: u32) {
@@ -671,6 +720,15 @@ fn set_flag(flags: &mut Vec<bool>, id: u32) {
         flags.resize(id as usize + 1, false);
     }
     flags[id as usize] = true;
+}
+
+/// Sets `values[to]` to `values[from]`, reading and padding with `missing` past the end.
+fn copy_entry(values: &mut Vec<f32>, from: u32, to: u32, missing: f32) {
+    let value = values.get(from as usize).copied().unwrap_or(missing);
+    if values.len() <= to as usize {
+        values.resize(to as usize + 1, missing);
+    }
+    values[to as usize] = value;
 }
 
 fn doubled(c: Compliance) -> Compliance {

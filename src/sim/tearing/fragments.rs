@@ -1,0 +1,74 @@
+//! No confetti: a tear may not cut off a scrap (docs/physics.md §8).
+//!
+//! A split only changes which triangles meet at the split vertex, so every piece it could cut
+//! off contains triangles of one of its fan groups. Since the mesh stays manifold (bow ties are
+//! separated after every split), triangles belong to one piece exactly when they are joined
+//! edge to edge; a region held to the rest by a single vertex (a one-vertex thread) is therefore
+//! a piece of its own after the split, and the same count refuses it. From each group the check
+//! walks edge-adjacent triangles, crossing an edge at the split vertex only within the group:
+//! reaching another group's triangle means nothing is cut off; running out of triangles before
+//! [`MIN_FRAGMENT_TRIANGLES`] means the split would shed a fragment, and it is not made.
+
+use super::super::cloth::Cloth;
+
+/// Fewest triangles a piece cut off by a tear may have. Smaller scraps (a grabbed vertex with
+/// its two or three triangles, a corner sliver) fly about as confetti.
+pub const MIN_FRAGMENT_TRIANGLES: usize = 8;
+
+impl Cloth {
+    /// Whether splitting vertex `v` into the fan `groups` would leave a piece of fewer than
+    /// [`MIN_FRAGMENT_TRIANGLES`] triangles.
+    pub(super) fn sheds_fragment(&self, v: u32, groups: &[Vec<u32>]) -> bool {
+        let group_of = |t: u32| groups.iter().position(|g| g.contains(&t));
+        (0..groups.len()).any(|g| self.piece_is_small(v, g, &group_of, &groups[g]))
+    }
+
+    /// Whether the triangles reachable from `start` (fan group `group` of `v`) number fewer
+    /// than [`MIN_FRAGMENT_TRIANGLES`] and reach no other group.
+    fn piece_is_small(&self, v: u32, group: usize, group_of: &dyn Fn(u32) -> Option<usize>, start: &[u32]) -> bool {
+        let mut reached: Vec<u32> = start.to_vec();
+        let mut stack = reached.clone();
+        while let Some(t) = stack.pop() {
+            if reached.len() >= MIN_FRAGMENT_TRIANGLES {
+                return false;
+            }
+            for next in self.edge_neighbours(t) {
+                if reached.contains(&next) {
+                    continue;
+                }
+                if group_of(next).is_some_and(|other| other != group) {
+                    if self.meet_at(v, t, next) {
+                        continue; // the split separates them
+                    }
+                    return false; // joined to another group away from the split
+                }
+                reached.push(next);
+                stack.push(next);
+            }
+        }
+        reached.len() < MIN_FRAGMENT_TRIANGLES
+    }
+
+    /// Whether edge-adjacent triangles `t` and `next` meet along an edge through `v` (the split
+    /// separates such a pair when they lie in different groups).
+    fn meet_at(&self, v: u32, t: u32, next: u32) -> bool {
+        let (a, b) = (self.model.triangles[t as usize], self.model.triangles[next as usize]);
+        a.iter().filter(|x| b.contains(x)).any(|&x| x == v)
+    }
+
+    /// Triangles sharing an edge with triangle `t`.
+    fn edge_neighbours(&self, t: u32) -> Vec<u32> {
+        let tri = self.model.triangles[t as usize];
+        let mut out = Vec::with_capacity(3);
+        for k in 0..3 {
+            let (a, b) = (tri[k], tri[(k + 1) % 3]);
+            out.extend(
+                self.topology().vertex_triangles[a as usize]
+                    .iter()
+                    .copied()
+                    .filter(|&u| u != t && self.model.triangles[u as usize].contains(&b)),
+            );
+        }
+        out
+    }
+}
