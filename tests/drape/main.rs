@@ -10,6 +10,8 @@
 //! - [`reliability`]: the hostile inputs of issue 20, each refused or run finite;
 //! - [`files`]: checked, crash-safe writes (full and read-only filesystems, killed writers);
 //! - [`fuzz`]: the fuzz target's property on proptest-mutated presets;
+//! - [`tearing`]: issue 16's tearing scenarios on the shipped presets (no tear at rest, a pull
+//!   rips, no scraps, nothing flung far, a torn run repeats bit for bit);
 //! - [`threads`]: a torn cloth of more than 4 096 particles, bit-identical on one and two
 //!   threads;
 //! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands.
@@ -22,5 +24,6 @@ mod presets;
 mod realism;
 mod reliability;
 mod robustness;
+mod tearing;
 mod threads;
 mod validation;

@@ -42,11 +42,19 @@ impl Cloth {
                     }
                     return false; // joined to another group away from the split
                 }
+                if self.is_pinned_triangle(next) {
+                    return false; // a shred left on a pin does not fly about
+                }
                 reached.push(next);
                 stack.push(next);
             }
         }
         reached.len() < MIN_FRAGMENT_TRIANGLES
+    }
+
+    /// Whether a corner of triangle `t` is pinned.
+    fn is_pinned_triangle(&self, t: u32) -> bool {
+        self.model.triangles[t as usize].iter().any(|&i| self.particles.pinned[i as usize])
     }
 
     /// Whether edge-adjacent triangles `t` and `next` meet along an edge through `v` (the split

@@ -1,0 +1,286 @@
+//! Issue 16's tearing scenarios through the public [`Cloth`] API, on the shipped presets: the
+//! presets wait for the user (no tear at rest), a pull rips them, a tear leaves no scrap of
+//! fewer than [`MIN_FRAGMENT_TRIANGLES`] triangles, nothing flies off, and a torn run repeats
+//! bit for bit. The pulls use the hard grab (one particle held at the cursor).
+
+use std::collections::HashMap;
+
+use drape::preset::Preset;
+use drape::sim::tearing::MIN_FRAGMENT_TRIANGLES;
+use drape::sim::{Cloth, Material};
+use glam::Vec3;
+
+use crate::common::{all_finite, load_preset, run};
+
+/// The tear strain the app's tearing switch turns on (30 %).
+const APP_TEAR_STRAIN: f32 = 0.3;
+
+/// Triangles in each connected piece, smallest first.
+fn piece_sizes(cloth: &Cloth) -> Vec<usize> {
+    let labels = cloth.piece_labels();
+    let mut sizes: HashMap<u32, usize> = labels
+        .iter()
+        .enumerate()
+        .filter(|&(i, &l)| i == l as usize)
+        .map(|(_, &l)| (l, 0))
+        .collect();
+    for tri in cloth.triangles() {
+        *sizes.get_mut(&labels[tri[0] as usize]).expect("every particle has a piece") += 1;
+    }
+    let mut sizes: Vec<usize> = sizes.into_values().collect();
+    sizes.sort_unstable();
+    sizes
+}
+
+/// The particle each particle was split from (itself for the `original` first particles): a
+/// copy shares its original's rest position bit for bit.
+fn originals(cloth: &Cloth, original: usize) -> Vec<u32> {
+    let key = |p: Vec3| p.to_array().map(f32::to_bits);
+    let rest = &cloth.model().positions;
+    let by_rest: HashMap<[u32; 3], u32> = (0..original).map(|i| (key(rest[i]), i as u32)).collect();
+    rest.iter().map(|&p| by_rest[&key(p)]).collect()
+}
+
+/// Edges of the original mesh (as pairs of original particles) whose two triangles no longer
+/// share them: the cloth is torn along them.
+fn torn_mesh_edges(cloth: &Cloth, original: usize) -> Vec<[u32; 2]> {
+    let origin = originals(cloth, original);
+    let mut sides: HashMap<[u32; 2], Vec<[u32; 2]>> = HashMap::new();
+    for tri in cloth.triangles() {
+        for k in 0..3 {
+            let (a, b) = (tri[k], tri[(k + 1) % 3]);
+            let (oa, ob) = (origin[a as usize], origin[b as usize]);
+            sides.entry([oa.min(ob), oa.max(ob)]).or_default().push([a.min(b), a.max(b)]);
+        }
+    }
+    sides
+        .into_iter()
+        .filter(|(_, actual)| actual.len() == 2 && actual[0] != actual[1])
+        .map(|(edge, _)| edge)
+        .collect()
+}
+
+/// Torn edges in the longest crack: torn mesh edges joined end to end.
+fn longest_crack(cloth: &Cloth, original: usize) -> usize {
+    let edges = torn_mesh_edges(cloth, original);
+    let mut at: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (i, e) in edges.iter().enumerate() {
+        e.iter().for_each(|&v| at.entry(v).or_default().push(i));
+    }
+    let mut seen = vec![false; edges.len()];
+    let mut longest = 0;
+    for start in 0..edges.len() {
+        if seen[start] {
+            continue;
+        }
+        seen[start] = true;
+        let (mut stack, mut count) = (vec![start], 0);
+        while let Some(i) = stack.pop() {
+            count += 1;
+            for next in edges[i].iter().flat_map(|v| &at[v]) {
+                if !seen[*next] {
+                    seen[*next] = true;
+                    stack.push(*next);
+                }
+            }
+        }
+        longest = longest.max(count);
+    }
+    longest
+}
+
+/// The axis-aligned box around every particle (m).
+fn bounding_box(cloth: &Cloth) -> (Vec3, Vec3) {
+    let p = cloth.particles();
+    p.positions()
+        .fold((Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)), |(lo, hi), x| (lo.min(x), hi.max(x)))
+}
+
+/// Distance (m) of the particle farthest outside the box `(lo, hi)`.
+fn farthest_outside(cloth: &Cloth, (lo, hi): (Vec3, Vec3)) -> f32 {
+    cloth
+        .particles()
+        .positions()
+        .map(|x| x.distance(x.clamp(lo, hi)))
+        .fold(0.0, f32::max)
+}
+
+fn total_mass(cloth: &Cloth) -> f64 {
+    let density = cloth.applied_material().areal_density;
+    (0..cloth.particles().len())
+        .map(|i| cloth.particles().mass(i, density) as f64)
+        .sum()
+}
+
+/// What a torn run leaves, measured against the preset's untorn cloth.
+struct Outcome {
+    cloth: Cloth,
+    /// Triangles per piece, smallest first.
+    pieces: Vec<usize>,
+    /// Torn edges in the longest crack.
+    crack: usize,
+    /// How far (m) the farthest particle ended outside the starting bounding box.
+    flown: f32,
+    /// Total mass at the start (kg).
+    mass_before: f64,
+}
+
+impl Outcome {
+    fn smallest_piece(&self) -> usize {
+        self.pieces[0]
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "{} torn edges, pieces {:?}, longest crack {}, {} m outside the start box",
+            self.cloth.torn_edges(),
+            self.pieces,
+            self.crack,
+            self.flown
+        )
+    }
+}
+
+/// Runs `frames` frames of `preset` (with `material`), calling `drive(cloth, frame)` before each.
+fn run_driven(preset: &Preset, material: &Material, frames: u32, mut drive: impl FnMut(&mut Cloth, u32)) -> Outcome {
+    let mut cloth = preset.build().unwrap();
+    let original = cloth.particles().len();
+    let (start_box, mass_before) = (bounding_box(&cloth), total_mass(&cloth));
+    for frame in 0..frames {
+        drive(&mut cloth, frame);
+        cloth.step(&preset.solver, material).unwrap();
+    }
+    assert!(all_finite(&cloth));
+    Outcome {
+        pieces: piece_sizes(&cloth),
+        crack: longest_crack(&cloth, original),
+        flown: farthest_outside(&cloth, start_box),
+        mass_before,
+        cloth,
+    }
+}
+
+/// Grabs `particle` in the first frame and moves the grab by `offset(frame)` (m) from where the
+/// particle started; with `release_after`, lets go (keeping the drag's velocity) after that
+/// many frames.
+fn pulled(preset: &Preset, particle: u32, frames: u32, release_after: Option<u32>, offset: impl Fn(u32) -> Vec3) -> Outcome {
+    let start = preset.build().unwrap().particles().position(particle as usize);
+    run_driven(preset, &preset.material, frames, |cloth, frame| {
+        if frame == 0 {
+            cloth.grab(particle).unwrap();
+        }
+        if release_after == Some(frame) {
+            cloth.release(None);
+        }
+        cloth.drag_to(start + offset(frame + 1));
+    })
+}
+
+/// Down, outward and toward the viewer: the direction a user pulls a hanging sheet's corner.
+fn away_from_the_sheet() -> Vec3 {
+    Vec3::new(0.6, -1.0, 0.8).normalize()
+}
+
+/// The tearable sheet's bottom-right corner dragged steadily away at 0.5 m/s for 2 s.
+fn steady_corner_drag() -> Outcome {
+    let preset = load_preset("tearable_sheet");
+    let corner = preset.cloth.index(preset.cloth.columns - 1, preset.cloth.rows - 1);
+    let dt = preset.solver.dt;
+    pulled(&preset, corner, (2.0 / dt).round() as u32, None, |frame| {
+        away_from_the_sheet() * 0.5 * frame as f32 * dt
+    })
+}
+
+#[test]
+fn the_default_curtain_with_tearing_on_hangs_whole_for_600_frames() {
+    let preset = load_preset("default");
+    let material = Material {
+        tear_strain: Some(APP_TEAR_STRAIN),
+        ..preset.material.clone()
+    };
+    let mut cloth = preset.build().unwrap();
+    run(&mut cloth, &preset.solver, &material, 600);
+    assert_eq!(cloth.torn_edges(), 0, "max strain {}", cloth.stats().max_strain);
+}
+
+#[test]
+fn rip_the_flag_flies_whole_for_600_frames_without_input() {
+    let preset = load_preset("rip_the_flag");
+    assert!(preset.material.tear_strain.is_some(), "the flag is tearable");
+    let outcome = run_driven(&preset, &preset.material, 600, |_, _| {});
+    assert_eq!(outcome.cloth.torn_edges(), 0, "{}", outcome.summary());
+    assert_eq!(outcome.pieces.len(), 1);
+}
+
+#[test]
+fn rip_the_flag_rips_when_its_free_corner_is_pulled_hard() {
+    let preset = load_preset("rip_the_flag");
+    let corner = preset.cloth.index(preset.cloth.columns - 1, preset.cloth.rows - 1);
+    let dt = preset.solver.dt;
+    // One second in the wind, then the corner pulled away from the pole at 1 m/s for 2 s.
+    let flying = (1.0 / dt).round() as u32;
+    let start = std::cell::Cell::new(Vec3::ZERO);
+    let outcome = run_driven(&preset, &preset.material, 3 * flying, |cloth, frame| {
+        if frame == flying {
+            start.set(cloth.particles().position(corner as usize));
+            cloth.grab(corner).unwrap();
+        }
+        if frame >= flying {
+            cloth.drag_to(start.get() + Vec3::X * (frame - flying + 1) as f32 * dt);
+        }
+    });
+    assert!(outcome.cloth.torn_edges() > 0, "{}", outcome.summary());
+    assert!(outcome.pieces.len() >= 2, "a piece comes off: {}", outcome.summary());
+    assert!(outcome.smallest_piece() >= MIN_FRAGMENT_TRIANGLES, "{}", outcome.summary());
+}
+
+/// A steady pull rips the sheet into at most three pieces without scraps, conserves mass, and
+/// repeats bit for bit.
+#[test]
+fn the_tearable_sheet_dragged_steadily_by_a_corner_rips_without_scraps() {
+    let outcome = steady_corner_drag();
+    assert!(outcome.cloth.torn_edges() > 0, "{}", outcome.summary());
+    assert!(outcome.pieces.len() <= 3, "{}", outcome.summary());
+    assert!(outcome.smallest_piece() >= MIN_FRAGMENT_TRIANGLES, "{}", outcome.summary());
+    let mass = total_mass(&outcome.cloth);
+    assert!(
+        (mass - outcome.mass_before).abs() <= 1e-5 * outcome.mass_before,
+        "mass {mass} vs {}",
+        outcome.mass_before
+    );
+    let again = steady_corner_drag();
+    assert_eq!(again.cloth.triangles(), outcome.cloth.triangles());
+    let bits = |c: &Cloth| {
+        c.particles()
+            .positions()
+            .map(|p| p.to_array().map(f32::to_bits))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bits(&again.cloth), bits(&outcome.cloth), "a torn run repeats bit for bit");
+}
+
+/// Issue 16 asks for a crack of at least 10 edges that runs into the sheet. With the hard grab
+/// the whole pull lands on the grabbed particle's few edges, and the tear rings it: the corner
+/// comes off as an 8-triangle piece behind a 5-edge crack.
+#[test]
+#[ignore = "not met with the hard grab (longest crack 5 edges); needs the soft grab of issue 16 item 1"]
+fn the_tearable_sheet_dragged_steadily_by_a_corner_opens_a_crack_of_10_edges() {
+    let outcome = steady_corner_drag();
+    assert!(outcome.crack >= 10, "{}", outcome.summary());
+}
+
+/// The same grab moved 1 m in 0.1 s and let go: no scrap, and nothing flung more than 3 m
+/// from where the sheet hung after 2 s.
+#[test]
+fn a_fast_flick_leaves_no_scraps_and_flings_nothing_far() {
+    let preset = load_preset("tearable_sheet");
+    let corner = preset.cloth.index(preset.cloth.columns - 1, preset.cloth.rows - 1);
+    let dt = preset.solver.dt;
+    let flick = (0.1 / dt).round() as u32;
+    let outcome = pulled(&preset, corner, (2.0 / dt).round() as u32, Some(flick), |frame| {
+        away_from_the_sheet() * (frame.min(flick) as f32 / flick as f32)
+    });
+    assert!(outcome.cloth.torn_edges() > 0, "the flick tears: {}", outcome.summary());
+    assert!(outcome.smallest_piece() >= MIN_FRAGMENT_TRIANGLES, "{}", outcome.summary());
+    assert!(outcome.flown <= 3.0, "{}", outcome.summary());
+}
