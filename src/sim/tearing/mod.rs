@@ -1,10 +1,10 @@
 //! Tearing and cutting by vertex splitting (PBD 2007 §5; docs/physics.md §8).
 //!
 //! A tear never deletes triangles or leaves ragged ones: it *splits a vertex*. The triangles
-//! around the vertex are divided by a plane through it (normal to the failing edge for a tear,
-//! the cut surface for a mouse cut); each side's edge-connected fan keeps its own copy of the
-//! vertex, so the surface stays a clean manifold and the crack opens perpendicular to the
-//! tension, as real fabric does. Afterwards:
+//! around the vertex are divided by a plane through it (normal to the largest principal stress
+//! there for a tear, the cut surface for a mouse cut); each side's edge-connected fan keeps its
+//! own copy of the vertex, so the surface stays a clean manifold and the crack opens
+//! perpendicular to the tension, as real fabric does. Afterwards:
 //! - masses are re-lumped from the rest areas of the triangles each copy keeps (the triangles
 //!   are partitioned, so total mass is conserved; copies share position and velocity, so
 //!   momentum is conserved too);
@@ -19,9 +19,9 @@
 //! When an edge fails and along which plane is [`criterion`]'s; a tear that would cut off a
 //! scrap is refused ([`fragments`]); mouse cuts split unconditionally.
 //!
-//! Everything is ordered by index (candidates by strain, then id), so the same inputs give
-//! bit-identical results. A pinned vertex keeps its pin on the original copy only, so a tear
-//! can free a piece from its pin; a held vertex stays held by the original.
+//! Everything is ordered by index (candidates by averaged strain, then id), so the same inputs
+//! give bit-identical results. A pinned vertex keeps its pin on the original copy only, so a
+//! tear can free a piece from its pin; a held vertex stays held by the original.
 
 use glam::Vec3;
 

@@ -234,7 +234,10 @@ fn v7b_split_on_3x3_conserves_mass_and_momentum_deterministically() {
 #[test]
 fn a_tear_that_would_shed_a_scrap_is_not_made() {
     let mut cloth = sheet(3, 3, PinMode::None);
-    assert!(cloth.triangles().len() < 2 * MIN_FRAGMENT_TRIANGLES, "too small to part in two pieces");
+    assert!(
+        cloth.triangles().len() < 2 * MIN_FRAGMENT_TRIANGLES,
+        "too small to part in two pieces"
+    );
     let before = (position_bits(&cloth), cloth.triangles().to_vec(), cloth.constraint_count());
     cloth.ensure_topology();
     let centre_edges: Vec<u32> = cloth
