@@ -227,21 +227,33 @@ impl Cloth {
             return 0;
         };
         let blend = criterion::smoothing_blend(params.dt, self.applied.tear_response_time);
-        let weakest = self.tearing.weakness.iter().copied().fold(1.0f32, f32::min);
-        // With slack for rounding, so an edge is never missed.
-        if blend == 1.0 && max_strain < limit * weakest * (1.0 - 1e-5) {
+        if blend == 1.0 && !self.may_reach(limit, max_strain) {
             return 0;
         }
         let failing = self.smooth_strains(limit, blend);
+        let torn = self.tear_worst_first(&failing, params.max_splits_per_step as usize);
+        if torn > 0 {
+            self.finish_topology_change();
+        }
+        torn
+    }
+
+    /// Whether an edge could be above its threshold when the largest strain is `max_strain`
+    /// (with slack for rounding, so an edge is never missed).
+    fn may_reach(&self, limit: f32, max_strain: f32) -> bool {
+        let weakest = self.tearing.weakness.iter().copied().fold(1.0f32, f32::min);
+        max_strain >= limit * weakest * (1.0 - 1e-5)
+    }
+
+    /// Tears the `failing` edges in order until `budget` have torn (refused tears do not
+    /// count); returns how many tore.
+    fn tear_worst_first(&mut self, failing: &[(f32, u32)], budget: usize) -> usize {
         let mut torn = 0;
-        for (_, id) in failing {
-            if torn == params.max_splits_per_step as usize {
+        for &(_, id) in failing {
+            if torn == budget {
                 break;
             }
             torn += usize::from(self.tear_edge(id));
-        }
-        if torn > 0 {
-            self.finish_topology_change();
         }
         torn
     }
