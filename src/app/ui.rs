@@ -752,7 +752,7 @@ fn air_panel(ui: &mut Ui, state: &mut AppState) {
             .text("splits per step")
             .clamping(egui::SliderClamping::Edits),
     )
-    .on_hover_text("At most this many tear splits per frame, so a tear runs across the cloth instead of all at once. Default 64");
+    .on_hover_text("At most this many tear splits per frame, so a tear runs across the cloth instead of all at once. Default 1");
 }
 
 fn material_panel(ui: &mut Ui, state: &mut AppState) {
