@@ -111,7 +111,34 @@ impl Cloth {
 
 #[cfg(test)]
 mod tests {
+    use glam::Vec3;
+
     use super::smoothing_blend;
+    use crate::sim::{Cloth, GridSpec, Material, Orientation, PinMode};
+
+    /// A sheet stretched by 20 % along the diagonal of its grid: the principal stress at its
+    /// centre lies along that diagonal, though every stretch edge (and the guess) is along an
+    /// axis.
+    #[test]
+    fn the_principal_stress_follows_the_stretch_not_the_mesh_axes() {
+        let spec = GridSpec {
+            columns: 5,
+            rows: 5,
+            orientation: Orientation::Horizontal,
+            pins: PinMode::None,
+            ..GridSpec::default()
+        };
+        let mut cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
+        let diagonal = Vec3::new(1.0, 0.0, 1.0).normalize();
+        for i in 0..cloth.particles().len() as u32 {
+            let x = cloth.particles().position(i as usize);
+            cloth.set_state(i, x + 0.2 * x.dot(diagonal) * diagonal, Vec3::ZERO).unwrap();
+        }
+        cloth.ensure_topology();
+        let centre = spec.index(2, 2);
+        let direction = cloth.principal_stress_direction(centre, Vec3::X);
+        assert!(direction.dot(diagonal).abs() > 0.99, "{direction}");
+    }
 
     #[test]
     fn the_blend_is_one_without_a_response_time_and_follows_the_exponential_with_one() {
