@@ -166,6 +166,17 @@ impl SplitPlane {
     };
 }
 
+/// What a tear could do at one vertex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TearSplit {
+    /// The vertex was split.
+    Made,
+    /// Every split plane that divides its fan would cut off a fragment: nothing was done.
+    WouldShed,
+    /// No split plane divides its fan.
+    Impossible,
+}
+
 /// The split of one vertex: which particle ended up in which triangle.
 struct Family {
     members: Vec<u32>,
@@ -341,10 +352,10 @@ impl Cloth {
     }
 
     /// Fails distance constraint `id`: splits the first of its endpoints, in
-    /// [`Self::split_order`], that can be split without shedding a fragment, by the plane normal
-    /// to the largest principal stress there (or, failing that, normal to the edge). If neither
-    /// endpoint has triangles on both sides of either plane, the constraint is removed. Returns
-    /// whether the edge tore; it does not when every possible split would shed a fragment.
+    /// [`Self::split_order`], that can be split without shedding a fragment (see
+    /// [`Self::tear_split_at`]). If neither endpoint has triangles on both sides of a split
+    /// plane, the constraint is removed. Returns whether the edge tore; it does not when every
+    /// possible split would shed a fragment.
     fn tear_edge(&mut self, id: u32) -> bool {
         if self.distances.slot(id).is_none() {
             return false;
@@ -355,25 +366,14 @@ impl Cloth {
         let along = (pb - pa).normalize_or_zero();
         let mut sheds = false;
         for v in self.split_order(c.a, c.b) {
-            let point = self.particles.position(v as usize);
-            for normal in [self.principal_stress_direction(v, along), along] {
-                let plane = SplitPlane {
-                    point,
-                    normal,
-                    rule: SideRule::Centroid,
-                };
-                let groups = self.fan_groups(v, plane);
-                if normal == Vec3::ZERO || groups.len() < 2 {
-                    continue;
+            match self.tear_split_at(v, along) {
+                TearSplit::Made => {
+                    set_flag(&mut self.tearing.spent, id);
+                    self.tearing.torn_edges += 1;
+                    return true;
                 }
-                if self.sheds_fragment(v, &groups) {
-                    sheds = true;
-                    continue;
-                }
-                self.apply_split(v, groups);
-                set_flag(&mut self.tearing.spent, id);
-                self.tearing.torn_edges += 1;
-                return true;
+                TearSplit::WouldShed => sheds = true,
+                TearSplit::Impossible => {}
             }
         }
         if sheds {
@@ -382,6 +382,37 @@ impl Cloth {
         self.remove_distance(id);
         self.tearing.torn_edges += 1;
         true
+    }
+
+    /// Splits vertex `v` for a tear by the plane normal to the largest principal stress there
+    /// or, if that leaves every triangle on one side, normal to the failing edge (`along`),
+    /// unless the split would shed a fragment.
+    fn tear_split_at(&mut self, v: u32, along: Vec3) -> TearSplit {
+        let point = self.particles.position(v as usize);
+        let mut outcome = TearSplit::Impossible;
+        for normal in [self.principal_stress_direction(v, along), along] {
+            if normal == Vec3::ZERO {
+                continue;
+            }
+            let groups = self.fan_groups(
+                v,
+                SplitPlane {
+                    point,
+                    normal,
+                    rule: SideRule::Centroid,
+                },
+            );
+            if groups.len() < 2 {
+                continue;
+            }
+            if self.sheds_fragment(v, &groups) {
+                outcome = TearSplit::WouldShed;
+                continue;
+            }
+            self.apply_split(v, groups);
+            return TearSplit::Made;
+        }
+        outcome
     }
 
     /// The endpoints of a failing edge in the order a tear tries them: free before pinned or
