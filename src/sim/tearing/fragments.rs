@@ -19,14 +19,14 @@ impl Cloth {
     /// Whether splitting vertex `v` into the fan `groups` would leave a piece of fewer than
     /// [`MIN_FRAGMENT_TRIANGLES`] triangles.
     pub(super) fn sheds_fragment(&self, v: u32, groups: &[Vec<u32>]) -> bool {
-        let group_of = |t: u32| groups.iter().position(|g| g.contains(&t));
-        (0..groups.len()).any(|g| self.piece_is_small(v, g, &group_of, &groups[g]))
+        (0..groups.len()).any(|g| self.piece_is_small(v, groups, g))
     }
 
-    /// Whether the triangles reachable from `start` (fan group `group` of `v`) number fewer
-    /// than [`MIN_FRAGMENT_TRIANGLES`] and reach no other group.
-    fn piece_is_small(&self, v: u32, group: usize, group_of: &dyn Fn(u32) -> Option<usize>, start: &[u32]) -> bool {
-        let mut reached: Vec<u32> = start.to_vec();
+    /// Whether the triangles reachable from fan group `group` of `v` number fewer than
+    /// [`MIN_FRAGMENT_TRIANGLES`] and reach neither another group nor a pin.
+    fn piece_is_small(&self, v: u32, groups: &[Vec<u32>], group: usize) -> bool {
+        let in_other_group = |t: u32| groups.iter().enumerate().any(|(h, g)| h != group && g.contains(&t));
+        let mut reached: Vec<u32> = groups[group].clone();
         let mut stack = reached.clone();
         while let Some(t) = stack.pop() {
             if reached.len() >= MIN_FRAGMENT_TRIANGLES {
@@ -36,7 +36,7 @@ impl Cloth {
                 if reached.contains(&next) {
                     continue;
                 }
-                if group_of(next).is_some_and(|other| other != group) {
+                if in_other_group(next) {
                     if self.meet_at(v, t, next) {
                         continue; // the split separates them
                     }
