@@ -27,6 +27,9 @@ impl Cloth {
     fn piece_is_small(&self, v: u32, groups: &[Vec<u32>], group: usize) -> bool {
         let in_other_group = |t: u32| groups.iter().enumerate().any(|(h, g)| h != group && g.contains(&t));
         let mut reached: Vec<u32> = groups[group].clone();
+        if reached.iter().any(|&t| self.is_on_a_pin(t, v, group)) {
+            return false;
+        }
         let mut stack = reached.clone();
         while let Some(t) = stack.pop() {
             if reached.len() >= MIN_FRAGMENT_TRIANGLES {
@@ -42,7 +45,7 @@ impl Cloth {
                     }
                     return false; // joined to another group away from the split
                 }
-                if self.is_pinned_triangle(next) {
+                if self.is_on_a_pin(next, v, group) {
                     return false; // a shred left on a pin does not fly about
                 }
                 reached.push(next);
@@ -52,9 +55,11 @@ impl Cloth {
         reached.len() < MIN_FRAGMENT_TRIANGLES
     }
 
-    /// Whether a corner of triangle `t` is pinned.
-    fn is_pinned_triangle(&self, t: u32) -> bool {
-        self.model.triangles[t as usize].iter().any(|&i| self.particles.pinned[i as usize])
+    /// Whether triangle `t`, on the side of fan group `group` of split vertex `v`, keeps a
+    /// pinned corner: a pinned `v` stays pinned only in the first group (the copies are free).
+    fn is_on_a_pin(&self, t: u32, v: u32, group: usize) -> bool {
+        let stays_pinned = |i: u32| self.particles.pinned[i as usize] && (i != v || group == 0);
+        self.model.triangles[t as usize].into_iter().any(stays_pinned)
     }
 
     /// Whether edge-adjacent triangles `t` and `next` meet along an edge through `v` (the split
