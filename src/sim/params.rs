@@ -19,6 +19,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use super::error::{check_components, check_count, check_range, SimError};
+use super::MAX_THREADS;
 
 /// Half the edge of the cube every position lives in, in m (10 km): cloth, colliders, drag
 /// targets. A step that would move a particle outside is refused (see
@@ -66,8 +67,9 @@ pub struct SolverParams {
     /// Cap on vertex splits per step so a tear cannot run across the whole cloth in one frame
     /// (0 holds tearing). Default 64; range 0 to 1 000 000.
     pub max_splits_per_step: u32,
-    /// Worker threads for the constraint solve (0 = pick by cloth size). Results are
-    /// bit-identical for every thread count. Default 0; range 0 to 256.
+    /// Threads for the constraint solve (0 = pick by cloth size and the machine's cores).
+    /// Results are bit-identical for every thread count. A cloth of fewer than 4 096 particles
+    /// runs on one. Default 0; range 0 to [`super::MAX_THREADS`] (16).
     pub threads: u32,
 }
 
@@ -133,7 +135,7 @@ impl SolverParams {
             "a distance in [0, 0.5] m",
         )?;
         check_count("max_splits_per_step", self.max_splits_per_step, 0, 1_000_000, "0 to 1000000 splits")?;
-        check_count("threads", self.threads, 0, 256, "0 (auto) to 256 threads")
+        check_count("threads", self.threads, 0, MAX_THREADS as u32, "0 (auto) to 16 threads")
     }
 
     /// Checks what no single field shows: under `material` every compliance divided by h²

@@ -37,25 +37,28 @@
 //!   gathering one particle per lane. Otherwise every further eight rows start a few levels
 //!   later (skew), so a level's particles do not all fall in one cache set.
 //! - Hinges are ordered by a greedy colouring (lowest colour free at all four particles, 64
-//!   colours tracked per particle); each colour is one phase of one level (on a split cloth,
-//!   each part of it cut into chunks, see below). Their order matters less (bending is soft)
+//!   colours tracked per particle); each colour is one phase of one level (on a cloth cut into
+//!   parts, each part of it cut into chunks, see below). Their order matters less (bending is soft)
 //!   and a colouring gives few, large batches.
 //!
-//! **Two cores.** A large cloth's phase is cut into [`PARTS`] parts: a prefix of the phase
-//! (in sweep order) and the rest, the prefix being the constraints whose lowest particle lies
-//! in the first half of the particles (on a grid built row by row: the top half of the rows);
-//! a colour's part is further cut into chunks of [`CHUNK`]. Each part is scheduled on its
-//! own; one thread solving part 0 then part 1 of every phase is the sequential sweep, bit for
-//! bit. Two threads solve one part each, and run the passes over the particles (prediction,
-//! the hinges' copies, contacts) on the same halves, so each keeps its half of the sheet in its
-//! cache. The parts of a phase may share particles where they meet (the vertical edges of the
-//! middle rows): every *unit* (a level, a whole group of strips, a chunk of a colour, a pass)
-//! carries how many of the other thread's units must be done before it starts — those that
-//! come earlier in the one-thread order and share a particle with it ([`plan_sweep`] plays
-//! that order once and fills [`Group::waits`]). So the threads never touch a particle out of
-//! the sequential order (results are bit-identical for every thread count), and instead of
-//! meeting at a barrier after every phase the second thread trails the first by about half a
-//! phase, from one sweep into the next.
+//! **Threads.** A cloth of at least 4 096 particles has its phases cut into [`MAX_PARTS`]
+//! *parts*: consecutive stretches of the phase in sweep order, part k being the constraints
+//! whose lowest particle lies in the k-th of [`MAX_PARTS`] equal particle ranges (on a grid
+//! built row by row: the k-th band of rows); a colour is cut at multiples of the widest
+//! vector, and its part further into chunks of [`CHUNK`]. Each part is scheduled on its own;
+//! one thread solving parts 0, 1, … of every phase in turn is the sequential sweep, bit for
+//! bit. T threads each take a run of consecutive parts (thread t: parts ⌊tP/T⌋ up to
+//! ⌊(t+1)P/T⌋) and run the passes over the particles (prediction, the `[x, y, z, w]` copies,
+//! contacts) on the same parts' particle ranges, so each keeps its band of the sheet in its
+//! cache. The schedule does not depend on T, so neither do the results. Neighbouring parts of
+//! a phase may share particles where they meet (the vertical edges across a band's border):
+//! every *unit* (a level, a whole group of strips, a chunk of a colour, a part's pass)
+//! carries a list of [`Wait`]s, how many units of which other parts must be done before it
+//! starts — those that come earlier in the one-thread order and share a particle with it
+//! ([`plan_sweep`] plays that order and fills [`Group::waits`]). So the threads never touch a
+//! particle out of the sequential order, and instead of meeting at a barrier after every
+//! phase each thread trails the band above it by part of a phase, from one sweep into the
+//! next.
 //!
 //! **Topology edits** (tearing) keep every batch valid incrementally: a removed constraint
 //! leaves its batch (the last slot moves into its place); a constraint whose endpoint moved to a
@@ -91,9 +94,9 @@
 //! 4. **The sweep**: a pointer to its groups in `solver::Frame`, its phases solved in
 //!    `Frame::run` where they belong in the sweep (each unit through `pipeline.unit` with its
 //!    wait), its tail group between the barriers, and the same place in [`plan_sweep`], which
-//!    must play the units in exactly the order the solver runs them (or the two threads race).
+//!    must play the units in exactly the order the solver runs them (or the threads race).
 //! 5. **The tests**: the closed form the constraint exists for (for the limit: a sheet pulled
-//!    at one iteration never exceeds strain s), bit-identical frames on one and two threads and
+//!    at one iteration never exceeds strain s), bit-identical frames on one and several threads and
 //!    with either vector kernel (`src/sim/solver.rs`' tests), and the statistics
 //!    (`src/sim/stats.rs`) if it carries a force worth showing.
 //!
@@ -113,11 +116,19 @@ mod lanes;
 pub(crate) const TAIL: u32 = u32::MAX;
 /// Number of colours tracked in the per-particle masks of greedy colourings.
 const MAX_COLOURS: u32 = 64;
-/// Parts a large cloth's phases are split into (one per core of the target machine).
-pub(crate) const PARTS: usize = 2;
+/// Most parts a cloth's phases are cut into, hence most threads a step runs on.
+pub const MAX_PARTS: usize = 16;
 /// Cloths with fewer particles keep every phase in one part: the synchronisation would cost
 /// more than a second core saves.
 const MIN_SPLIT_PARTICLES: usize = 4096;
+
+/// What a unit of one part waits for before it starts: `part` has finished `units` units of
+/// its current sweep (negative: counted back into the previous sweep). See [`plan_sweep`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Wait {
+    pub part: u32,
+    pub units: i32,
+}
 
 /// One batch's worth of constraints in a storage layout chosen by the constraint type.
 pub(crate) trait Batch: Default {
@@ -169,16 +180,15 @@ pub(crate) struct Group<B: Batch> {
     /// run of constraints solved in order, stored step by step (slot `8 s + k` is lane k's
     /// constraint s). A strip's constraints share particles along each lane.
     pub chained: bool,
-    /// Phase parts only, one entry per unit (see [`Group::unit_count`]): how many units of the
-    /// other part's sweep (see [`SweepPlan::units`]) must be done before this unit
-    /// starts, so that no two threads touch a particle out of the sequential order; negative
-    /// when what it waits for lies in the previous sweep. Computed by [`plan_sweep`] for the
-    /// current batches; conservative after a removal.
-    pub waits: Vec<i32>,
+    /// Phase parts only, one list per unit (see [`Group::unit_count`]): how many units of
+    /// which other parts' sweeps (see [`SweepPlan::units`]) must be done before this unit
+    /// starts, so that no two threads touch a particle out of the sequential order. Computed
+    /// by [`plan_sweep`] for the current batches; conservative after a removal.
+    pub waits: Vec<Vec<Wait>>,
 }
 
 impl<B: Batch> Group<B> {
-    /// Units the two-thread solver synchronises on: a group of strips is one (its strips run
+    /// Units the threads synchronise on: a group of strips is one (its strips run
     /// interleaved), a group of levels one per level.
     pub fn unit_count(&self) -> usize {
         if self.chained {
@@ -188,13 +198,14 @@ impl<B: Batch> Group<B> {
         }
     }
 
-    /// The batches of unit `u`.
-    pub fn unit_mut(&mut self, u: usize) -> &mut [B] {
-        if self.chained {
-            &mut self.batches
+    /// The batches of unit `u` and what it waits for.
+    pub fn unit_mut(&mut self, u: usize) -> (&mut [B], &[Wait]) {
+        let batches = if self.chained {
+            &mut self.batches[..]
         } else {
             std::slice::from_mut(&mut self.batches[u])
-        }
+        };
+        (batches, &self.waits[u])
     }
 
     /// The batches of unit `u`.
@@ -243,14 +254,16 @@ impl<B: Batch> Group<B> {
     }
 }
 
-/// Constraints in sweep order (phases of [`PARTS`] parts, then the tail group), addressable by
+/// Constraints in sweep order (phases of `parts` parts, then the tail group), addressable by
 /// model id.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Coloured<B: Batch> {
-    /// `groups[phase * PARTS + part]`, then the tail group last.
+    /// `groups[phase * parts + part]`, then the tail group last.
     groups: Vec<Group<B>>,
-    /// Per-particle passes split the particles at these bounds (`threads + 1` entries when
-    /// split); particles added later go to the first thread.
+    /// Parts each phase is cut into (one per thread of the step).
+    parts: usize,
+    /// Per-particle passes split the particles at these bounds (`parts + 1` entries);
+    /// particles added later (by tearing) go to the first thread.
     bounds: Vec<u32>,
     /// Particles the schedule covers (every constraint index is below it).
     particles: usize,
@@ -265,34 +278,27 @@ pub(crate) struct Coloured<B: Batch> {
 
 impl<B: Batch> Coloured<B> {
     /// Schedules `items` (model ids 0..n) over `particle_count` particles: phases in sweep
-    /// order, each cut into a prefix and the rest (see the module docs) and level-scheduled.
+    /// order, cut into [`MAX_PARTS`] parts on a cloth of at least 4 096 particles (else one),
+    /// each level-scheduled (see the module docs).
     pub fn new(particle_count: usize, items: impl IntoIterator<Item = B::Item>) -> Self {
+        let parts = if particle_count < MIN_SPLIT_PARTICLES { 1 } else { MAX_PARTS };
+        Self::with_parts(particle_count, items, parts)
+    }
+
+    /// [`Self::new`] cut into `parts` parts.
+    fn with_parts(particle_count: usize, items: impl IntoIterator<Item = B::Item>, parts: usize) -> Self {
         let items: Vec<B::Item> = items.into_iter().collect();
-        let split = particle_count >= MIN_SPLIT_PARTICLES;
-        let parts = if split { PARTS } else { 1 };
+        let (phases, keyed) = phases::<B>(&items, particle_count);
         let mut set = Self {
             groups: Vec::new(),
+            parts,
             bounds: (0..=parts).map(|p| (particle_count * p / parts) as u32).collect(),
             particles: particle_count,
             slots: vec![None; items.len()],
             waits_stale: true,
-            keyed: false,
+            keyed,
         };
-        let mut scratch = vec![0u32; particle_count];
-        let (phases, keyed) = phases::<B>(&items, particle_count);
-        set.keyed = keyed;
-        for phase in phases {
-            let cut = if split {
-                first_part_len::<B>(&items, &phase, set.bounds[1])
-            } else {
-                phase.len()
-            };
-            let (first, second) = phase.split_at(cut);
-            for part in [first, second] {
-                let group = schedule_part::<B>(&items, part, &mut scratch);
-                set.groups.push(if split { chunked(group) } else { group });
-            }
-        }
+        set.groups = set.schedule_phases(&items, &phases);
         set.groups.push(Group {
             used: vec![0; particle_count],
             ..Group::default()
@@ -301,18 +307,44 @@ impl<B: Batch> Coloured<B> {
         set
     }
 
-    /// Plays one sweep of the phases into `touches` (phase by phase, part 0 then part 1, unit
-    /// by unit) and returns each phase part's waits, converted by `keep`.
-    fn play(&self, touches: &mut Touches, keep: impl Fn(usize, i64) -> i32) -> Vec<Vec<i32>> {
-        let groups = &self.groups[..self.phase_count() * PARTS];
-        let play_group = |(g, group): (usize, &Group<B>), touches: &mut Touches| -> Vec<i32> {
+    /// Number of parts each phase is cut into: the most threads a step can use.
+    pub fn parts(&self) -> usize {
+        self.parts
+    }
+
+    /// The phase groups for `phases` (lists of ids in sweep order): each phase cut at
+    /// [`Self::bounds`] into `parts` consecutive parts (see [`part_cuts`]), each
+    /// level-scheduled, a colour's part in chunks when there are several parts.
+    ///
+    /// A colour (constraints in any order) is cut at multiples of [`WIDEST_VECTOR`], so only
+    /// its last part leaves a scalar rest.
+    fn schedule_phases(&self, items: &[B::Item], phases: &[Vec<u32>]) -> Vec<Group<B>> {
+        let mut scratch = vec![0u32; self.particles];
+        let mut groups = Vec::with_capacity(phases.len() * self.parts);
+        let align = if self.keyed { 1 } else { WIDEST_VECTOR };
+        for phase in phases {
+            let cuts = part_cuts::<B>(items, phase, &self.bounds, align);
+            for part in cuts.windows(2) {
+                let group = schedule_part::<B>(items, &phase[part[0]..part[1]], &mut scratch);
+                groups.push(if self.parts > 1 { chunked(group) } else { group });
+            }
+        }
+        groups
+    }
+
+    /// Plays one sweep of the phases into `touches` (phase by phase, part by part, unit by
+    /// unit) and returns each phase part's waits, converted by `keep`.
+    fn play(&self, touches: &mut Touches, keep: impl Fn(&[Option<i64>]) -> Vec<Wait>) -> Vec<Vec<Vec<Wait>>> {
+        let parts = self.parts;
+        let groups = &self.groups[..self.phase_count() * parts];
+        let play_group = |(g, group): (usize, &Group<B>), touches: &mut Touches| -> Vec<Vec<Wait>> {
             (0..group.unit_count())
                 .map(|u| {
-                    let mut unit = touches.unit(g % PARTS);
+                    let mut unit = touches.unit(g % parts);
                     for batch in group.unit(u) {
                         (0..batch.len()).for_each(|i| B::particles(&batch.get(i)).iter().for_each(|&p| unit.touch(p)));
                     }
-                    keep(g % PARTS, unit.wait)
+                    keep(&unit.waits)
                 })
                 .collect()
         };
@@ -321,8 +353,8 @@ impl<B: Batch> Coloured<B> {
 
     /// Units of `part` in one sweep of the phases.
     fn phase_units(&self, part: usize) -> u32 {
-        let groups = self.groups[..self.phase_count() * PARTS].iter();
-        groups.skip(part).step_by(PARTS).map(|g| g.unit_count() as u32).sum()
+        let groups = self.groups[..self.phase_count() * self.parts].iter();
+        groups.skip(part).step_by(self.parts).map(|g| g.unit_count() as u32).sum()
     }
 
     /// Writes every constraint's slot after the groups were built.
@@ -422,6 +454,11 @@ impl<B: Batch> Coloured<B> {
         self.particles
     }
 
+    /// Model ids of the live constraints, ascending.
+    pub fn live_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.slots.len() as u32).filter(|&id| self.slots[id as usize].is_some())
+    }
+
     /// Slot of constraint `id`, if it still exists.
     pub fn slot(&self, id: u32) -> Option<Slot> {
         self.slots.get(id as usize).copied().flatten()
@@ -447,7 +484,7 @@ impl<B: Batch> Coloured<B> {
         self.groups.iter().flat_map(Group::iter_batches)
     }
 
-    /// The phase parts (`phase * PARTS + part`) followed by the tail group.
+    /// The phase parts (`phase * parts + part`) followed by the tail group.
     pub fn groups_mut(&mut self) -> &mut [Group<B>] {
         &mut self.groups
     }
@@ -458,7 +495,7 @@ impl<B: Batch> Coloured<B> {
     }
 
     /// Stores the phase parts' waits computed by [`plan_sweep`].
-    fn set_waits(&mut self, waits: Vec<Vec<i32>>) {
+    fn set_waits(&mut self, waits: Vec<Vec<Vec<Wait>>>) {
         for (group, waits) in self.groups.iter_mut().zip(waits) {
             group.waits = waits;
         }
@@ -477,7 +514,7 @@ impl<B: Batch> Coloured<B> {
 
     /// Number of phases.
     pub fn phase_count(&self) -> usize {
-        (self.groups.len() - 1) / PARTS
+        (self.groups.len() - 1) / self.parts
     }
 
     /// Particle ranges of the per-particle passes (`parts + 1` bounds).
@@ -600,39 +637,51 @@ pub(crate) mod pass {
     pub const COUNT: usize = 4;
 }
 
-/// What the two-thread sweep needs besides [`Group::waits`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What the sweep on several threads needs besides [`Group::waits`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct SweepPlan {
     /// Units each part runs per sweep: its passes and its units of every phase.
-    pub units: [u32; PARTS],
-    /// Waits of each part's passes (indexed by [`pass`]), counted like [`Group::waits`].
-    pub pass_waits: [[i32; pass::COUNT]; PARTS],
+    pub units: Vec<u32>,
+    /// Waits of each part's passes (indexed by [`pass`]), as [`Group::waits`].
+    pub pass_waits: Vec<[Vec<Wait>; pass::COUNT]>,
     /// The distance phases run on the `[x, y, z, w]` copy, after the copy-in passes (a
     /// coloured distance sweep with a vector kernel; see [`distance_copy`]).
     pub distances_on_copy: bool,
 }
 
-/// Fills the waits of both constraint sets and returns the passes' waits, by playing two
-/// sweeps in the one-thread order — per sweep: prediction passes, the distance phases, copy-in
-/// passes (before the distance phases with `distances_on_copy`), the hinge phases, copy-out
-/// passes, contacts passes (each pass part 0 then part 1,
-/// each phase part 0 then part 1) — and remembering for each particle the part that last
-/// touched it and how many of that part's units were done by then. A unit waits for the
-/// largest such count among its particles that belongs to the other part; the second sweep's
-/// waits are kept, counted from the start of the other part's sweep (negative: in the
-/// previous sweep). The tail groups are not played: they run between barriers.
+/// Fills the waits of both constraint sets (cut into the same parts) and returns the passes'
+/// waits, by playing two sweeps in the one-thread order — per sweep: prediction passes, the
+/// distance phases, copy-in passes (before the distance phases with `distances_on_copy`), the
+/// hinge phases, copy-out passes, contacts passes (each pass part by part, each phase part by
+/// part) — and remembering for each particle the part that last touched it and how many of
+/// that part's units were done by then. A unit waits, for each other part, for the largest
+/// such count among its particles; that is enough, because the unit it waits for waited in
+/// turn for the particle's earlier touches. The second sweep's waits are kept, counted from
+/// the start of the waited-for part's sweep (negative: in the previous sweep). The tail groups
+/// are not played: they run between barriers.
 pub(crate) fn plan_sweep<A: Batch, B: Batch>(distances: &mut Coloured<A>, hinges: &mut Coloured<B>, distances_on_copy: bool) -> SweepPlan {
-    let units = [0, 1].map(|part| pass::COUNT as u32 + distances.phase_units(part) + hinges.phase_units(part));
+    assert_eq!(distances.bounds, hinges.bounds, "both sets are cut into the same parts");
+    let parts = distances.parts;
+    let units: Vec<u32> = (0..parts)
+        .map(|part| pass::COUNT as u32 + distances.phase_units(part) + hinges.phase_units(part))
+        .collect();
     let bounds = distances.bounds.clone();
-    let own = |part: usize| bounds.get(part).copied().unwrap_or(0)..bounds.get(part + 1).copied().unwrap_or(0);
-    let mut touches = Touches::new(distances.particles.max(hinges.particles));
-    let mut pass_waits = [[0; pass::COUNT]; PARTS];
+    let own = |part: usize| bounds[part]..bounds[part + 1];
+    let mut touches = Touches::new(distances.particles.max(hinges.particles), parts);
+    let mut pass_waits = vec![<[Vec<Wait>; pass::COUNT]>::default(); parts];
     let (mut distance_waits, mut hinge_waits) = (Vec::new(), Vec::new());
     for sweep in 0..2 {
-        let keep = |part: usize, wait: i64| (wait - sweep * units[1 - part] as i64) as i32;
+        let keep = |counts: &[Option<i64>]| -> Vec<Wait> {
+            let waits = counts.iter().enumerate().filter_map(|(part, count)| count.map(|c| (part, c)));
+            let relative = |(part, count): (usize, i64)| Wait {
+                part: part as u32,
+                units: (count - sweep * units[part] as i64) as i32,
+            };
+            waits.map(relative).collect()
+        };
         let mut passes = |touches: &mut Touches, k: usize| {
             for (part, waits) in pass_waits.iter_mut().enumerate() {
-                waits[k] = keep(part, touches.pass(part, own(part)));
+                waits[k] = keep(&touches.pass(part, own(part)));
             }
         };
         passes(&mut touches, pass::PREDICT);
@@ -660,32 +709,33 @@ pub(crate) fn plan_sweep<A: Batch, B: Batch>(distances: &mut Coloured<A>, hinges
 /// part's unit count then.
 struct Touches {
     last: Vec<Option<(usize, i64)>>,
-    done: [i64; PARTS],
+    done: Vec<i64>,
 }
 
 impl Touches {
-    fn new(particles: usize) -> Self {
+    fn new(particles: usize, parts: usize) -> Self {
         Self {
             last: vec![None; particles],
-            done: [0; PARTS],
+            done: vec![0; parts],
         }
     }
 
     /// Starts playing the next unit of `part`.
     fn unit(&mut self, part: usize) -> Unit<'_> {
         self.done[part] += 1;
+        let parts = self.done.len();
         Unit {
             touches: self,
             part,
-            wait: 0,
+            waits: vec![None; parts],
         }
     }
 
-    /// Plays a unit of `part` touching `particles`; returns its wait.
-    fn pass(&mut self, part: usize, particles: Range<u32>) -> i64 {
+    /// Plays a unit of `part` touching `particles`; returns its waits per part.
+    fn pass(&mut self, part: usize, particles: Range<u32>) -> Vec<Option<i64>> {
         let mut unit = self.unit(part);
         particles.for_each(|p| unit.touch(p));
-        unit.wait
+        unit.waits
     }
 }
 
@@ -693,8 +743,8 @@ impl Touches {
 struct Unit<'a> {
     touches: &'a mut Touches,
     part: usize,
-    /// The other part's unit count it must wait for, so far.
-    wait: i64,
+    /// Per part, the unit count it must wait for so far (`None`: nothing of that part).
+    waits: Vec<Option<i64>>,
 }
 
 impl Unit<'_> {
@@ -703,30 +753,34 @@ impl Unit<'_> {
         let last = &mut self.touches.last[p as usize];
         if let Some((other, count)) = *last {
             if other != self.part {
-                self.wait = self.wait.max(count);
+                self.waits[other] = self.waits[other].max(Some(count));
             }
         }
         *last = Some((self.part, done));
     }
 }
 
-/// Length of a phase's first part: the constraints whose lowest particle lies below `bound`.
-/// On a grid built row by row they are a prefix of the phase, so the first part holds the top
-/// rows' constraints and the per-particle passes' split (also at `bound`) keeps each thread on
-/// the same particles. Any prefix keeps the sweep order; another mesh order only balances
-/// worse.
-fn first_part_len<B: Batch>(items: &[B::Item], phase: &[u32], bound: u32) -> usize {
+/// Where `phase` (ids in sweep order) is cut into parts: `bounds.len()` offsets from 0 to
+/// its length, part k being the constraints from offset k to offset k + 1. Offset k counts
+/// the constraints whose lowest particle lies below `bounds[k]`. On a grid built row by row
+/// they are a prefix of the phase, so part k holds the constraints of the k-th band of rows
+/// and the per-particle passes' split (at the same bounds) keeps each thread on the same
+/// particles. Any consecutive cut keeps the sweep order; another mesh order only balances
+/// worse. With `align` each offset is rounded down to a multiple of it.
+fn part_cuts<B: Batch>(items: &[B::Item], phase: &[u32], bounds: &[u32], align: usize) -> Vec<usize> {
     let lowest = |id: u32| B::particles(&items[id as usize]).iter().copied().min().unwrap_or(0);
-    phase.iter().filter(|&&id| lowest(id) < bound).count()
+    let below = |bound: u32| phase.iter().filter(|&&id| lowest(id) < bound).count() / align * align;
+    let inner = bounds[1..bounds.len() - 1].iter().map(|&b| below(b));
+    std::iter::once(0).chain(inner).chain(std::iter::once(phase.len())).collect()
 }
 
 /// Constraints per unit of a colour (a phase of one level) on a split cloth: a multiple of the
-/// widest vector, small enough that the other thread, waiting only for the chunk at the seam
+/// widest vector, small enough that a neighbouring part, waiting only for the chunk at the seam
 /// between the parts, waits briefly, and large enough to make a wait check cheap per constraint.
 const CHUNK: usize = 512;
 
 /// A colour's part (one level of independent constraints, in order) as consecutive batches of
-/// [`CHUNK`] constraints, each a unit of the two-thread sweep; other groups as they are.
+/// [`CHUNK`] constraints, each a unit of the sweep on several threads; other groups as they are.
 fn chunked<B: Batch>(group: Group<B>) -> Group<B> {
     if group.chained || group.batches.len() != 1 || group.batches[0].len() <= CHUNK {
         return group;
@@ -744,6 +798,8 @@ fn chunked<B: Batch>(group: Group<B>) -> Group<B> {
 
 /// Lanes of a SIMD batch.
 const LANES: u32 = 8;
+/// Lanes of the widest vector kernel (AVX-512: sixteen f32).
+const WIDEST_VECTOR: usize = 16;
 /// Levels by which each further eight components of a strided part start later.
 const SKEW: u32 = 8;
 /// Index distance from which neighbours in a level count as strided (not a run).
@@ -887,8 +943,8 @@ mod tests {
         }
     }
 
-    /// No batch may touch a particle twice, two threads following the waits keep the sweep
-    /// order, and every slot points back at its constraint.
+    /// No batch may touch a particle twice, threads following the waits keep the sweep order,
+    /// and every slot points back at its constraint.
     fn assert_valid(set: &Coloured<DistanceBatch>) {
         for group in set.groups.iter().filter(|g| g.chained) {
             for strip in &group.batches {
@@ -907,9 +963,9 @@ mod tests {
                 }
             }
         }
-        let mut planned = set.clone();
-        let plan = plan_sweep(&mut planned, &mut no_hinges(set.particles), false);
-        assert_plan_keeps_the_sweep_order(&planned, &no_hinges(set.particles), plan);
+        let (mut planned, mut hinges) = (set.clone(), no_hinges_like(set));
+        let plan = plan_sweep(&mut planned, &mut hinges, false);
+        assert_plan_keeps_the_sweep_order(&planned, &hinges, &plan);
         for id in 0..set.slots.len() as u32 {
             if let Some(slot) = set.slot(id) {
                 assert_eq!(set.batch(slot).id[slot.index as usize], id);
@@ -917,35 +973,39 @@ mod tests {
         }
     }
 
-    /// Each part's units of one sweep in order: (particles, wait).
-    type PartUnits = [Vec<(Vec<u32>, i32)>; PARTS];
+    /// Each part's units of one sweep in order: (particles, waits).
+    type PartUnits = Vec<Vec<(Vec<u32>, Vec<Wait>)>>;
 
-    /// An empty set of hinges over `particles` particles.
-    fn no_hinges(particles: usize) -> Coloured<HingeBatch> {
-        Coloured::new(particles, std::iter::empty())
+    /// An empty set of hinges cut like `set`.
+    fn no_hinges_like<B: Batch>(set: &Coloured<B>) -> Coloured<HingeBatch> {
+        let split = *set.bounds.last().unwrap() as usize;
+        let mut hinges = Coloured::with_parts(split, std::iter::empty(), set.parts);
+        hinges.resize_particles(set.particles);
+        hinges
     }
 
-    /// Plays three sweeps of the two parts' units (passes, distance units, hinge units, in the
-    /// order [`plan_sweep`] lists) as two threads would, in interleavings the waits allow
-    /// (thread 1 as far ahead as it may, thread 0 as far ahead as it may, and random ones), and
-    /// checks that the units touch every particle in the one-thread order and that the threads
-    /// never both wait.
-    fn assert_plan_keeps_the_sweep_order<A: Batch, B: Batch>(distances: &Coloured<A>, hinges: &Coloured<B>, plan: SweepPlan) {
+    /// Plays three sweeps of every part's units (passes, distance units, hinge units, in the
+    /// order [`plan_sweep`] lists) as one thread per part would, in interleavings the waits
+    /// allow (each thread in turn as far ahead as it may, and random ones), and checks that the
+    /// units touch every particle in the one-thread order and that the threads never all wait.
+    fn assert_plan_keeps_the_sweep_order<A: Batch, B: Batch>(distances: &Coloured<A>, hinges: &Coloured<B>, plan: &SweepPlan) {
         const SWEEPS: usize = 3;
+        let parts = distances.parts;
         let own = |part: usize| -> Vec<u32> { (distances.bounds[part]..distances.bounds[part + 1]).collect() };
-        // One sweep of each part, in order: (particles, wait); then the one-thread order of
+        // One sweep of each part, in order: (particles, waits); then the one-thread order of
         // all of them.
-        let mut units: PartUnits = Default::default();
+        let mut units: PartUnits = vec![Vec::new(); parts];
         let mut one_thread = Vec::new();
         let mut append = |units: &mut PartUnits, add: &dyn Fn(&mut PartUnits)| {
-            let before = units.clone().map(|u| u.len());
+            let before: Vec<usize> = units.iter().map(Vec::len).collect();
             add(units);
-            // Within a step of the order, part 0's units come before part 1's.
-            for part in 0..PARTS {
+            // Within a step of the order, part 0's units come first, then part 1's, ...
+            for part in 0..parts {
                 (before[part]..units[part].len()).for_each(|k| one_thread.push((part, k)));
             }
         };
-        let passes = |k: usize| move |units: &mut PartUnits| (0..PARTS).for_each(|p| units[p].push((own(p), plan.pass_waits[p][k])));
+        let passes =
+            |k: usize| move |units: &mut PartUnits| (0..parts).for_each(|p| units[p].push((own(p), plan.pass_waits[p][k].clone())));
         append(&mut units, &passes(pass::PREDICT));
         for g in 0..distances.phase_count() {
             append(&mut units, &|u| push_phase(distances, g, u));
@@ -956,30 +1016,28 @@ mod tests {
         }
         append(&mut units, &passes(pass::COPY_OUT));
         append(&mut units, &passes(pass::CONTACTS));
-        assert_eq!(plan.units, [0, 1].map(|p| units[p].len() as u32));
+        assert_eq!(plan.units, units.iter().map(|u| u.len() as u32).collect::<Vec<_>>());
         // Position of each part's unit k in the one-thread sweep.
-        let mut position: [Vec<usize>; PARTS] = [0, 1].map(|p| vec![0; units[p].len()]);
+        let mut position: Vec<Vec<usize>> = units.iter().map(|u| vec![0; u.len()]).collect();
         one_thread.iter().enumerate().for_each(|(order, &(p, k))| position[p][k] = order);
         let sweep_len = one_thread.len();
         let mut random = 0x9E37_79B9_u32;
-        for schedule in 0..12 {
-            let mut next = [0usize; PARTS];
+        for schedule in 0..parts + 10 {
+            let mut next = vec![0usize; parts];
             let mut last_order = vec![None::<usize>; distances.particles];
-            let ready = |next: &[usize; PARTS], p: usize| {
+            let ready = |next: &[usize], p: usize| {
                 let (sweep, k) = (next[p] / units[p].len(), next[p] % units[p].len());
-                let target = (sweep * units[1 - p].len()) as i64 + units[p][k].1 as i64;
-                next[p] < SWEEPS * units[p].len() && target <= next[1 - p] as i64
+                let met = |w: &Wait| (sweep * units[w.part as usize].len()) as i64 + w.units as i64 <= next[w.part as usize] as i64;
+                next[p] < SWEEPS * units[p].len() && units[p][k].1.iter().all(met)
             };
-            while (0..PARTS).any(|p| next[p] < SWEEPS * units[p].len()) {
-                let part = match (ready(&next, 0), ready(&next, 1)) {
-                    (false, false) => panic!("both threads wait (at units {next:?})"),
-                    (true, false) => 0,
-                    (false, true) => 1,
-                    (true, true) if schedule < 2 => 1 - schedule,
-                    (true, true) => {
-                        random = random.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                        (random >> 31) as usize
-                    }
+            while (0..parts).any(|p| next[p] < SWEEPS * units[p].len()) {
+                let candidates: Vec<usize> = (0..parts).filter(|&p| ready(&next, p)).collect();
+                assert!(!candidates.is_empty(), "every thread waits (at units {next:?})");
+                let part = if schedule < parts && candidates.contains(&schedule) {
+                    schedule
+                } else {
+                    random = random.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    candidates[(random >> 16) as usize % candidates.len()]
                 };
                 let (sweep, k) = (next[part] / units[part].len(), next[part] % units[part].len());
                 let order = sweep * sweep_len + position[part][k];
@@ -992,18 +1050,18 @@ mod tests {
         }
     }
 
-    /// Appends phase `phase`'s units of `set` (part 0's, then part 1's).
+    /// Appends phase `phase`'s units of `set`, part by part.
     fn push_phase<B: Batch>(set: &Coloured<B>, phase: usize, units: &mut PartUnits) {
         for (part, units) in units.iter_mut().enumerate() {
-            let group = &set.groups[phase * PARTS + part];
-            assert_eq!(group.waits.len(), group.unit_count(), "phase {phase}: a wait per unit");
+            let group = &set.groups[phase * set.parts + part];
+            assert_eq!(group.waits.len(), group.unit_count(), "phase {phase}: waits per unit");
             for u in 0..group.unit_count() {
                 let particles = group
                     .unit(u)
                     .iter()
                     .flat_map(|b| (0..b.len()).flat_map(move |i| B::particles(&b.get(i)).to_vec()))
                     .collect();
-                units.push((particles, group.waits[u]));
+                units.push((particles, group.waits[u].clone()));
             }
         }
     }
@@ -1038,21 +1096,29 @@ mod tests {
     fn phases_follow_kind_then_direction_and_keep_the_order_of_constraints_sharing_a_particle() {
         let n = 64;
         let items = grid(n);
-        let set = Coloured::<DistanceBatch>::new((n * n) as usize, items.clone());
-        assert_valid(&set);
-        assert_eq!(set.phase_count(), 2, "horizontal, then vertical");
-        let position = solve_position(&set);
         // The straightforward loop's order: stable sort by index distance.
         let mut sequential: Vec<usize> = (0..items.len()).collect();
         sequential.sort_by_key(|&id| items[id].ends[1] - items[id].ends[0]);
-        for (k, &x) in sequential.iter().enumerate() {
-            for &y in &sequential[k + 1..] {
-                let shares = items[x].ends.iter().any(|p| items[y].ends.contains(p));
-                assert!(!shares || position[x] < position[y], "{:?} must precede {:?}", items[x], items[y]);
+        for parts in [1, 2, 7, MAX_PARTS] {
+            let set = Coloured::<DistanceBatch>::with_parts((n * n) as usize, items.clone(), parts);
+            assert_valid(&set);
+            assert_eq!(set.phase_count(), 2, "horizontal, then vertical");
+            let position = solve_position(&set);
+            for (k, &x) in sequential.iter().enumerate() {
+                for &y in &sequential[k + 1..] {
+                    let shares = items[x].ends.iter().any(|p| items[y].ends.contains(p));
+                    assert!(
+                        !shares || position[x] < position[y],
+                        "{parts} parts: {:?} before {:?}",
+                        items[x],
+                        items[y]
+                    );
+                }
             }
         }
-        // A level of the vertical phase is one row of edges; the top half of the rows is the
-        // first part.
+        // A level of the vertical phase is one row of edges; in two parts the top half of the
+        // rows is the first part.
+        let set = Coloured::<DistanceBatch>::with_parts((n * n) as usize, items, 2);
         assert_eq!(set.groups[2].batches.len(), n as usize / 2);
         assert_eq!(set.groups[3].batches.len(), n as usize / 2 - 1);
         assert!(set.groups[2..4].iter().flat_map(|g| &g.batches).all(|b| b.len() == n as usize));
@@ -1068,11 +1134,12 @@ mod tests {
     #[test]
     fn parts_are_the_top_and_bottom_rows_and_the_second_trails_the_first() {
         let n = 64;
-        let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, grid(n));
-        let plan = plan_sweep(&mut set, &mut no_hinges((n * n) as usize), false);
+        let mut set = Coloured::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 2);
+        let mut hinges = no_hinges_like(&set);
+        let plan = plan_sweep(&mut set, &mut hinges, false);
         let half = n * n / 2;
         for phase in 0..set.phase_count() {
-            let part = |p: usize| set.groups[phase * PARTS + p].batches.iter().flat_map(|b| b.a.iter().copied());
+            let part = |p: usize| set.groups[phase * 2 + p].batches.iter().flat_map(|b| b.a.iter().copied());
             assert!(part(0).all(|a| a < half) && part(1).all(|a| a >= half), "phase {phase}");
         }
         assert_eq!(set.bounds(), &[0, half, n * n]);
@@ -1081,13 +1148,51 @@ mod tests {
         // nothing of the bottom's until their last level, which shares the middle row with the
         // bottom's prediction and strips; the bottom's first level waits for the top's last one.
         let (top, bottom) = (&set.groups[2].waits, &set.groups[3].waits);
-        assert!(top[..top.len() - 1].iter().all(|&w| w <= 0));
-        assert_eq!(top[top.len() - 1], 2, "the bottom's prediction and strips");
-        assert_eq!(bottom[0], 2 + top.len() as i32, "the top's prediction, strips and every level");
+        let at_most = |waits: &[Wait], most: i32| waits.iter().all(|w| w.units <= most);
+        assert!(top[..top.len() - 1].iter().all(|w| at_most(w, 0)));
+        let wait = |part, units| vec![Wait { part, units }];
+        assert_eq!(top[top.len() - 1], wait(1, 2), "the bottom's prediction and strips");
+        assert_eq!(
+            bottom[0],
+            wait(0, 2 + top.len() as i32),
+            "the top's prediction, strips and every level"
+        );
         // What the bottom's contacts need of the top (its last level, touching the middle row)
         // the bottom's first level already waited for; the top's passes need nothing of the
         // bottom's in the same sweep (the bottom never touches the top's rows).
-        assert!(plan.pass_waits[1][pass::CONTACTS] <= 0 && plan.pass_waits[0].iter().all(|&w| w <= 0));
+        assert!(at_most(&plan.pass_waits[1][pass::CONTACTS], 0));
+        assert!(plan.pass_waits[0].iter().all(|w| at_most(w, 0)));
+    }
+
+    #[test]
+    fn four_parts_are_four_bands_of_rows_each_waiting_only_for_the_band_above_or_below() {
+        let n = 64;
+        let mut set = Coloured::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 4);
+        let mut hinges = no_hinges_like(&set);
+        plan_sweep(&mut set, &mut hinges, false);
+        let band = n * n / 4;
+        assert_eq!(set.bounds(), &[0, band, 2 * band, 3 * band, n * n]);
+        for (g, group) in set.groups[..set.phase_count() * 4].iter().enumerate() {
+            let part = (g % 4) as u32;
+            let lowest = group.batches.iter().flat_map(|b| b.a.iter().copied());
+            assert!(
+                lowest.clone().all(|a| a / band == part),
+                "group {g}: every edge starts in band {part}"
+            );
+            let neighbours = |w: &Wait| w.part.abs_diff(part) == 1;
+            assert!(
+                group.waits.iter().flatten().all(neighbours),
+                "group {g} waits only for its neighbours"
+            );
+        }
+        // Each band's first vertical level shares the row above it with the band above.
+        for part in 1..4u32 {
+            let first_level = &set.groups[4 + part as usize].waits[0];
+            assert!(
+                first_level.iter().any(|w| w.part == part - 1 && w.units > 0),
+                "band {part}: {first_level:?}"
+            );
+        }
     }
 
     /// A curtain's distances and hinges (colours in chunks) together, before and after edits
@@ -1101,15 +1206,26 @@ mod tests {
             ..GridSpec::default()
         };
         let cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
-        let (mut distances, mut hinges) = (cloth.distances.clone(), cloth.hinges.clone());
-        assert!(hinges.groups.iter().any(|g| g.batches.len() > 1), "colours come in chunks");
-        let plan = plan_sweep(&mut distances, &mut hinges, false);
-        assert_plan_keeps_the_sweep_order(&distances, &hinges, plan);
-        (0..40).for_each(|k| distances.remove(k * 97));
-        (0..40).for_each(|k| hinges.remove(k * 89));
-        assert!(distances.waits_stale());
-        let plan = plan_sweep(&mut distances, &mut hinges, false);
-        assert_plan_keeps_the_sweep_order(&distances, &hinges, plan);
+        let material = Material::default();
+        let n = cloth.particles().len();
+        let model = &cloth.model;
+        for parts in [2, 3, MAX_PARTS] {
+            let distance_items = model.distances.iter().map(|c| crate::sim::cloth::distance_item(c, &material));
+            let hinge_items = model.hinges.iter().map(|h| crate::sim::cloth::hinge_item(h, &material));
+            let mut distances = Coloured::<DistanceBatch>::with_parts(n, distance_items, parts);
+            let mut hinges = Coloured::<HingeBatch>::with_parts(n, hinge_items, parts);
+            if parts == 2 {
+                assert!(hinges.groups.iter().any(|g| g.batches.len() > 1), "colours come in chunks");
+            }
+            let plan = plan_sweep(&mut distances, &mut hinges, false);
+            assert_plan_keeps_the_sweep_order(&distances, &hinges, &plan);
+            (0..40).for_each(|k| distances.remove(k * 97));
+            (0..40).for_each(|k| hinges.remove(k * 89));
+            // Two parts of 32 rows hold strips, which the removals turn into levels.
+            assert_eq!(distances.waits_stale(), parts == 2);
+            let plan = plan_sweep(&mut distances, &mut hinges, false);
+            assert_plan_keeps_the_sweep_order(&distances, &hinges, &plan);
+        }
     }
 
     #[test]
@@ -1130,30 +1246,28 @@ mod tests {
             random = random.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             items.swap(k, (random >> 8) as usize % (k + 1));
         }
+        let mut planned = Coloured::<DistanceBatch>::with_parts((n * n) as usize, items.clone(), 2);
+        let mut hinges = no_hinges_like(&planned);
+        plan_sweep(&mut planned, &mut hinges, false);
+        assert!(planned.groups.iter().any(|g| g.waits.iter().flatten().any(|w| w.units > 0)));
         let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, items);
-        let mut planned = set.clone();
-        plan_sweep(&mut planned, &mut no_hinges((n * n) as usize), false);
-        assert!(planned.groups.iter().any(|g| g.waits.iter().any(|&w| w > 0)));
         assert_valid(&set);
         (0..50).for_each(|id| set.remove(id * 7));
         assert_valid(&set);
     }
 
     #[test]
-    fn small_cloths_keep_one_part() {
+    fn small_cloths_keep_one_part_and_large_ones_are_cut_into_the_most() {
         let set = Coloured::<DistanceBatch>::new(16, grid(4));
-        assert!(set
-            .groups
-            .chunks(PARTS)
-            .take(set.phase_count())
-            .all(|parts| parts[1].batches.is_empty()));
+        assert_eq!(set.parts(), 1);
         assert_eq!(set.bounds(), &[0, 16]);
+        assert_eq!(Coloured::<DistanceBatch>::new(64 * 64, grid(64)).parts(), MAX_PARTS);
     }
 
     #[test]
     fn edits_keep_batches_valid_and_slots_consistent() {
         let n = 64;
-        let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, grid(n));
+        let mut set = Coloured::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 2);
         let count = set.len();
         // Id 0 is a horizontal edge: its group of strips turns back into levels.
         assert!(set.groups[set.slot(0).unwrap().group as usize].chained);
@@ -1181,7 +1295,7 @@ mod tests {
             rest_angle: 0.0,
             compliance: 0.0,
         };
-        let set = Coloured::<HingeBatch>::new(5000, (0..4000).step_by(2).map(hinge));
+        let set = Coloured::<HingeBatch>::with_parts(5000, (0..4000).step_by(2).map(hinge), 2);
         for group in &set.groups {
             // A part of a colour: its chunks together share no particle.
             let mut seen = std::collections::HashSet::new();
