@@ -255,7 +255,8 @@ impl Cloth {
 
     /// The substep loop ([`super::solver`]) on `threads` threads (at most
     /// [`Self::max_threads`]); returns the number it ran on (1 when the OS refused threads) and
-    /// thread 0's time per phase.
+    /// thread 0's time per phase. The phases are cut into one part per thread first (again
+    /// whenever the thread count changes).
     pub(crate) fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> (u32, PhaseTimes) {
         // Anchors are pinned, so they stay where they are for the whole frame.
         let held = self.grab.map(|g| g.particle as usize);
@@ -272,6 +273,8 @@ impl Cloth {
         // A coloured distance sweep runs on the hinges' [x, y, z, w] copy too, except while
         // corrections are summed compensated (the copy holds plain positions).
         let distances_on_copy = vector && !self.distances.is_keyed() && !compensated;
+        self.distances.set_parts(threads);
+        self.hinges.set_parts(threads);
         if self.distances.waits_stale() || self.hinges.waits_stale() || self.sweep_plan.distances_on_copy != distances_on_copy {
             self.sweep_plan = plan_sweep(&mut self.distances, &mut self.hinges, distances_on_copy);
         }
@@ -575,7 +578,7 @@ impl Cloth {
     /// Most threads this cloth's step can use: 1 below 4 096 particles (not worth the
     /// synchronisation), else [`crate::sim::MAX_THREADS`].
     pub fn max_threads(&self) -> u32 {
-        self.distances.parts() as u32
+        self.distances.max_parts() as u32
     }
 }
 

@@ -37,28 +37,31 @@
 //!   gathering one particle per lane. Otherwise every further eight rows start a few levels
 //!   later (skew), so a level's particles do not all fall in one cache set.
 //! - Hinges are ordered by a greedy colouring (lowest colour free at all four particles, 64
-//!   colours tracked per particle); each colour is one phase of one level (on a cloth cut into
-//!   parts, each part of it cut into chunks, see below). Their order matters less (bending is soft)
+//!   colours tracked per particle); each colour is one phase of one level, cut into chunks
+//!   (see below). Their order matters less (bending is soft)
 //!   and a colouring gives few, large batches.
 //!
-//! **Threads.** A cloth of at least 4 096 particles has its phases cut into [`MAX_PARTS`]
-//! *parts*: consecutive stretches of the phase in sweep order, part k being the constraints
-//! whose lowest particle lies in the k-th of [`MAX_PARTS`] equal particle ranges (on a grid
-//! built row by row: the k-th band of rows); a colour is cut at multiples of the widest
-//! vector, and its part further into chunks of [`CHUNK`]. Each part is scheduled on its own;
-//! one thread solving parts 0, 1, … of every phase in turn is the sequential sweep, bit for
-//! bit. T threads each take a run of consecutive parts (thread t: parts ⌊tP/T⌋ up to
-//! ⌊(t+1)P/T⌋) and run the passes over the particles (prediction, the `[x, y, z, w]` copies,
-//! contacts) on the same parts' particle ranges, so each keeps its band of the sheet in its
-//! cache. The schedule does not depend on T, so neither do the results. Neighbouring parts of
-//! a phase may share particles where they meet (the vertical edges across a band's border):
-//! every *unit* (a level, a whole group of strips, a chunk of a colour, a part's pass)
-//! carries a list of [`Wait`]s, how many units of which other parts must be done before it
-//! starts — those that come earlier in the one-thread order and share a particle with it
+//! **Threads.** For T threads a cloth of at least 4 096 particles has its phases cut into T
+//! *parts* (up to [`MAX_PARTS`]; [`Coloured::set_parts`], again whenever T changes):
+//! consecutive stretches of the phase in sweep order, part k being the constraints whose
+//! lowest particle lies in the k-th of T equal particle ranges (on a grid built row by row:
+//! the k-th band of rows). Each part is scheduled on its own; one thread solving parts 0, 1,
+//! … of every phase in turn is the sequential sweep, bit for bit. T threads solve one part
+//! each and run the passes over the particles (prediction, the `[x, y, z, w]` copies,
+//! contacts) on the same ranges, so each keeps its band of the sheet in its cache. A colour
+//! is cut only at multiples of [`CHUNK`] and solved in chunks of [`CHUNK`], the same chunks
+//! for every T (see [`Coloured::schedule_phases`]): the hinges' vector kernel rounds unlike
+//! their scalar one, so a constraint must sit in the same lane whatever T. Distances round
+//! alike in every kernel. So the results do not depend on T. Neighbouring parts of a phase
+//! may share particles where they meet (the vertical edges across a band's border): every
+//! *unit* (a level, a whole group of strips, a chunk of a colour, a part's pass) carries a
+//! list of [`Wait`]s, how many units of which other parts must be done before it starts —
+//! those that come earlier in the one-thread order and share a particle with it
 //! ([`plan_sweep`] plays that order and fills [`Group::waits`]). So the threads never touch a
 //! particle out of the sequential order, and instead of meeting at a barrier after every
 //! phase each thread trails the band above it by part of a phase, from one sweep into the
-//! next.
+//! next. (A colour's constraints that found no free colour among 64 form a phase of several
+//! levels, cut like any other; no cloth mesh comes near that.)
 //!
 //! **Topology edits** (tearing) keep every batch valid incrementally: a removed constraint
 //! leaves its batch (the last slot moves into its place); a constraint whose endpoint moved to a
@@ -277,12 +280,11 @@ pub(crate) struct Coloured<B: Batch> {
 }
 
 impl<B: Batch> Coloured<B> {
-    /// Schedules `items` (model ids 0..n) over `particle_count` particles: phases in sweep
-    /// order, cut into [`MAX_PARTS`] parts on a cloth of at least 4 096 particles (else one),
-    /// each level-scheduled (see the module docs).
+    /// Schedules `items` (model ids 0..n) over `particle_count` particles in one part: phases
+    /// in sweep order, each level-scheduled (see the module docs). [`Self::set_parts`] cuts
+    /// them for more threads.
     pub fn new(particle_count: usize, items: impl IntoIterator<Item = B::Item>) -> Self {
-        let parts = if particle_count < MIN_SPLIT_PARTICLES { 1 } else { MAX_PARTS };
-        Self::with_parts(particle_count, items, parts)
+        Self::with_parts(particle_count, items, 1)
     }
 
     /// [`Self::new`] cut into `parts` parts.
@@ -307,26 +309,98 @@ impl<B: Batch> Coloured<B> {
         set
     }
 
-    /// Number of parts each phase is cut into: the most threads a step can use.
+    /// Number of parts each phase is cut into.
     pub fn parts(&self) -> usize {
         self.parts
     }
 
+    /// Most parts the phases can be cut into: one for a cloth too small to be worth a second
+    /// thread (fewer than 4 096 particles), else [`MAX_PARTS`].
+    pub fn max_parts(&self) -> usize {
+        if self.split_particles() < MIN_SPLIT_PARTICLES {
+            1
+        } else {
+            MAX_PARTS
+        }
+    }
+
+    /// Particles the parts' bounds split (the particles when the set was built; particles
+    /// added later belong to the first part's passes).
+    fn split_particles(&self) -> usize {
+        *self.bounds.last().unwrap_or(&0) as usize
+    }
+
+    /// Cuts every phase into `parts` parts (clamped to [`Self::max_parts`]), one per thread:
+    /// the live constraints of each phase in sweep order (ascending model id, see [`phases`];
+    /// removals never reorder the rest), cut where their lowest particle crosses the bounds of
+    /// equal particle ranges, each part level-scheduled anew (see [`Self::schedule_phases`]).
+    /// Any cut of that order into consecutive parts is the same sweep. The tail group stays as
+    /// it is.
+    pub fn set_parts(&mut self, parts: usize) {
+        let parts = parts.clamp(1, self.max_parts());
+        if parts == self.parts {
+            return;
+        }
+        let phases: Vec<Vec<u32>> = (0..self.phase_count()).map(|phase| self.phase_ids(phase)).collect();
+        let items = self.items_by_id();
+        let n = self.split_particles();
+        self.bounds = (0..=parts).map(|p| (n * p / parts) as u32).collect();
+        self.parts = parts;
+        let tail = self.groups.pop().expect("a tail group");
+        let old_tail = self.groups.len() as u32;
+        self.groups = self.schedule_phases(&items, &phases);
+        self.groups.push(tail);
+        let new_tail = self.tail_group() as u32;
+        self.slots
+            .iter_mut()
+            .flatten()
+            .filter(|s| s.group == old_tail)
+            .for_each(|s| s.group = new_tail);
+        (0..self.tail_group()).for_each(|g| self.record_group_slots(g));
+        self.waits_stale = true;
+    }
+
+    /// The live constraints of `phase` in sweep order (ascending model id).
+    fn phase_ids(&self, phase: usize) -> Vec<u32> {
+        let groups = &self.groups[phase * self.parts..(phase + 1) * self.parts];
+        let mut ids: Vec<u32> = groups
+            .iter()
+            .flat_map(|g| g.batches.iter())
+            .flat_map(|b| (0..b.len()).map(|i| b.id(i)))
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Every live constraint's data at its model id (a removed id holds a copy of a live
+    /// constraint's; the schedule never reads it).
+    fn items_by_id(&self) -> Vec<B::Item> {
+        let ids = 0..self.slots.len() as u32;
+        let live = |id: u32| self.slot(id).map(|slot| self.batch(slot).get(slot.index as usize));
+        let Some(filler) = ids.clone().find_map(live) else {
+            return Vec::new();
+        };
+        ids.map(|id| live(id).unwrap_or(filler)).collect()
+    }
+
     /// The phase groups for `phases` (lists of ids in sweep order): each phase cut at
     /// [`Self::bounds`] into `parts` consecutive parts (see [`part_cuts`]), each
-    /// level-scheduled, a colour's part in chunks when there are several parts.
+    /// level-scheduled, a colour's part in chunks of [`CHUNK`].
     ///
-    /// A colour (constraints in any order) is cut at multiples of [`WIDEST_VECTOR`], so only
-    /// its last part leaves a scalar rest.
+    /// A colour (constraints in any order) is cut at multiples of [`CHUNK`], so its chunks
+    /// are the same whatever the number of parts: chunk k holds its constraints 512 k to
+    /// 512 (k + 1) − 1, in the same vector lanes. That matters where a vector kernel rounds
+    /// unlike the scalar one (the hinges' fused multiply–adds): a different cut would move
+    /// constraints between vector lanes and a scalar rest (also later, when tearing removes
+    /// constraints from their chunks), and the results would depend on the thread count.
     fn schedule_phases(&self, items: &[B::Item], phases: &[Vec<u32>]) -> Vec<Group<B>> {
         let mut scratch = vec![0u32; self.particles];
         let mut groups = Vec::with_capacity(phases.len() * self.parts);
-        let align = if self.keyed { 1 } else { WIDEST_VECTOR };
+        let align = if self.keyed { 1 } else { CHUNK };
         for phase in phases {
             let cuts = part_cuts::<B>(items, phase, &self.bounds, align);
             for part in cuts.windows(2) {
-                let group = schedule_part::<B>(items, &phase[part[0]..part[1]], &mut scratch);
-                groups.push(if self.parts > 1 { chunked(group) } else { group });
+                groups.push(chunked(schedule_part::<B>(items, &phase[part[0]..part[1]], &mut scratch)));
             }
         }
         groups
@@ -774,8 +848,7 @@ fn part_cuts<B: Batch>(items: &[B::Item], phase: &[u32], bounds: &[u32], align: 
     std::iter::once(0).chain(inner).chain(std::iter::once(phase.len())).collect()
 }
 
-/// Constraints per unit of a colour (a phase of one level) on a split cloth: a multiple of the
-/// widest vector, small enough that a neighbouring part, waiting only for the chunk at the seam
+/// Constraints per unit of a colour (a phase of one level): a multiple of the widest vector, small enough that a neighbouring part, waiting only for the chunk at the seam
 /// between the parts, waits briefly, and large enough to make a wait check cheap per constraint.
 const CHUNK: usize = 512;
 
@@ -798,8 +871,6 @@ fn chunked<B: Batch>(group: Group<B>) -> Group<B> {
 
 /// Lanes of a SIMD batch.
 const LANES: u32 = 8;
-/// Lanes of the widest vector kernel (AVX-512: sixteen f32).
-const WIDEST_VECTOR: usize = 16;
 /// Levels by which each further eight components of a strided part start later.
 const SKEW: u32 = 8;
 /// Index distance from which neighbours in a level count as strided (not a run).
@@ -1257,11 +1328,14 @@ mod tests {
     }
 
     #[test]
-    fn small_cloths_keep_one_part_and_large_ones_are_cut_into_the_most() {
-        let set = Coloured::<DistanceBatch>::new(16, grid(4));
-        assert_eq!(set.parts(), 1);
+    fn small_cloths_keep_one_part_and_large_ones_at_most_sixteen() {
+        let mut set = Coloured::<DistanceBatch>::new(16, grid(4));
+        set.set_parts(2);
+        assert_eq!((set.parts(), set.max_parts()), (1, 1));
         assert_eq!(set.bounds(), &[0, 16]);
-        assert_eq!(Coloured::<DistanceBatch>::new(64 * 64, grid(64)).parts(), MAX_PARTS);
+        let mut large = Coloured::<DistanceBatch>::new(64 * 64, grid(64));
+        large.set_parts(MAX_PARTS + 5);
+        assert_eq!((large.parts(), large.max_parts()), (MAX_PARTS, MAX_PARTS));
     }
 
     #[test]
@@ -1284,6 +1358,45 @@ mod tests {
         let slot = set.slot(added).unwrap();
         assert_eq!(set.batch(slot).get(slot.index as usize), item(5, 7));
         assert_eq!(set.len(), count - 1);
+        // Cut into other parts after the edits: every constraint keeps its data, the tail its
+        // members, and the sweep its order.
+        for parts in [1, 3] {
+            let mut cut = set.clone();
+            cut.set_parts(parts);
+            assert_valid(&cut);
+            assert_eq!(cut.len(), set.len());
+            assert_eq!(cut.slot(11).unwrap().group as usize, cut.tail_group());
+            for id in 0..set.slots.len() as u32 {
+                let item_of = |s: &Coloured<DistanceBatch>| s.slot(id).map(|slot| s.batch(slot).get(slot.index as usize));
+                assert_eq!(item_of(&cut), item_of(&set), "constraint {id}");
+            }
+        }
+    }
+
+    /// A colour's chunks (which constraints share a batch, in which slots) do not depend on the
+    /// number of parts, so a kernel that rounds by lane gives the same results on any number
+    /// of threads.
+    #[test]
+    fn a_colours_chunks_are_the_same_for_every_number_of_parts() {
+        use crate::sim::{Cloth, GridSpec, Material};
+        let spec = GridSpec {
+            columns: 90,
+            rows: 70,
+            ..GridSpec::default()
+        };
+        let cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
+        let chunks = |parts: usize| {
+            let mut hinges = cloth.hinges.clone();
+            hinges.set_parts(parts);
+            let mut chunks: Vec<Vec<u32>> = hinges.iter_batches().map(|b| b.id.clone()).filter(|ids| !ids.is_empty()).collect();
+            chunks.sort();
+            chunks
+        };
+        let one = chunks(1);
+        assert!(one.iter().any(|c| c.len() == CHUNK), "colours larger than a chunk");
+        for parts in [2, 3, 7, MAX_PARTS] {
+            assert!(chunks(parts) == one, "{parts} parts");
+        }
     }
 
     #[test]
@@ -1295,7 +1408,7 @@ mod tests {
             rest_angle: 0.0,
             compliance: 0.0,
         };
-        let set = Coloured::<HingeBatch>::with_parts(5000, (0..4000).step_by(2).map(hinge), 2);
+        let set = Coloured::<HingeBatch>::new(5000, (0..4000).step_by(2).map(hinge));
         for group in &set.groups {
             // A part of a colour: its chunks together share no particle.
             let mut seen = std::collections::HashSet::new();
@@ -1306,7 +1419,7 @@ mod tests {
         }
         assert!(
             set.groups.iter().any(|g| g.batches.len() > 1),
-            "a part of more than CHUNK is chunked"
+            "a colour of more than CHUNK is chunked"
         );
         assert_eq!(set.len(), 2000);
     }
