@@ -10,7 +10,7 @@ use super::constraints::hinge::{self, HingeBatch, HingeItem};
 use super::constraints::{plan_sweep, Coloured, SweepPlan};
 use super::error::SimError;
 use super::guard::Checkpoint;
-use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
+use super::model::{DistanceConstraint, EdgeKind, Hinge, Model};
 use super::parallel::{self, Progress, SpinBarrier};
 use super::params::{Material, SolverParams, WORLD_EXTENT};
 use super::particles::COMPENSATED_BELOW_SUBSTEP;
@@ -523,34 +523,11 @@ impl Cloth {
     }
 }
 
-/// Effective compliance (m/N) of a distance constraint under `m`.
-pub(crate) fn distance_compliance(c: &DistanceConstraint, m: &Material) -> f32 {
-    let multiplier = match c.kind {
-        EdgeKind::Stretch => m.stretch_stiffness,
-        EdgeKind::Shear => m.shear_stiffness,
-        EdgeKind::Bend => m.bend_stiffness,
-    };
-    let base = match c.compliance {
-        Compliance::Material(coef) => coef / m.membrane_modulus(),
-        Compliance::Fixed(alpha) => alpha,
-    };
-    base * m.compliance_scale / multiplier
-}
-
-/// Effective compliance (1/(N·m)) of a hinge under `m`.
-pub(crate) fn hinge_compliance(h: &Hinge, m: &Material) -> f32 {
-    let base = match h.compliance {
-        Compliance::Material(coef) => coef / m.bending_rigidity(),
-        Compliance::Fixed(alpha) => alpha,
-    };
-    base * m.compliance_scale / m.bend_stiffness
-}
-
 pub(crate) fn distance_item(c: &DistanceConstraint, m: &Material) -> DistanceItem {
     DistanceItem {
         ends: [c.a, c.b],
         rest: c.rest,
-        compliance: distance_compliance(c, m),
+        compliance: m.distance_compliance(c),
         kind: c.kind,
     }
 }
@@ -559,7 +536,7 @@ pub(crate) fn hinge_item(h: &Hinge, m: &Material) -> HingeItem {
     HingeItem {
         particles: [h.wings[0], h.wings[1], h.edge[0], h.edge[1]],
         rest_angle: h.rest_angle,
-        compliance: hinge_compliance(h, m),
+        compliance: m.hinge_compliance(h),
     }
 }
 

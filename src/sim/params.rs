@@ -19,6 +19,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use super::error::{check_components, check_count, check_range, SimError};
+use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge};
 use super::MAX_THREADS;
 
 /// Half the edge of the cube every position lives in, in m (10 km): cloth, colliders, drag
@@ -243,18 +244,49 @@ impl Material {
         self.youngs_modulus * t * t * t / (12.0 * (1.0 - self.poisson_ratio * self.poisson_ratio))
     }
 
-    /// Factor turning a stretch edge's geometric coefficient into its compliance (m/N).
+    /// Compliance α of distance constraint `c` in m/N (docs/physics.md §2): its geometric
+    /// coefficient over the membrane modulus E·t (or its fixed compliance), times
+    /// `compliance_scale`, over the stiffness multiplier of its kind. The one place the
+    /// material's compliances are derived: the solver's constraints, the stiffness ramp and
+    /// the reference solver all take them from here.
+    pub fn distance_compliance(&self, c: &DistanceConstraint) -> f32 {
+        let multiplier = match c.kind {
+            EdgeKind::Stretch => self.stretch_stiffness,
+            EdgeKind::Shear => self.shear_stiffness,
+            EdgeKind::Bend => self.bend_stiffness,
+        };
+        let base = match c.compliance {
+            Compliance::Material(coef) => coef / self.membrane_modulus(),
+            Compliance::Fixed(alpha) => alpha,
+        };
+        base * self.compliance_scale / multiplier
+    }
+
+    /// Compliance α of hinge `h` in 1/(N·m) (docs/physics.md §2): its geometric coefficient
+    /// (A1 + A2)/|e|² over the bending rigidity D (or its fixed compliance), times
+    /// `compliance_scale`, over the bending multiplier.
+    pub fn hinge_compliance(&self, h: &Hinge) -> f32 {
+        let base = match h.compliance {
+            Compliance::Material(coef) => coef / self.bending_rigidity(),
+            Compliance::Fixed(alpha) => alpha,
+        };
+        base * self.compliance_scale / self.bend_stiffness
+    }
+
+    /// [`Self::distance_compliance`] of a stretch edge per unit geometric coefficient (m/N),
+    /// where one material-wide value is needed: the hinges' damping scale, the stiffness
+    /// ramp, the overflow check of [`SolverParams::validate_with`]. (One quotient, so it may
+    /// differ from the per-edge value in the last bit.)
     pub fn stretch_compliance_factor(&self) -> f32 {
         self.compliance_scale / (self.stretch_stiffness * self.membrane_modulus())
     }
 
-    /// Factor turning a shear edge's geometric coefficient into its compliance (m/N).
+    /// [`Self::distance_compliance`] of a shear edge per unit geometric coefficient (m/N).
     pub fn shear_compliance_factor(&self) -> f32 {
         self.compliance_scale / (self.shear_stiffness * self.membrane_modulus())
     }
 
-    /// Factor turning a hinge's geometric coefficient (A1 + A2)/|e|² into its compliance
-    /// (1/(N·m)).
+    /// [`Self::hinge_compliance`] per unit geometric coefficient (1/(N·m)).
     pub fn bend_compliance_factor(&self) -> f32 {
         self.compliance_scale / (self.bend_stiffness * self.bending_rigidity())
     }
