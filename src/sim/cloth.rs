@@ -7,7 +7,7 @@ use glam::Vec3;
 use super::collision::{Collider, ContactSettings};
 use super::constraints::distance::{self, DistanceBatch, DistanceItem, Kernel, SubstepConstants};
 use super::constraints::hinge::{self, HingeBatch, HingeItem};
-use super::constraints::{plan_sweep, Coloured, SweepPlan};
+use super::constraints::{plan_sweep, ConstraintSet, SweepPlan};
 use super::error::SimError;
 use super::guard::Checkpoint;
 use super::model::{DistanceConstraint, EdgeKind, Hinge, Model};
@@ -40,8 +40,8 @@ pub struct Cloth {
     pub(crate) particles: Particles,
     /// Current topology and rest data; tearing edits it.
     pub(crate) model: Model,
-    pub(crate) distances: Coloured<DistanceBatch>,
-    pub(crate) hinges: Coloured<HingeBatch>,
+    pub(crate) distances: ConstraintSet<DistanceBatch>,
+    pub(crate) hinges: ConstraintSet<HingeBatch>,
     colliders: Vec<Collider>,
     grab: Option<Grab>,
     /// The material the compliances were last computed from (ramps toward the requested one).
@@ -87,8 +87,8 @@ impl Cloth {
                 model.pinned[i],
             );
         }
-        let distances = Coloured::new(n, model.distances.iter().map(|c| distance_item(c, material)));
-        let hinges = Coloured::new(n, model.hinges.iter().map(|h| hinge_item(h, material)));
+        let distances = ConstraintSet::new(n, model.distances.iter().map(|c| distance_item(c, material)));
+        let hinges = ConstraintSet::new(n, model.hinges.iter().map(|h| hinge_item(h, material)));
         let mut cloth = Self {
             particles,
             model,

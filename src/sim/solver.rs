@@ -81,7 +81,7 @@ pub(crate) struct Frame<'a> {
     /// too, [`SweepPlan::distances_on_copy`]) and copied back before the tail.
     pub aos_copy: Option<AosPtr>,
     /// Bounds of the per-particle passes (`parts + 1` entries) from
-    /// [`super::constraints::Coloured::bounds`].
+    /// [`super::constraints::ConstraintSet::bounds`].
     pub bounds: &'a [u32],
     /// Units per sweep and the passes' waits of the sweep on several threads.
     pub plan: &'a SweepPlan,

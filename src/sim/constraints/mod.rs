@@ -27,7 +27,7 @@
 //! - That order batches only a mesh numbered like a grid, row by row. Numbered any other way
 //!   (a shuffled grid, a mesh from a file) nearly every constraint has an index distance of
 //!   its own, and the phases would be thousands of levels of one constraint. So the order is
-//!   chosen per model: keyed phases when there are at most [`MAX_KEYED_PHASES`] of them,
+//!   chosen per model: keyed phases when there are at most [`MAX_KEYED_PHASES`](schedule::MAX_KEYED_PHASES) of them,
 //!   otherwise each edge kind in turn is coloured greedily in model order, like the hinges
 //!   below (a different Gauss–Seidel order, the same fixed point).
 //! - Phases along rows (horizontal stretch and bend edges) would have one edge per row in a
@@ -42,7 +42,7 @@
 //!   and a colouring gives few, large batches.
 //!
 //! **Threads.** For T threads a cloth of at least 4 096 particles has its phases cut into T
-//! *parts* (up to [`MAX_PARTS`]; [`Coloured::set_parts`], again whenever T changes):
+//! *parts* (up to [`MAX_PARTS`]; [`ConstraintSet::set_parts`], again whenever T changes):
 //! consecutive stretches of the phase in sweep order, part k being the constraints whose
 //! lowest particle lies in the k-th of T equal particle ranges (on a grid built row by row:
 //! the k-th band of rows). Each part is scheduled on its own; one thread solving parts 0, 1,
@@ -50,7 +50,7 @@
 //! each and run the passes over the particles (prediction, the `[x, y, z, w]` copies,
 //! contacts) on the same ranges, so each keeps its band of the sheet in its cache. A colour
 //! is cut only at multiples of [`CHUNK`] and solved in chunks of [`CHUNK`], the same chunks
-//! for every T (see [`Coloured::schedule_phases`]): the hinges' vector kernel rounds unlike
+//! for every T (see [`ConstraintSet::schedule_phases`]): the hinges' vector kernel rounds unlike
 //! their scalar one, so a constraint must sit in the same lane whatever T. Distances round
 //! alike in every kernel. So the results do not depend on T. Neighbouring parts of a phase
 //! may share particles where they meet (the vertical edges across a band's border): every
@@ -84,13 +84,13 @@
 //! 2. **The storage**: a structure-of-arrays batch type implementing [`Batch`] (push,
 //!    swap_remove, get, id, len, the particles a constraint touches) and, if the type has an
 //!    order worth keeping on a grid, a [`Batch::phase_key`] (upper 32 bits a class, lower bits
-//!    a direction); without one it is coloured greedily. [`Coloured::new`] then schedules it
+//!    a direction); without one it is coloured greedily. [`ConstraintSet::new`] then schedules it
 //!    into phases, parts, levels or colours and keeps ids addressable through topology edits.
 //!    The limit can reuse [`distance::DistanceBatch`] with the rest length scaled by 1 + s
 //!    and a kernel that masks off lanes with C ≤ 0 (the vector kernel: the scalar maths at
 //!    eight or sixteen lanes through [`lanes::Lanes`], operation for operation, so the widths
 //!    agree bit for bit; test it against the scalar loop as `distance.rs` does).
-//! 3. **The cloth**: a `Coloured<YourBatch>` next to `distances` and `hinges` in `Cloth`
+//! 3. **The cloth**: a `ConstraintSet<YourBatch>` next to `distances` and `hinges` in `Cloth`
 //!    (`src/sim/cloth.rs`), built in `Cloth::new` from the model, its compliances rewritten
 //!    in `Cloth::refresh_compliances` (`src/sim/ramp.rs`) and its constraints re-pointed in
 //!    tearing (`src/sim/tearing/mod.rs`, where an edge's endpoint moves to a particle copy).
@@ -106,14 +106,17 @@
 //! Steps 3 and 4 are the engine's debt (issue 14): the constraint sets and passes of a frame
 //! should be a list the solver iterates, so that a new type is registered rather than wired.
 
-use std::ops::Range;
-
 pub mod bend;
 pub mod distance;
 pub mod distance_copy;
 pub mod hinge;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
+mod plan;
+mod schedule;
+
+pub(crate) use plan::{pass, plan_sweep, SweepPlan, Wait};
+use schedule::{chunked, level_schedule, part_cuts, phases, schedule_part, CHUNK};
 
 /// Colour index of the serial batch of the tail group (constraints that found no free colour).
 pub(crate) const TAIL: u32 = u32::MAX;
@@ -124,14 +127,6 @@ pub const MAX_PARTS: usize = 16;
 /// Cloths with fewer particles keep every phase in one part: the synchronisation would cost
 /// more than a second core saves.
 const MIN_SPLIT_PARTICLES: usize = 4096;
-
-/// What a unit of one part waits for before it starts: `part` has finished `units` units of
-/// its current sweep (negative: counted back into the previous sweep). See [`plan_sweep`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Wait {
-    pub part: u32,
-    pub units: i32,
-}
 
 /// One batch's worth of constraints in a storage layout chosen by the constraint type.
 pub(crate) trait Batch: Default {
@@ -153,7 +148,7 @@ pub(crate) trait Batch: Default {
     /// keys form one phase, level-scheduled), or `None` to order by greedy colour. The upper
     /// 32 bits are the constraint's *class* (distances: the edge kind): classes are solved in
     /// order also when the keys do not batch and the sweep is coloured instead (see
-    /// [`MAX_KEYED_PHASES`]).
+    /// [`MAX_KEYED_PHASES`](schedule::MAX_KEYED_PHASES)).
     fn phase_key(_item: &Self::Item) -> Option<u64> {
         None
     }
@@ -179,7 +174,7 @@ pub(crate) struct Group<B: Batch> {
     pub tail: B,
     /// Tail group only: per particle, bit c set when a constraint of colour c touches it.
     used: Vec<u64>,
-    /// The batches are strips, not levels (see [`strips`]): eight lanes side by side, each a
+    /// The batches are strips, not levels (see [`strips`](schedule::strips)): eight lanes side by side, each a
     /// run of constraints solved in order, stored step by step (slot `8 s + k` is lane k's
     /// constraint s). A strip's constraints share particles along each lane.
     pub chained: bool,
@@ -257,10 +252,12 @@ impl<B: Batch> Group<B> {
     }
 }
 
-/// Constraints in sweep order (phases of `parts` parts, then the tail group), addressable by
-/// model id.
+/// The solver's storage of one constraint type: its constraints in sweep order (phases of
+/// `parts` parts, each a list of levels, strips or colour chunks, then the tail group),
+/// addressable by model id, with the edits tearing needs (insert, remove, replace) and the
+/// cut into parts for threads.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Coloured<B: Batch> {
+pub(crate) struct ConstraintSet<B: Batch> {
     /// `groups[phase * parts + part]`, then the tail group last.
     groups: Vec<Group<B>>,
     /// Parts each phase is cut into (one per thread of the step).
@@ -279,7 +276,7 @@ pub(crate) struct Coloured<B: Batch> {
     keyed: bool,
 }
 
-impl<B: Batch> Coloured<B> {
+impl<B: Batch> ConstraintSet<B> {
     /// Schedules `items` (model ids 0..n) over `particle_count` particles in one part: phases
     /// in sweep order, each level-scheduled (see the module docs). [`Self::set_parts`] cuts
     /// them for more threads.
@@ -404,31 +401,6 @@ impl<B: Batch> Coloured<B> {
             }
         }
         groups
-    }
-
-    /// Plays one sweep of the phases into `touches` (phase by phase, part by part, unit by
-    /// unit) and returns each phase part's waits, converted by `keep`.
-    fn play(&self, touches: &mut Touches, keep: impl Fn(&[Option<i64>]) -> Vec<Wait>) -> Vec<Vec<Vec<Wait>>> {
-        let parts = self.parts;
-        let groups = &self.groups[..self.phase_count() * parts];
-        let play_group = |(g, group): (usize, &Group<B>), touches: &mut Touches| -> Vec<Vec<Wait>> {
-            (0..group.unit_count())
-                .map(|u| {
-                    let mut unit = touches.unit(g % parts);
-                    for batch in group.unit(u) {
-                        (0..batch.len()).for_each(|i| B::particles(&batch.get(i)).iter().for_each(|&p| unit.touch(p)));
-                    }
-                    keep(&unit.waits)
-                })
-                .collect()
-        };
-        groups.iter().enumerate().map(|group| play_group(group, touches)).collect()
-    }
-
-    /// Units of `part` in one sweep of the phases.
-    fn phase_units(&self, part: usize) -> u32 {
-        let groups = self.groups[..self.phase_count() * self.parts].iter();
-        groups.skip(part).step_by(self.parts).map(|g| g.unit_count() as u32).sum()
     }
 
     /// Writes every constraint's slot after the groups were built.
@@ -568,14 +540,6 @@ impl<B: Batch> Coloured<B> {
         self.waits_stale
     }
 
-    /// Stores the phase parts' waits computed by [`plan_sweep`].
-    fn set_waits(&mut self, waits: Vec<Vec<Vec<Wait>>>) {
-        for (group, waits) in self.groups.iter_mut().zip(waits) {
-            group.waits = waits;
-        }
-        self.waits_stale = false;
-    }
-
     /// Whether the phases follow [`Batch::phase_key`] (a grid's order), not greedy colours.
     pub fn is_keyed(&self) -> bool {
         self.keyed
@@ -607,397 +571,6 @@ impl<B: Batch> Coloured<B> {
     }
 }
 
-/// Most phases a keyed sweep order may have. A grid numbered row by row has one phase per edge
-/// kind and direction (at most eight); a mesh numbered any other way has about as many keys
-/// as constraints, each phase a handful of constraints in levels of one, which no kernel
-/// batches (a shuffled 128² grid: 32 000 phases, 25–30× slower). Such a mesh is coloured
-/// instead, class by class.
-const MAX_KEYED_PHASES: usize = 64;
-
-/// The sweep's phases as lists of ids in order: runs of equal [`Batch::phase_key`] in key
-/// order (stable) when they are few (at most [`MAX_KEYED_PHASES`]), otherwise greedy colours
-/// of each class (the keys' upper half) in class order, then colour order; and whether they
-/// are keyed.
-fn phases<B: Batch>(items: &[B::Item], particle_count: usize) -> (Vec<Vec<u32>>, bool) {
-    let mut order: Vec<u32> = (0..items.len() as u32).collect();
-    if let Some(keys) = items.iter().map(B::phase_key).collect::<Option<Vec<u64>>>() {
-        order.sort_by_key(|&id| keys[id as usize]);
-        let keyed: Vec<Vec<u32>> = order
-            .chunk_by(|&x, &y| keys[x as usize] == keys[y as usize])
-            .map(<[u32]>::to_vec)
-            .collect();
-        if keyed.len() <= MAX_KEYED_PHASES {
-            return (keyed, true);
-        }
-    }
-    let class = |id: u32| B::phase_key(&items[id as usize]).map_or(0, |key| key >> 32);
-    order.sort_by_key(|&id| (class(id), id));
-    let coloured = order
-        .chunk_by(|&x, &y| class(x) == class(y))
-        .flat_map(|ids| greedy_colours::<B>(items, ids, particle_count))
-        .collect();
-    (coloured, false)
-}
-
-/// Greedy colouring of `ids` in their order; constraints finding all colours taken form a last
-/// phase (level scheduling then orders them).
-fn greedy_colours<B: Batch>(items: &[B::Item], ids: &[u32], particle_count: usize) -> Vec<Vec<u32>> {
-    let mut used = vec![0u64; particle_count];
-    let mut colours: Vec<Vec<u32>> = vec![Vec::new(); MAX_COLOURS as usize + 1];
-    for &id in ids {
-        let particles = B::particles(&items[id as usize]);
-        let colour = (!particles.iter().fold(0u64, |m, &p| m | used[p as usize])).trailing_zeros();
-        if colour < MAX_COLOURS {
-            particles.iter().for_each(|&p| used[p as usize] |= 1 << colour);
-        }
-        colours[colour.min(MAX_COLOURS) as usize].push(id);
-    }
-    colours.retain(|c| !c.is_empty());
-    colours
-}
-
-/// Root of `p` in the union–find held in `scratch` (`scratch[p]` = 1 + parent, 0 for a root),
-/// compressing the path.
-fn find(scratch: &mut [u32], p: u32) -> u32 {
-    let mut root = p;
-    while scratch[root as usize] != 0 {
-        root = scratch[root as usize] - 1;
-    }
-    let mut q = p;
-    while scratch[q as usize] != 0 {
-        let next = scratch[q as usize] - 1;
-        scratch[q as usize] = if q == root { 0 } else { root + 1 };
-        q = next;
-    }
-    root
-}
-
-/// Connected component (constraints linked through shared particles) of every constraint in
-/// `ids`, numbered in order of first appearance. `scratch` (one entry per particle, all zero)
-/// holds the union–find and is left zeroed.
-fn components<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> Vec<u32> {
-    let particles = |id: u32| B::particles(&items[id as usize]);
-    for &id in ids {
-        let ends = particles(id);
-        let root = find(scratch, ends[0]);
-        for &p in &ends[1..] {
-            let other = find(scratch, p);
-            if other != root {
-                scratch[other as usize] = root + 1;
-            }
-        }
-    }
-    let mut number = std::collections::HashMap::new();
-    let ordinals = ids
-        .iter()
-        .map(|&id| {
-            let root = find(scratch, particles(id)[0]);
-            let next = number.len() as u32;
-            *number.entry(root).or_insert(next)
-        })
-        .collect();
-    ids.iter().flat_map(|&id| particles(id)).for_each(|&p| scratch[p as usize] = 0);
-    ordinals
-}
-
-/// The passes over a part's own particles in each sweep, in order: prediction (first sweep of
-/// a substep), copy into the hinges' `[x, y, z, w]` array, copy back, contacts. Each is one
-/// unit (empty where there is nothing to do), placed among the phases as [`plan_sweep`] lists.
-pub(crate) mod pass {
-    pub const PREDICT: usize = 0;
-    pub const COPY_IN: usize = 1;
-    pub const COPY_OUT: usize = 2;
-    pub const CONTACTS: usize = 3;
-    pub const COUNT: usize = 4;
-}
-
-/// What the sweep on several threads needs besides [`Group::waits`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct SweepPlan {
-    /// Units each part runs per sweep: its passes and its units of every phase.
-    pub units: Vec<u32>,
-    /// Waits of each part's passes (indexed by [`pass`]), as [`Group::waits`].
-    pub pass_waits: Vec<[Vec<Wait>; pass::COUNT]>,
-    /// The distance phases run on the `[x, y, z, w]` copy, after the copy-in passes (a
-    /// coloured distance sweep with a vector kernel; see [`distance_copy`]).
-    pub distances_on_copy: bool,
-}
-
-/// Fills the waits of both constraint sets (cut into the same parts) and returns the passes'
-/// waits, by playing two sweeps in the one-thread order — per sweep: prediction passes, the
-/// distance phases, copy-in passes (before the distance phases with `distances_on_copy`), the
-/// hinge phases, copy-out passes, contacts passes (each pass part by part, each phase part by
-/// part) — and remembering for each particle the part that last touched it and how many of
-/// that part's units were done by then. A unit waits, for each other part, for the largest
-/// such count among its particles; that is enough, because the unit it waits for waited in
-/// turn for the particle's earlier touches. The second sweep's waits are kept, counted from
-/// the start of the waited-for part's sweep (negative: in the previous sweep). The tail groups
-/// are not played: they run between barriers.
-pub(crate) fn plan_sweep<A: Batch, B: Batch>(distances: &mut Coloured<A>, hinges: &mut Coloured<B>, distances_on_copy: bool) -> SweepPlan {
-    assert_eq!(distances.bounds, hinges.bounds, "both sets are cut into the same parts");
-    let parts = distances.parts;
-    let units: Vec<u32> = (0..parts)
-        .map(|part| pass::COUNT as u32 + distances.phase_units(part) + hinges.phase_units(part))
-        .collect();
-    let bounds = distances.bounds.clone();
-    let own = |part: usize| bounds[part]..bounds[part + 1];
-    let mut touches = Touches::new(distances.particles.max(hinges.particles), parts);
-    let mut pass_waits = vec![<[Vec<Wait>; pass::COUNT]>::default(); parts];
-    let (mut distance_waits, mut hinge_waits) = (Vec::new(), Vec::new());
-    for sweep in 0..2 {
-        let keep = |counts: &[Option<i64>]| -> Vec<Wait> {
-            let waits = counts.iter().enumerate().filter_map(|(part, count)| count.map(|c| (part, c)));
-            let relative = |(part, count): (usize, i64)| Wait {
-                part: part as u32,
-                units: (count - sweep * units[part] as i64) as i32,
-            };
-            waits.map(relative).collect()
-        };
-        let mut passes = |touches: &mut Touches, k: usize| {
-            for (part, waits) in pass_waits.iter_mut().enumerate() {
-                waits[k] = keep(&touches.pass(part, own(part)));
-            }
-        };
-        passes(&mut touches, pass::PREDICT);
-        if distances_on_copy {
-            passes(&mut touches, pass::COPY_IN);
-        }
-        distance_waits = distances.play(&mut touches, keep);
-        if !distances_on_copy {
-            passes(&mut touches, pass::COPY_IN);
-        }
-        hinge_waits = hinges.play(&mut touches, keep);
-        passes(&mut touches, pass::COPY_OUT);
-        passes(&mut touches, pass::CONTACTS);
-    }
-    distances.set_waits(distance_waits);
-    hinges.set_waits(hinge_waits);
-    SweepPlan {
-        units,
-        pass_waits,
-        distances_on_copy,
-    }
-}
-
-/// For [`plan_sweep`]: per particle, the part that last touched it and that
-/// part's unit count then.
-struct Touches {
-    last: Vec<Option<(usize, i64)>>,
-    done: Vec<i64>,
-}
-
-impl Touches {
-    fn new(particles: usize, parts: usize) -> Self {
-        Self {
-            last: vec![None; particles],
-            done: vec![0; parts],
-        }
-    }
-
-    /// Starts playing the next unit of `part`.
-    fn unit(&mut self, part: usize) -> Unit<'_> {
-        self.done[part] += 1;
-        let parts = self.done.len();
-        Unit {
-            touches: self,
-            part,
-            waits: vec![None; parts],
-        }
-    }
-
-    /// Plays a unit of `part` touching `particles`; returns its waits per part.
-    fn pass(&mut self, part: usize, particles: Range<u32>) -> Vec<Option<i64>> {
-        let mut unit = self.unit(part);
-        particles.for_each(|p| unit.touch(p));
-        unit.waits
-    }
-}
-
-/// A unit being played by [`Touches`].
-struct Unit<'a> {
-    touches: &'a mut Touches,
-    part: usize,
-    /// Per part, the unit count it must wait for so far (`None`: nothing of that part).
-    waits: Vec<Option<i64>>,
-}
-
-impl Unit<'_> {
-    fn touch(&mut self, p: u32) {
-        let done = self.touches.done[self.part];
-        let last = &mut self.touches.last[p as usize];
-        if let Some((other, count)) = *last {
-            if other != self.part {
-                self.waits[other] = self.waits[other].max(Some(count));
-            }
-        }
-        *last = Some((self.part, done));
-    }
-}
-
-/// Where `phase` (ids in sweep order) is cut into parts: `bounds.len()` offsets from 0 to
-/// its length, part k being the constraints from offset k to offset k + 1. Offset k counts
-/// the constraints whose lowest particle lies below `bounds[k]`. On a grid built row by row
-/// they are a prefix of the phase, so part k holds the constraints of the k-th band of rows
-/// and the per-particle passes' split (at the same bounds) keeps each thread on the same
-/// particles. Any consecutive cut keeps the sweep order; another mesh order only balances
-/// worse. With `align` each offset is rounded down to a multiple of it.
-fn part_cuts<B: Batch>(items: &[B::Item], phase: &[u32], bounds: &[u32], align: usize) -> Vec<usize> {
-    let lowest = |id: u32| B::particles(&items[id as usize]).iter().copied().min().unwrap_or(0);
-    let below = |bound: u32| phase.iter().filter(|&&id| lowest(id) < bound).count() / align * align;
-    let inner = bounds[1..bounds.len() - 1].iter().map(|&b| below(b));
-    std::iter::once(0).chain(inner).chain(std::iter::once(phase.len())).collect()
-}
-
-/// Constraints per unit of a colour (a phase of one level): a multiple of the widest vector, small enough that a neighbouring part, waiting only for the chunk at the seam
-/// between the parts, waits briefly, and large enough to make a wait check cheap per constraint.
-const CHUNK: usize = 512;
-
-/// A colour's part (one level of independent constraints, in order) as consecutive batches of
-/// [`CHUNK`] constraints, each a unit of the sweep on several threads; other groups as they are.
-fn chunked<B: Batch>(group: Group<B>) -> Group<B> {
-    if group.chained || group.batches.len() != 1 || group.batches[0].len() <= CHUNK {
-        return group;
-    }
-    let level = &group.batches[0];
-    let mut batches: Vec<B> = Vec::new();
-    for i in 0..level.len() {
-        if i % CHUNK == 0 {
-            batches.push(B::default());
-        }
-        batches.last_mut().unwrap().push(level.id(i), level.get(i));
-    }
-    Group { batches, ..group }
-}
-
-/// Lanes of a SIMD batch.
-const LANES: u32 = 8;
-/// Levels by which each further eight components of a strided part start later.
-const SKEW: u32 = 8;
-/// Index distance from which neighbours in a level count as strided (not a run).
-const STRIDED: u32 = 2;
-
-/// Level-schedules one part. When its levels are strided (one edge per row of a large grid:
-/// particles a row apart, which on a power-of-two grid all fall in one L1 cache set and evict
-/// each other), every further eight components start [`SKEW`] levels later: eight lanes still
-/// share a level, but the groups of eight sit at different columns, hence different cache
-/// sets. Components are independent, so this is the same sweep.
-fn schedule_part<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> Group<B> {
-    let part: Vec<B::Item> = ids.iter().map(|&id| items[id as usize]).collect();
-    let plain = level_schedule::<B>(&part, ids, scratch, |_| 0);
-    // A single level has no runs to follow (a colour of hinges).
-    if plain.batches.len() <= 1 || !is_strided(&plain) {
-        return plain;
-    }
-    if let Some(strips) = strips::<B>(items, ids) {
-        return strips;
-    }
-    let ordinals = components::<B>(items, ids, scratch);
-    level_schedule::<B>(&part, ids, scratch, |k| ordinals[k] / LANES * SKEW)
-}
-
-/// The part as strips, when its constraints (in order) form runs along disjoint rows: each
-/// run continues the previous constraint one particle further (an edge along a row, or a
-/// second-neighbour edge), all runs are equally long with the same index offset between the
-/// ends, no two runs share a particle, and they come in whole eights. Each run is then one SIMD
-/// lane solved in order, with its particles loaded a row segment at a time and transposed,
-/// instead of gathered one particle per lane and level; the runs share nothing, so running
-/// them side by side is the same sweep.
-fn strips<B: Batch>(items: &[B::Item], ids: &[u32]) -> Option<Group<B>> {
-    let ends = |id: u32| B::particles(&items[id as usize]);
-    let continues = |x: u32, y: u32| ends(x).iter().zip(ends(y)).all(|(p, q)| p + 1 == *q);
-    let runs: Vec<&[u32]> = ids.chunk_by(|&x, &y| continues(x, y)).collect();
-    let length = runs.first()?.len();
-    let offset = |id: u32| ends(id)[1].checked_sub(ends(id)[0]);
-    let d = offset(ids[0])?;
-    let span = |run: &[u32]| ends(run[0])[0]..ends(run[0])[0] + (length as u32 - 1) + d + 1;
-    let regular = runs
-        .iter()
-        .all(|run| run.len() == length && ends(run[0]).len() == 2 && offset(run[0]) == Some(d));
-    let disjoint = runs.windows(2).all(|w| span(w[0]).end <= span(w[1]).start);
-    if !(regular && disjoint && runs.len().is_multiple_of(LANES as usize) && (1..=LANES).contains(&d) && length >= LANES as usize) {
-        return None;
-    }
-    let batches = runs
-        .chunks(LANES as usize)
-        .map(|lanes| {
-            let mut strip = B::default();
-            for step in 0..length {
-                lanes.iter().for_each(|run| strip.push(run[step], items[run[step] as usize]));
-            }
-            strip
-        })
-        .collect();
-    Some(Group {
-        batches,
-        chained: true,
-        ..Group::default()
-    })
-}
-
-/// Whether more than a third of the neighbours in a level lie at least [`STRIDED`] particles
-/// apart (a third: second-neighbour edges along rows come in adjacent pairs, one per chain).
-fn is_strided<B: Batch>(group: &Group<B>) -> bool {
-    let (mut strided, mut pairs) = (0usize, 0usize);
-    for batch in &group.batches {
-        let first = |i: usize| B::particles(&batch.get(i))[0];
-        for i in 1..batch.len() {
-            pairs += 1;
-            strided += (first(i).abs_diff(first(i - 1)) >= STRIDED) as usize;
-        }
-    }
-    strided * 3 > pairs
-}
-
-/// Level-schedules the constraints `items` (model ids `ids`) in order into one group, a run at
-/// a time (see [`run_end`]: consecutive constraints each one particle further, such as the
-/// edges along a row). A run goes to the lowest level not below `earliest` of its members and
-/// after every earlier constraint sharing a particle with any of them. Placing whole runs keeps
-/// a row of edges in one level even where its later edges would be free earlier (the diagonals
-/// of a sheet's lower half each start at a different row), so levels stay contiguous runs; any
-/// level assignment that respects shared particles is the same sweep.
-/// `scratch` (one entry per particle, all zero) holds 1 + the last level on each particle and
-/// is left zeroed.
-fn level_schedule<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32], earliest: impl Fn(usize) -> u32) -> Group<B> {
-    let mut group = Group::default();
-    let mut start = 0;
-    while start < items.len() {
-        let run = start..run_end::<B>(items, start);
-        let touched = || run.clone().flat_map(|k| B::particles(&items[k]));
-        let floor = run.clone().map(&earliest).max().unwrap_or(0);
-        let level = touched().map(|&p| scratch[p as usize]).fold(floor, u32::max);
-        touched().for_each(|&p| scratch[p as usize] = level + 1);
-        if group.batches.len() <= level as usize {
-            group.batches.resize_with(level as usize + 1, B::default);
-        }
-        run.clone().for_each(|k| group.batches[level as usize].push(ids[k], items[k]));
-        start = run.end;
-    }
-    items.iter().flat_map(B::particles).for_each(|&p| scratch[p as usize] = 0);
-    group
-}
-
-/// End (exclusive) of the run of constraints starting at `start`: each next constraint touches
-/// the previous one's particles one further. Member i then touches first + i, so two members
-/// would share a particle once the run is as long as two of the first's particles are apart;
-/// the run stops before that.
-fn run_end<B: Batch>(items: &[B::Item], start: usize) -> usize {
-    let first = B::particles(&items[start]);
-    let closest = first
-        .iter()
-        .flat_map(|&p| first.iter().filter(move |&&q| q > p).map(move |&q| (q - p) as usize))
-        .min()
-        .unwrap_or(usize::MAX);
-    let continues = |k: usize| {
-        let (before, next) = (B::particles(&items[k - 1]), B::particles(&items[k]));
-        before.len() == next.len() && before.iter().zip(next).all(|(p, q)| p + 1 == *q)
-    };
-    let mut end = start + 1;
-    while end < items.len() && end - start < closest && continues(end) {
-        end += 1;
-    }
-    end
-}
-
 #[cfg(test)]
 mod tests {
     use super::distance::{DistanceBatch, DistanceItem};
@@ -1016,7 +589,7 @@ mod tests {
 
     /// No batch may touch a particle twice, threads following the waits keep the sweep order,
     /// and every slot points back at its constraint.
-    fn assert_valid(set: &Coloured<DistanceBatch>) {
+    fn assert_valid(set: &ConstraintSet<DistanceBatch>) {
         for group in set.groups.iter().filter(|g| g.chained) {
             for strip in &group.batches {
                 // Slot 8 s + k: lane k's constraint s, one particle further each step.
@@ -1048,9 +621,9 @@ mod tests {
     type PartUnits = Vec<Vec<(Vec<u32>, Vec<Wait>)>>;
 
     /// An empty set of hinges cut like `set`.
-    fn no_hinges_like<B: Batch>(set: &Coloured<B>) -> Coloured<HingeBatch> {
+    fn no_hinges_like<B: Batch>(set: &ConstraintSet<B>) -> ConstraintSet<HingeBatch> {
         let split = *set.bounds.last().unwrap() as usize;
-        let mut hinges = Coloured::with_parts(split, std::iter::empty(), set.parts);
+        let mut hinges = ConstraintSet::with_parts(split, std::iter::empty(), set.parts);
         hinges.resize_particles(set.particles);
         hinges
     }
@@ -1059,7 +632,7 @@ mod tests {
     /// order [`plan_sweep`] lists) as one thread per part would, in interleavings the waits
     /// allow (each thread in turn as far ahead as it may, and random ones), and checks that the
     /// units touch every particle in the one-thread order and that the threads never all wait.
-    fn assert_plan_keeps_the_sweep_order<A: Batch, B: Batch>(distances: &Coloured<A>, hinges: &Coloured<B>, plan: &SweepPlan) {
+    fn assert_plan_keeps_the_sweep_order<A: Batch, B: Batch>(distances: &ConstraintSet<A>, hinges: &ConstraintSet<B>, plan: &SweepPlan) {
         const SWEEPS: usize = 3;
         let parts = distances.parts;
         let own = |part: usize| -> Vec<u32> { (distances.bounds[part]..distances.bounds[part + 1]).collect() };
@@ -1122,7 +695,7 @@ mod tests {
     }
 
     /// Appends phase `phase`'s units of `set`, part by part.
-    fn push_phase<B: Batch>(set: &Coloured<B>, phase: usize, units: &mut PartUnits) {
+    fn push_phase<B: Batch>(set: &ConstraintSet<B>, phase: usize, units: &mut PartUnits) {
         for (part, units) in units.iter_mut().enumerate() {
             let group = &set.groups[phase * set.parts + part];
             assert_eq!(group.waits.len(), group.unit_count(), "phase {phase}: waits per unit");
@@ -1155,7 +728,7 @@ mod tests {
     }
 
     /// The order the batches are solved in, as the position of each model id.
-    fn solve_position(set: &Coloured<DistanceBatch>) -> Vec<usize> {
+    fn solve_position(set: &ConstraintSet<DistanceBatch>) -> Vec<usize> {
         let mut position = vec![usize::MAX; set.slots.len()];
         for (k, id) in set.iter_batches().flat_map(|b| b.id.iter()).enumerate() {
             position[*id as usize] = k;
@@ -1171,7 +744,7 @@ mod tests {
         let mut sequential: Vec<usize> = (0..items.len()).collect();
         sequential.sort_by_key(|&id| items[id].ends[1] - items[id].ends[0]);
         for parts in [1, 2, 7, MAX_PARTS] {
-            let set = Coloured::<DistanceBatch>::with_parts((n * n) as usize, items.clone(), parts);
+            let set = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, items.clone(), parts);
             assert_valid(&set);
             assert_eq!(set.phase_count(), 2, "horizontal, then vertical");
             let position = solve_position(&set);
@@ -1189,7 +762,7 @@ mod tests {
         }
         // A level of the vertical phase is one row of edges; in two parts the top half of the
         // rows is the first part.
-        let set = Coloured::<DistanceBatch>::with_parts((n * n) as usize, items, 2);
+        let set = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, items, 2);
         assert_eq!(set.groups[2].batches.len(), n as usize / 2);
         assert_eq!(set.groups[3].batches.len(), n as usize / 2 - 1);
         assert!(set.groups[2..4].iter().flat_map(|g| &g.batches).all(|b| b.len() == n as usize));
@@ -1205,7 +778,7 @@ mod tests {
     #[test]
     fn parts_are_the_top_and_bottom_rows_and_the_second_trails_the_first() {
         let n = 64;
-        let mut set = Coloured::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 2);
+        let mut set = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 2);
         let mut hinges = no_hinges_like(&set);
         let plan = plan_sweep(&mut set, &mut hinges, false);
         let half = n * n / 2;
@@ -1238,7 +811,7 @@ mod tests {
     #[test]
     fn four_parts_are_four_bands_of_rows_each_waiting_only_for_the_band_above_or_below() {
         let n = 64;
-        let mut set = Coloured::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 4);
+        let mut set = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 4);
         let mut hinges = no_hinges_like(&set);
         plan_sweep(&mut set, &mut hinges, false);
         let band = n * n / 4;
@@ -1283,8 +856,8 @@ mod tests {
         for parts in [2, 3, MAX_PARTS] {
             let distance_items = model.distances.iter().map(|c| crate::sim::cloth::distance_item(c, &material));
             let hinge_items = model.hinges.iter().map(|h| crate::sim::cloth::hinge_item(h, &material));
-            let mut distances = Coloured::<DistanceBatch>::with_parts(n, distance_items, parts);
-            let mut hinges = Coloured::<HingeBatch>::with_parts(n, hinge_items, parts);
+            let mut distances = ConstraintSet::<DistanceBatch>::with_parts(n, distance_items, parts);
+            let mut hinges = ConstraintSet::<HingeBatch>::with_parts(n, hinge_items, parts);
             if parts == 2 {
                 assert!(hinges.groups.iter().any(|g| g.batches.len() > 1), "colours come in chunks");
             }
@@ -1317,11 +890,11 @@ mod tests {
             random = random.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             items.swap(k, (random >> 8) as usize % (k + 1));
         }
-        let mut planned = Coloured::<DistanceBatch>::with_parts((n * n) as usize, items.clone(), 2);
+        let mut planned = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, items.clone(), 2);
         let mut hinges = no_hinges_like(&planned);
         plan_sweep(&mut planned, &mut hinges, false);
         assert!(planned.groups.iter().any(|g| g.waits.iter().flatten().any(|w| w.units > 0)));
-        let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, items);
+        let mut set = ConstraintSet::<DistanceBatch>::new((n * n) as usize, items);
         assert_valid(&set);
         (0..50).for_each(|id| set.remove(id * 7));
         assert_valid(&set);
@@ -1329,11 +902,11 @@ mod tests {
 
     #[test]
     fn small_cloths_keep_one_part_and_large_ones_at_most_sixteen() {
-        let mut set = Coloured::<DistanceBatch>::new(16, grid(4));
+        let mut set = ConstraintSet::<DistanceBatch>::new(16, grid(4));
         set.set_parts(2);
         assert_eq!((set.parts(), set.max_parts()), (1, 1));
         assert_eq!(set.bounds(), &[0, 16]);
-        let mut large = Coloured::<DistanceBatch>::new(64 * 64, grid(64));
+        let mut large = ConstraintSet::<DistanceBatch>::new(64 * 64, grid(64));
         large.set_parts(MAX_PARTS + 5);
         assert_eq!((large.parts(), large.max_parts()), (MAX_PARTS, MAX_PARTS));
     }
@@ -1341,7 +914,7 @@ mod tests {
     #[test]
     fn edits_keep_batches_valid_and_slots_consistent() {
         let n = 64;
-        let mut set = Coloured::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 2);
+        let mut set = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 2);
         let count = set.len();
         // Id 0 is a horizontal edge: its group of strips turns back into levels.
         assert!(set.groups[set.slot(0).unwrap().group as usize].chained);
@@ -1367,7 +940,7 @@ mod tests {
             assert_eq!(cut.len(), set.len());
             assert_eq!(cut.slot(11).unwrap().group as usize, cut.tail_group());
             for id in 0..set.slots.len() as u32 {
-                let item_of = |s: &Coloured<DistanceBatch>| s.slot(id).map(|slot| s.batch(slot).get(slot.index as usize));
+                let item_of = |s: &ConstraintSet<DistanceBatch>| s.slot(id).map(|slot| s.batch(slot).get(slot.index as usize));
                 assert_eq!(item_of(&cut), item_of(&set), "constraint {id}");
             }
         }
@@ -1408,7 +981,7 @@ mod tests {
             rest_angle: 0.0,
             compliance: 0.0,
         };
-        let set = Coloured::<HingeBatch>::new(5000, (0..4000).step_by(2).map(hinge));
+        let set = ConstraintSet::<HingeBatch>::new(5000, (0..4000).step_by(2).map(hinge));
         for group in &set.groups {
             // A part of a colour: its chunks together share no particle.
             let mut seen = std::collections::HashSet::new();
