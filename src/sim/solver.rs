@@ -32,7 +32,7 @@ use super::collision::{project_contact, Collider, ContactSettings};
 use super::constraints::distance::{self, DistanceBatch, Kernel, SubstepConstants};
 use super::constraints::distance_copy;
 use super::constraints::hinge::{self, HingeBatch};
-use super::constraints::{pass, Group, SweepPlan, Wait, MAX_PARTS};
+use super::constraints::{pass, Group, SweepPlan, SweepStep, Wait, MAX_PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::{Progress, SpinBarrier};
 use super::particles::{two_sum, xyz, AosPtr, PosPtr, VecPtr};
@@ -151,52 +151,60 @@ impl Frame<'_> {
                     .map(|(i, from, to)| (i, from.lerp(to, (substep + 1) as f32 / s.substeps as f32)));
                 for iteration in 0..s.iterations {
                     let first = iteration == 0;
-                    passes(&mut pipeline, pass::PREDICT, &|r| {
-                        if first {
-                            self.advance(r, held, substep > 0);
-                        }
-                    });
-                    clock.lap(PhaseClock::PREDICT);
-                    let copy_in = |pipeline: &mut Pipeline| {
-                        passes(pipeline, pass::COPY_IN, &|r| {
-                            if let Some(copy) = self.aos_copy {
-                                hinge::copy_to_aos(self.kernel, self.pos, copy, r);
+                    for step in SweepStep::order(self.plan.distances_on_copy) {
+                        match step {
+                            SweepStep::Pass(pass::PREDICT) => {
+                                passes(&mut pipeline, pass::PREDICT, &|r| {
+                                    if first {
+                                        self.advance(r, held, substep > 0);
+                                    }
+                                });
+                                clock.lap(PhaseClock::PREDICT);
                             }
-                        })
-                    };
-                    if self.plan.distances_on_copy {
-                        copy_in(&mut pipeline);
-                    }
-                    for g in groups(self.distance_phases) {
-                        self.solve_distance_units(g, &mut pipeline, first);
-                    }
-                    clock.lap(PhaseClock::DISTANCES);
-                    if !self.plan.distances_on_copy {
-                        copy_in(&mut pipeline);
-                    }
-                    for g in groups(self.hinge_phases) {
-                        self.solve_hinge_units(g, &mut pipeline, first, first && substep == 0);
-                    }
-                    passes(&mut pipeline, pass::COPY_OUT, &|r| {
-                        if let Some(copy) = self.aos_copy {
-                            hinge::copy_from_aos(self.kernel, copy, self.pos, r);
+                            SweepStep::Pass(pass::COPY_IN) => passes(&mut pipeline, pass::COPY_IN, &|r| {
+                                if let Some(copy) = self.aos_copy {
+                                    hinge::copy_to_aos(self.kernel, self.pos, copy, r);
+                                }
+                            }),
+                            SweepStep::Distances => {
+                                for g in groups(self.distance_phases) {
+                                    self.solve_distance_units(g, &mut pipeline, first);
+                                }
+                                clock.lap(PhaseClock::DISTANCES);
+                            }
+                            SweepStep::Hinges => {
+                                for g in groups(self.hinge_phases) {
+                                    self.solve_hinge_units(g, &mut pipeline, first, first && substep == 0);
+                                }
+                            }
+                            SweepStep::Pass(pass::COPY_OUT) => passes(&mut pipeline, pass::COPY_OUT, &|r| {
+                                if let Some(copy) = self.aos_copy {
+                                    hinge::copy_from_aos(self.kernel, copy, self.pos, r);
+                                }
+                            }),
+                            SweepStep::Tail => {
+                                if !self.tail_empty {
+                                    barrier.wait(parties);
+                                    if t == 0 {
+                                        self.solve_distances(self.distance_phases * n, first);
+                                        self.solve_hinge_group(self.hinge_phases * n, first, first && substep == 0);
+                                    }
+                                    barrier.wait(parties);
+                                }
+                                clock.lap(PhaseClock::HINGES);
+                            }
+                            SweepStep::Pass(pass::CONTACTS) => {
+                                passes(&mut pipeline, pass::CONTACTS, &|r| {
+                                    if let Some(tethers) = self.tethers {
+                                        tethers.project(self.pos, r.clone(), self.kernel.has_avx2());
+                                    }
+                                    self.project_contacts(r)
+                                });
+                                clock.lap(PhaseClock::CONTACTS);
+                            }
+                            SweepStep::Pass(other) => unreachable!("no pass {other}"),
                         }
-                    });
-                    if !self.tail_empty {
-                        barrier.wait(parties);
-                        if t == 0 {
-                            self.solve_distances(self.distance_phases * n, first);
-                            self.solve_hinge_group(self.hinge_phases * n, first, first && substep == 0);
-                        }
-                        barrier.wait(parties);
                     }
-                    clock.lap(PhaseClock::HINGES);
-                    passes(&mut pipeline, pass::CONTACTS, &|r| {
-                        if let Some(tethers) = self.tethers {
-                            tethers.project(self.pos, r.clone(), self.kernel.has_avx2());
-                        }
-                        self.project_contacts(r)
-                    });
                     pipeline.end_sweep();
                     clock.lap(PhaseClock::CONTACTS);
                 }

@@ -94,17 +94,20 @@
 //!    (`src/sim/cloth.rs`), built in `Cloth::new` from the model, its compliances rewritten
 //!    in `Cloth::refresh_compliances` (`src/sim/ramp.rs`) and its constraints re-pointed in
 //!    tearing (`src/sim/tearing/mod.rs`, where an edge's endpoint moves to a particle copy).
-//! 4. **The sweep**: a pointer to its groups in `solver::Frame`, its phases solved in
-//!    `Frame::run` where they belong in the sweep (each unit through `pipeline.unit` with its
-//!    wait), its tail group between the barriers, and the same place in [`plan_sweep`], which
-//!    must play the units in exactly the order the solver runs them (or the threads race).
+//! 4. **The sweep**: a [`SweepStep`] variant placed where it belongs in
+//!    [`SweepStep::order`], which both the solver and [`plan_sweep`] iterate (so the plan of
+//!    waits always plays the units in the order the threads run them); a pointer to its
+//!    groups in `solver::Frame`, its phases solved in `Frame::run`'s arm of that step (each
+//!    unit through `pipeline.unit` with its waits), its `play` in [`plan_sweep`]'s arm, and its
+//!    tail group in the [`SweepStep::Tail`] arm.
 //! 5. **The tests**: the closed form the constraint exists for (for the limit: a sheet pulled
 //!    at one iteration never exceeds strain s), bit-identical frames on one and several threads and
 //!    with either vector kernel (`src/sim/solver.rs`' tests), and the statistics
 //!    (`src/sim/stats.rs`) if it carries a force worth showing.
 //!
-//! Steps 3 and 4 are the engine's debt (issue 14): the constraint sets and passes of a frame
-//! should be a list the solver iterates, so that a new type is registered rather than wired.
+//! Steps 3 and 4 are the engine's debt (issue 14): the order of a sweep is one list now, but
+//! each constraint set is still wired by hand into it; a set should be registered (its batch
+//! type, kernel and play) rather than wired.
 
 pub mod bend;
 pub mod distance;
@@ -115,7 +118,7 @@ mod lanes;
 mod plan;
 mod schedule;
 
-pub(crate) use plan::{pass, plan_sweep, SweepPlan, Wait};
+pub(crate) use plan::{pass, plan_sweep, SweepPlan, SweepStep, Wait};
 use schedule::{chunked, level_schedule, part_cuts, phases, schedule_part, CHUNK};
 
 /// Colour index of the serial batch of the tail group (constraints that found no free colour).
@@ -650,16 +653,14 @@ mod tests {
         };
         let passes =
             |k: usize| move |units: &mut PartUnits| (0..parts).for_each(|p| units[p].push((own(p), plan.pass_waits[p][k].clone())));
-        append(&mut units, &passes(pass::PREDICT));
-        for g in 0..distances.phase_count() {
-            append(&mut units, &|u| push_phase(distances, g, u));
+        for step in SweepStep::order(plan.distances_on_copy) {
+            match step {
+                SweepStep::Pass(k) => append(&mut units, &passes(k)),
+                SweepStep::Distances => (0..distances.phase_count()).for_each(|g| append(&mut units, &|u| push_phase(distances, g, u))),
+                SweepStep::Hinges => (0..hinges.phase_count()).for_each(|g| append(&mut units, &|u| push_phase(hinges, g, u))),
+                SweepStep::Tail => {}
+            }
         }
-        append(&mut units, &passes(pass::COPY_IN));
-        for g in 0..hinges.phase_count() {
-            append(&mut units, &|u| push_phase(hinges, g, u));
-        }
-        append(&mut units, &passes(pass::COPY_OUT));
-        append(&mut units, &passes(pass::CONTACTS));
         assert_eq!(plan.units, units.iter().map(|u| u.len() as u32).collect::<Vec<_>>());
         // Position of each part's unit k in the one-thread sweep.
         let mut position: Vec<Vec<usize>> = units.iter().map(|u| vec![0; u.len()]).collect();

@@ -26,6 +26,51 @@ pub mod pass {
     pub const COUNT: usize = 4;
 }
 
+/// One step of a sweep. The solver runs, and [`plan_sweep`] plays, the steps of
+/// [`SweepStep::order`] in that order, so the two cannot disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SweepStep {
+    /// A pass over each part's own particles (indexed by [`pass`]), part by part.
+    Pass(usize),
+    /// The distance phases, phase by phase, part by part.
+    Distances,
+    /// The hinge phases, phase by phase, part by part.
+    Hinges,
+    /// The tail groups, by one thread between two barriers (no unit of the plan: nothing
+    /// runs beside it).
+    Tail,
+}
+
+impl SweepStep {
+    /// The steps of one sweep: prediction, the distance phases, the copy to the
+    /// `[x, y, z, w]` array (before the distances when they run on it), the hinge phases,
+    /// the copy back, the tail, contacts.
+    pub fn order(distances_on_copy: bool) -> [SweepStep; 7] {
+        use SweepStep::{Distances, Hinges, Pass, Tail};
+        if distances_on_copy {
+            [
+                Pass(pass::PREDICT),
+                Pass(pass::COPY_IN),
+                Distances,
+                Hinges,
+                Pass(pass::COPY_OUT),
+                Tail,
+                Pass(pass::CONTACTS),
+            ]
+        } else {
+            [
+                Pass(pass::PREDICT),
+                Distances,
+                Pass(pass::COPY_IN),
+                Hinges,
+                Pass(pass::COPY_OUT),
+                Tail,
+                Pass(pass::CONTACTS),
+            ]
+        }
+    }
+}
+
 /// What the sweep on several threads needs besides [`Group::waits`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct SweepPlan {
@@ -39,10 +84,7 @@ pub(crate) struct SweepPlan {
 }
 
 /// Fills the waits of both constraint sets (cut into the same parts) and returns the passes'
-/// waits, by playing two sweeps in the one-thread order — per sweep: prediction passes, the
-/// distance phases, copy-in passes (before the distance phases with `distances_on_copy`), the
-/// hinge phases, copy-out passes, contacts passes (each pass part by part, each phase part by
-/// part) — and remembering for each particle the part that last touched it and how many of
+/// waits, by playing two sweeps in the one-thread order ([`SweepStep::order`]) and remembering for each particle the part that last touched it and how many of
 /// that part's units were done by then. A unit waits, for each other part, for the largest
 /// such count among its particles; that is enough, because the unit it waits for waited in
 /// turn for the particle's earlier touches. The second sweep's waits are kept, counted from
@@ -77,17 +119,14 @@ pub(crate) fn plan_sweep<A: Batch, B: Batch>(
                 waits[k] = keep(&touches.pass(part, own(part)));
             }
         };
-        passes(&mut touches, pass::PREDICT);
-        if distances_on_copy {
-            passes(&mut touches, pass::COPY_IN);
+        for step in SweepStep::order(distances_on_copy) {
+            match step {
+                SweepStep::Pass(k) => passes(&mut touches, k),
+                SweepStep::Distances => distance_waits = distances.play(&mut touches, keep),
+                SweepStep::Hinges => hinge_waits = hinges.play(&mut touches, keep),
+                SweepStep::Tail => {}
+            }
         }
-        distance_waits = distances.play(&mut touches, keep);
-        if !distances_on_copy {
-            passes(&mut touches, pass::COPY_IN);
-        }
-        hinge_waits = hinges.play(&mut touches, keep);
-        passes(&mut touches, pass::COPY_OUT);
-        passes(&mut touches, pass::CONTACTS);
     }
     distances.set_waits(distance_waits);
     hinges.set_waits(hinge_waits);
