@@ -197,7 +197,7 @@ struct Episode {
 
 fn run_episode(seed: u64, number: u64, report: &mut SoakReport, log: &mut dyn FnMut(String), stop: &dyn Fn() -> bool) {
     let scene_index = (number % SCENES.len() as u64) as usize;
-    let threads = 1 + (number / SCENES.len() as u64 % 2) as u32;
+    let threads = [1, 2, 4][(number / SCENES.len() as u64 % 3) as usize];
     let preset = scene(scene_index);
     let mut params = preset.solver.clone();
     params.threads = threads;

@@ -917,8 +917,8 @@ fn view_panel(ui: &mut Ui, view: &mut ViewOptions) {
 
 /// Hover text of the Stats panel's step row.
 const THREADS_TIP: &str = "Solver wall time per rendered frame, and the threads the last step ran on. \
-The solver splits a cloth into at most two parts (a small one into one), so it may run on fewer \
-threads than asked; a step also runs on one thread while another cloth holds the solver pool.";
+A cloth of fewer than 4096 particles runs on one thread whatever is asked; a larger one on up to 16. \
+Results are the same on any number of threads.";
 
 /// The threads the last step ran on, and how many were asked for when that differs
 /// (`asked` 0 = automatic).

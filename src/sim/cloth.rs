@@ -7,10 +7,10 @@ use glam::Vec3;
 use super::collision::{Collider, ContactSettings};
 use super::constraints::distance::{self, DistanceBatch, DistanceItem, Kernel, SubstepConstants};
 use super::constraints::hinge::{self, HingeBatch, HingeItem};
-use super::constraints::{plan_sweep, Coloured, SweepPlan};
+use super::constraints::{plan_sweep, ConstraintSet, SweepPlan};
 use super::error::SimError;
 use super::guard::Checkpoint;
-use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model};
+use super::model::{DistanceConstraint, EdgeKind, Hinge, Model};
 use super::parallel::{self, Progress, SpinBarrier};
 use super::params::{Material, SolverParams, WORLD_EXTENT};
 use super::particles::COMPENSATED_BELOW_SUBSTEP;
@@ -40,8 +40,8 @@ pub struct Cloth {
     pub(crate) particles: Particles,
     /// Current topology and rest data; tearing edits it.
     pub(crate) model: Model,
-    pub(crate) distances: Coloured<DistanceBatch>,
-    pub(crate) hinges: Coloured<HingeBatch>,
+    pub(crate) distances: ConstraintSet<DistanceBatch>,
+    pub(crate) hinges: ConstraintSet<HingeBatch>,
     colliders: Vec<Collider>,
     grab: Option<Grab>,
     /// The material the compliances were last computed from (ramps toward the requested one).
@@ -87,8 +87,8 @@ impl Cloth {
                 model.pinned[i],
             );
         }
-        let distances = Coloured::new(n, model.distances.iter().map(|c| distance_item(c, material)));
-        let hinges = Coloured::new(n, model.hinges.iter().map(|h| hinge_item(h, material)));
+        let distances = ConstraintSet::new(n, model.distances.iter().map(|c| distance_item(c, material)));
+        let hinges = ConstraintSet::new(n, model.hinges.iter().map(|h| hinge_item(h, material)));
         let mut cloth = Self {
             particles,
             model,
@@ -251,8 +251,10 @@ impl Cloth {
         Ok(&self.stats)
     }
 
-    /// The substep loop ([`super::solver`]) on `threads` threads (1 or 2); returns the number
-    /// it ran on (1 when the pool was busy) and thread 0's time per phase.
+    /// The substep loop ([`super::solver`]) on `threads` threads (at most
+    /// [`Self::max_threads`]); returns the number it ran on (1 when the OS refused threads) and
+    /// thread 0's time per phase. The phases are cut into one part per thread first (again
+    /// whenever the thread count changes).
     pub(crate) fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> (u32, PhaseTimes) {
         // Anchors are pinned, so they stay where they are for the whole frame.
         let held = self.grab.map(|g| g.particle as usize);
@@ -269,6 +271,8 @@ impl Cloth {
         // A coloured distance sweep runs on the hinges' [x, y, z, w] copy too, except while
         // corrections are summed compensated (the copy holds plain positions).
         let distances_on_copy = vector && !self.distances.is_keyed() && !compensated;
+        self.distances.set_parts(threads);
+        self.hinges.set_parts(threads);
         if self.distances.waits_stale() || self.hinges.waits_stale() || self.sweep_plan.distances_on_copy != distances_on_copy {
             self.sweep_plan = plan_sweep(&mut self.distances, &mut self.hinges, distances_on_copy);
         }
@@ -287,13 +291,14 @@ impl Cloth {
             comp: p.comp.raw(),
             comp_prev: p.comp_prev.raw(),
             particles: p.len(),
+            parts: self.distances.parts(),
             distance_phases: self.distances.phase_count(),
             distances: self.distances.groups_mut().as_mut_ptr(),
             hinge_phases: self.hinges.phase_count(),
             hinges: self.hinges.groups_mut().as_mut_ptr(),
             aos_copy,
             bounds: &bounds,
-            plan: self.sweep_plan,
+            plan: &self.sweep_plan,
             tail_empty: self.distances.tail_is_empty() && self.hinges.tail_is_empty(),
             colliders: &self.colliders,
             tethers: (self.tethers.count() > 0).then_some(&self.tethers),
@@ -302,18 +307,18 @@ impl Cloth {
         };
         let (barrier, progress) = (SpinBarrier::default(), Progress::default());
         let first_thread = std::sync::Mutex::new(PhaseTimes::default());
-        // SAFETY: `frame` borrows the state exclusively until both threads have returned; the
-        // two-thread run only happens with two parts (see `threads_used`).
+        // SAFETY: `frame` borrows the state exclusively until every thread has returned, and
+        // `threads` is at most the number of parts (see `threads_used`).
         let job = |t| {
-            // SAFETY: as above; this is thread `t` of the two, both on the same frame, barrier
+            // SAFETY: as above; this is thread `t` of `threads`, all on the same frame, barrier
             // and fresh progress counters (see `Frame::run`'s # Safety).
-            let phases = unsafe { frame.run(t, 2, &barrier, &progress) };
+            let phases = unsafe { frame.run(t, threads, &barrier, &progress) };
             if t == 0 {
                 *first_thread.lock().unwrap_or_else(|e| e.into_inner()) = phases;
             }
         };
-        if threads == 2 && bounds.len() == 3 && parallel::run(&job) {
-            return (2, first_thread.into_inner().unwrap_or_else(|e| e.into_inner()));
+        if threads > 1 && parallel::run(&job, threads) {
+            return (threads as u32, first_thread.into_inner().unwrap_or_else(|e| e.into_inner()));
         }
         // SAFETY: one thread, on a frame that borrows the state exclusively (see `Frame::run`).
         (1, unsafe { frame.run(0, 1, &barrier, &progress) })
@@ -492,9 +497,11 @@ impl Cloth {
         distance::strain(length, c.rest)
     }
 
-    /// Ids of the live distance constraints.
+    /// Ids of the live distance constraints, ascending (an order that does not depend on how
+    /// the sweep is cut into parts, so what is built from it — tethers, cuts — does not
+    /// depend on the thread count).
     pub fn live_distance_ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.distances.iter_batches().flat_map(|b| b.id.iter().copied())
+        self.distances.live_ids()
     }
 
     /// Area-weighted smooth vertex normals of the current triangles.
@@ -514,34 +521,11 @@ impl Cloth {
     }
 }
 
-/// Effective compliance (m/N) of a distance constraint under `m`.
-pub(crate) fn distance_compliance(c: &DistanceConstraint, m: &Material) -> f32 {
-    let multiplier = match c.kind {
-        EdgeKind::Stretch => m.stretch_stiffness,
-        EdgeKind::Shear => m.shear_stiffness,
-        EdgeKind::Bend => m.bend_stiffness,
-    };
-    let base = match c.compliance {
-        Compliance::Material(coef) => coef / m.membrane_modulus(),
-        Compliance::Fixed(alpha) => alpha,
-    };
-    base * m.compliance_scale / multiplier
-}
-
-/// Effective compliance (1/(N·m)) of a hinge under `m`.
-pub(crate) fn hinge_compliance(h: &Hinge, m: &Material) -> f32 {
-    let base = match h.compliance {
-        Compliance::Material(coef) => coef / m.bending_rigidity(),
-        Compliance::Fixed(alpha) => alpha,
-    };
-    base * m.compliance_scale / m.bend_stiffness
-}
-
 pub(crate) fn distance_item(c: &DistanceConstraint, m: &Material) -> DistanceItem {
     DistanceItem {
         ends: [c.a, c.b],
         rest: c.rest,
-        compliance: distance_compliance(c, m),
+        compliance: m.distance_compliance(c),
         kind: c.kind,
     }
 }
@@ -550,26 +534,31 @@ pub(crate) fn hinge_item(h: &Hinge, m: &Material) -> HingeItem {
     HingeItem {
         particles: [h.wings[0], h.wings[1], h.edge[0], h.edge[1]],
         rest_angle: h.rest_angle,
-        compliance: hinge_compliance(h, m),
+        compliance: m.hinge_compliance(h),
     }
 }
 
 impl Cloth {
-    /// Worker threads a step with `params` uses: 1, or 2 for a cloth large enough to be split
-    /// into two parts. `threads: 0` picks two when the machine has two cores and the cloth
-    /// has at least [`AUTO_TWO_THREADS`] constraints, where the second core starts to pay off.
+    /// Threads a step with `params` uses: what `params.threads` asks, at most
+    /// [`Self::max_threads`]. `threads: 0` picks one thread per [`AUTO_CONSTRAINTS_PER_THREAD`]
+    /// constraints begun, as many as the machine has cores.
     pub fn threads_used(&self, params: &SolverParams) -> u32 {
-        let parts = self.distances.bounds().len() as u32 - 1;
         let wanted = match params.threads {
-            0 if self.constraint_count() >= AUTO_TWO_THREADS && parallel::available() >= 2 => 2,
-            0 => 1,
+            0 => (1 + self.constraint_count() / AUTO_CONSTRAINTS_PER_THREAD).min(parallel::available()) as u32,
             n => n,
         };
-        wanted.min(parts)
+        wanted.min(self.max_threads())
+    }
+
+    /// Most threads this cloth's step can use: 1 below 4 096 particles (not worth the
+    /// synchronisation), else [`crate::sim::MAX_THREADS`].
+    pub fn max_threads(&self) -> u32 {
+        self.distances.max_parts() as u32
     }
 }
 
-/// Constraint count from which `threads: 0` uses two threads (a cloth must also be large
-/// enough to be split). With the waits of the two-thread sweep a 64 × 64 sheet already gains:
-/// tmp15 (24 000 constraints) 1.13–1.23×, the default curtain (28 000) 1.7×.
-const AUTO_TWO_THREADS: usize = 20_000;
+/// Constraints per thread `threads: 0` aims for. From 20 000 constraints a second thread
+/// pays off: a 64 × 64 sheet already gains (tmp15, 24 000 constraints: 1.13–1.23×; the default
+/// curtain, 28 000: 1.7×, both on two cores). Beyond two threads the figure is not measured yet
+/// (the development machines have two cores).
+const AUTO_CONSTRAINTS_PER_THREAD: usize = 20_000;

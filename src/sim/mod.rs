@@ -44,6 +44,8 @@ mod tethers;
 
 pub use cloth::{Cloth, Grab, MAX_THROW_SPEED};
 pub use collision::Collider;
+/// Most threads a step can use ([`SolverParams::threads`]).
+pub use constraints::MAX_PARTS as MAX_THREADS;
 pub use error::SimError;
 pub use grid::{tmp15_model, GridSpec, Orientation, PinMode};
 pub use guard::FRAME_WORK_BUDGET;

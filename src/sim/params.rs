@@ -19,6 +19,8 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use super::error::{check_components, check_count, check_range, SimError};
+use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge};
+use super::MAX_THREADS;
 
 /// Half the edge of the cube every position lives in, in m (10 km): cloth, colliders, drag
 /// targets. A step that would move a particle outside is refused (see
@@ -68,8 +70,9 @@ pub struct SolverParams {
     /// larger budget lets a strained cloth split in many places in one frame and shred. Range
     /// 0 to 1 000 000.
     pub max_splits_per_step: u32,
-    /// Worker threads for the constraint solve (0 = pick by cloth size). Results are
-    /// bit-identical for every thread count. Default 0; range 0 to 256.
+    /// Threads for the constraint solve (0 = pick by cloth size and the machine's cores).
+    /// Results are bit-identical for every thread count. A cloth of fewer than 4 096 particles
+    /// runs on one. Default 0; range 0 to [`super::MAX_THREADS`] (16).
     pub threads: u32,
 }
 
@@ -137,7 +140,7 @@ impl SolverParams {
             "a distance in [0, 0.5] m",
         )?;
         check_count("max_splits_per_step", self.max_splits_per_step, 0, 1_000_000, "0 to 1000000 splits")?;
-        check_count("threads", self.threads, 0, 256, "0 (auto) to 256 threads")
+        check_count("threads", self.threads, 0, MAX_THREADS as u32, "0 (auto) to 16 threads")
     }
 
     /// Checks what no single field shows: under `material` every compliance divided by h²
@@ -253,18 +256,49 @@ impl Material {
         self.youngs_modulus * t * t * t / (12.0 * (1.0 - self.poisson_ratio * self.poisson_ratio))
     }
 
-    /// Factor turning a stretch edge's geometric coefficient into its compliance (m/N).
+    /// Compliance α of distance constraint `c` in m/N (docs/physics.md §2): its geometric
+    /// coefficient over the membrane modulus E·t (or its fixed compliance), times
+    /// `compliance_scale`, over the stiffness multiplier of its kind. The one place the
+    /// material's compliances are derived: the solver's constraints, the stiffness ramp and
+    /// the reference solver all take them from here.
+    pub fn distance_compliance(&self, c: &DistanceConstraint) -> f32 {
+        let multiplier = match c.kind {
+            EdgeKind::Stretch => self.stretch_stiffness,
+            EdgeKind::Shear => self.shear_stiffness,
+            EdgeKind::Bend => self.bend_stiffness,
+        };
+        let base = match c.compliance {
+            Compliance::Material(coef) => coef / self.membrane_modulus(),
+            Compliance::Fixed(alpha) => alpha,
+        };
+        base * self.compliance_scale / multiplier
+    }
+
+    /// Compliance α of hinge `h` in 1/(N·m) (docs/physics.md §2): its geometric coefficient
+    /// (A1 + A2)/|e|² over the bending rigidity D (or its fixed compliance), times
+    /// `compliance_scale`, over the bending multiplier.
+    pub fn hinge_compliance(&self, h: &Hinge) -> f32 {
+        let base = match h.compliance {
+            Compliance::Material(coef) => coef / self.bending_rigidity(),
+            Compliance::Fixed(alpha) => alpha,
+        };
+        base * self.compliance_scale / self.bend_stiffness
+    }
+
+    /// [`Self::distance_compliance`] of a stretch edge per unit geometric coefficient (m/N),
+    /// where one material-wide value is needed: the hinges' damping scale, the stiffness
+    /// ramp, the overflow check of [`SolverParams::validate_with`]. (One quotient, so it may
+    /// differ from the per-edge value in the last bit.)
     pub fn stretch_compliance_factor(&self) -> f32 {
         self.compliance_scale / (self.stretch_stiffness * self.membrane_modulus())
     }
 
-    /// Factor turning a shear edge's geometric coefficient into its compliance (m/N).
+    /// [`Self::distance_compliance`] of a shear edge per unit geometric coefficient (m/N).
     pub fn shear_compliance_factor(&self) -> f32 {
         self.compliance_scale / (self.shear_stiffness * self.membrane_modulus())
     }
 
-    /// Factor turning a hinge's geometric coefficient (A1 + A2)/|e|² into its compliance
-    /// (1/(N·m)).
+    /// [`Self::hinge_compliance`] per unit geometric coefficient (1/(N·m)).
     pub fn bend_compliance_factor(&self) -> f32 {
         self.compliance_scale / (self.bend_stiffness * self.bending_rigidity())
     }

@@ -14,7 +14,7 @@
 //! needed.) A new request during a ramp starts from the blended values, so dragging a slider
 //! is smooth too. Density and friction take effect at once (they do not store energy).
 
-use super::cloth::{distance_compliance, hinge_compliance, Cloth};
+use super::cloth::Cloth;
 use super::params::Material;
 
 /// Shortest stiffness blend in simulated seconds (changes that move the cloth little).
@@ -143,13 +143,13 @@ impl Cloth {
         let ramp = self.ramp.as_ref();
         for batch in self.distances.iter_batches_mut() {
             for (slot, &id) in batch.id.iter().enumerate() {
-                let to = distance_compliance(&self.model.distances[id as usize], material);
+                let to = material.distance_compliance(&self.model.distances[id as usize]);
                 batch.compliance[slot] = ramp.map_or(to, |r| blend(r.from_distance.get(id as usize), to, r));
             }
         }
         for batch in self.hinges.iter_batches_mut() {
             for (compliance, &id) in batch.compliance.iter_mut().zip(&batch.id) {
-                let to = hinge_compliance(&self.model.hinges[id as usize], material);
+                let to = material.hinge_compliance(&self.model.hinges[id as usize]);
                 *compliance = ramp.map_or(to, |r| blend(r.from_hinge.get(id as usize), to, r));
             }
         }

@@ -13,7 +13,6 @@
 
 use glam::Vec3;
 
-use super::cloth::distance_compliance;
 use super::constraints::distance::MIN_LENGTH;
 use super::particles::{two_sum, COMPENSATED_BELOW_SUBSTEP};
 use super::{Material, Model, SolverParams};
@@ -92,7 +91,7 @@ impl ReferenceSolver {
                 a: c.a as usize,
                 b: c.b as usize,
                 rest: c.rest,
-                compliance: distance_compliance(c, material),
+                compliance: material.distance_compliance(c),
             })
             .collect();
         let lambda = vec![0.0; constraints.len()];

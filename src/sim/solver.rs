@@ -1,15 +1,15 @@
-//! The substep loop of [`super::Cloth::step`], run by one or two threads.
+//! The substep loop of [`super::Cloth::step`], run by one thread or one thread per part.
 //!
 //! Work split (see [`super::constraints`]): the sweep is a sequence of phases, each cut into
-//! two parts (the top and the bottom rows of a grid); thread t solves part t of every phase.
-//! A thread waits before each unit (a distance level, a group of strips, a chunk of a hinge
-//! colour, a pass over its own particles) only until the other thread has finished the units
-//! sharing particles with it that come earlier in the sweep
-//! ([`super::constraints::Group::waits`], [`super::constraints::plan_sweep`]); the threads
-//! meet at a barrier only around a non-empty tail group. The per-particle passes split the
-//! particles by index at the same place as the parts. The tail group (constraints re-pointed
-//! or added by tearing) is solved by thread 0. One thread runs the same operations in the same
-//! per-part order, so every thread count gives bit-identical results. Per substep, each unit
+//! T parts (bands of rows of a grid); thread t solves part t of every phase. A thread waits
+//! before each unit (a distance level, a group of strips, a chunk of a hinge colour, a pass
+//! over its own particles) only until the other threads have finished the units sharing
+//! particles with it that come earlier in the sweep ([`super::constraints::Group::waits`],
+//! [`super::constraints::plan_sweep`]); the threads meet at a barrier only around a non-empty
+//! tail group. The per-particle passes split the particles by index at the same places as the
+//! parts. The tail group (constraints re-pointed or added by tearing) is solved by thread 0.
+//! One thread runs the same operations in the same part-by-part order, so every thread count
+//! gives bit-identical results. Per substep, each unit
 //! after its wait (the tail between two barriers, and only when it holds constraints):
 //! ```text
 //! repeat iterations: (first) velocities of the previous substep + predict, own particles
@@ -32,7 +32,7 @@ use super::collision::{project_contact, Collider, ContactSettings};
 use super::constraints::distance::{self, DistanceBatch, Kernel, SubstepConstants};
 use super::constraints::distance_copy;
 use super::constraints::hinge::{self, HingeBatch};
-use super::constraints::{pass, Group, SweepPlan, PARTS};
+use super::constraints::{pass, Group, SweepPlan, SweepStep, Wait, MAX_PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::{Progress, SpinBarrier};
 use super::particles::{two_sum, xyz, AosPtr, PosPtr, VecPtr};
@@ -58,7 +58,7 @@ pub(crate) struct FrameSettings {
     pub held: Option<(usize, Vec3, Vec3)>,
 }
 
-/// The state of one frame as raw pointers, so two threads can work on disjoint parts.
+/// The state of one frame as raw pointers, so several threads can work on disjoint parts.
 pub(crate) struct Frame<'a> {
     pub pos: PosPtr,
     pub prev: VecPtr,
@@ -67,7 +67,9 @@ pub(crate) struct Frame<'a> {
     pub comp: VecPtr,
     pub comp_prev: VecPtr,
     pub particles: usize,
-    /// Phase parts (`phase * PARTS + part`), then the tail group.
+    /// Parts each phase is cut into.
+    pub parts: usize,
+    /// Phase parts (`phase * parts + part`), then the tail group.
     pub distances: *mut Group<DistanceBatch>,
     pub distance_phases: usize,
     /// Same layout for the hinges.
@@ -79,10 +81,10 @@ pub(crate) struct Frame<'a> {
     /// too, [`SweepPlan::distances_on_copy`]) and copied back before the tail.
     pub aos_copy: Option<AosPtr>,
     /// Bounds of the per-particle passes (`parts + 1` entries) from
-    /// [`super::constraints::Coloured::bounds`].
+    /// [`super::constraints::ConstraintSet::bounds`].
     pub bounds: &'a [u32],
-    /// Units per sweep and the passes' waits of the two-thread sweep.
-    pub plan: SweepPlan,
+    /// Units per sweep and the passes' waits of the sweep on several threads.
+    pub plan: &'a SweepPlan,
     /// No constraint in either tail group: the tail step (and its barriers) is skipped.
     pub tail_empty: bool,
     pub colliders: &'a [Collider],
@@ -93,108 +95,129 @@ pub(crate) struct Frame<'a> {
 }
 
 // SAFETY: the threads of a frame touch disjoint particles and groups between barriers (see
-// the module docs); the pointers outlive the frame because `Cloth::step` waits for both.
+// the module docs); the pointers outlive the frame because `Cloth::step` waits for all.
 unsafe impl Sync for Frame<'_> {}
 
 impl Frame<'_> {
-    /// Particles whose per-particle passes thread `t` of `threads` runs: its range, and for
-    /// thread 0 also the particles added after the split.
-    fn owned(&self, t: usize, threads: usize) -> [Range<usize>; 2] {
+    /// Particles of part `part`'s per-particle passes: its range, and for part 0 also the
+    /// particles added after the split (by tearing).
+    fn part_particles(&self, part: usize) -> [Range<usize>; 2] {
         let end = *self.bounds.last().unwrap_or(&0) as usize;
-        if threads == 1 {
-            return [0..self.particles, 0..0];
-        }
-        let own = self.bounds[t] as usize..self.bounds[t + 1] as usize;
-        let extra = if t == 0 { end..self.particles } else { 0..0 };
+        let own = self.bounds[part] as usize..self.bounds[part + 1] as usize;
+        let extra = if part == 0 { end..self.particles } else { 0..0 };
         [own, extra]
     }
 
-    /// Runs the whole frame as thread `t` of `threads` (1, or 2 with two parts).
+    /// The parts thread `t` of `threads` solves: a run of consecutive parts, as even as the
+    /// division allows.
+    fn parts_of(&self, t: usize, threads: usize) -> Range<usize> {
+        self.parts * t / threads..self.parts * (t + 1) / threads
+    }
+
+    /// Runs the whole frame as thread `t` of `threads`.
     ///
     /// # Safety
-    /// `threads` must be 1, or 2 with both threads running this concurrently on the same
-    /// frame, barrier and (fresh) progress counters; the pointers must be valid for the frame.
+    /// `threads` must be at most the number of parts, with every thread running this
+    /// concurrently on the same frame, barrier and (fresh) progress counters; the pointers
+    /// must be valid for the frame.
     ///
     /// Returns this thread's time per phase.
     pub unsafe fn run(&self, t: usize, threads: usize, barrier: &SpinBarrier, progress: &Progress) -> PhaseTimes {
-        // SAFETY: the caller upholds this function's # Safety contract: `threads` must be 1, or 2
-        // with both threads running this concurrently on the same frame, barrier and (fresh)
-        // progress counters; the pointers must be valid for the frame.
+        // SAFETY: the caller upholds this function's # Safety contract: `threads` must be at
+        // most the number of parts, with every thread running this concurrently on the same
+        // frame, barrier and (fresh) progress counters; the pointers must be valid for the
+        // frame.
         unsafe {
+            debug_assert!((1..=self.parts).contains(&threads));
             let _subnormals_off = FlushSubnormals::enable();
             let mut clock = PhaseClock::start();
             let s = self.settings;
             let parties = threads as u32;
-            let owned = self.owned(t, threads);
-            let parts = if threads == 1 { 0..PARTS } else { t..t + 1 };
-            let mut pipeline = Pipeline::new((threads == 2).then_some(progress), t, self.plan.units[1 - t]);
-            let waits = self.plan.pass_waits[t];
-            let own = |pass: &dyn Fn(Range<usize>)| owned.iter().for_each(|r| pass(r.clone()));
+            let parts = self.parts_of(t, threads);
+            let mut pipeline = Pipeline::new((threads > 1).then_some(progress), &self.plan.units);
+            // Pass `k` of each of this thread's parts, each a unit after its waits.
+            let passes = |pipeline: &mut Pipeline, k: usize, pass: &dyn Fn(Range<usize>)| {
+                for part in parts.clone() {
+                    let ranges = self.part_particles(part);
+                    pipeline.unit(part, &self.plan.pass_waits[part][k], || ranges.iter().for_each(|r| pass(r.clone())));
+                }
+            };
+            let n = self.parts;
+            let (first_part, end_part) = (parts.start, parts.end);
+            let groups = move |phases: usize| (0..phases).flat_map(move |phase| (first_part..end_part).map(move |part| phase * n + part));
             for substep in 0..s.substeps {
                 let held = s
                     .held
                     .map(|(i, from, to)| (i, from.lerp(to, (substep + 1) as f32 / s.substeps as f32)));
                 for iteration in 0..s.iterations {
                     let first = iteration == 0;
-                    pipeline.unit(waits[pass::PREDICT], || {
-                        if first {
-                            own(&|r| self.advance(r, held, substep > 0));
-                        }
-                    });
-                    clock.lap(PhaseClock::PREDICT);
-                    let copy_in = |pipeline: &mut Pipeline| {
-                        pipeline.unit(waits[pass::COPY_IN], || {
-                            if let Some(copy) = self.aos_copy {
-                                own(&|r| hinge::copy_to_aos(self.kernel, self.pos, copy, r));
+                    for step in SweepStep::order(self.plan.distances_on_copy) {
+                        match step {
+                            SweepStep::Pass(pass::PREDICT) => {
+                                passes(&mut pipeline, pass::PREDICT, &|r| {
+                                    if first {
+                                        self.advance(r, held, substep > 0);
+                                    }
+                                });
+                                clock.lap(PhaseClock::PREDICT);
                             }
-                        })
-                    };
-                    if self.plan.distances_on_copy {
-                        copy_in(&mut pipeline);
-                    }
-                    for g in (0..self.distance_phases).flat_map(|phase| parts.clone().map(move |part| phase * PARTS + part)) {
-                        self.solve_distance_units(g, &mut pipeline, first);
-                    }
-                    clock.lap(PhaseClock::DISTANCES);
-                    if !self.plan.distances_on_copy {
-                        copy_in(&mut pipeline);
-                    }
-                    for g in (0..self.hinge_phases).flat_map(|phase| parts.clone().map(move |part| phase * PARTS + part)) {
-                        self.solve_hinge_units(g, &mut pipeline, first, first && substep == 0);
-                    }
-                    pipeline.unit(waits[pass::COPY_OUT], || {
-                        if let Some(copy) = self.aos_copy {
-                            own(&|r| hinge::copy_from_aos(self.kernel, copy, self.pos, r));
-                        }
-                    });
-                    if !self.tail_empty {
-                        barrier.wait(parties);
-                        if t == 0 {
-                            self.solve_distances(self.distance_phases * PARTS, first);
-                            self.solve_hinge_group(self.hinge_phases * PARTS, first, first && substep == 0);
-                        }
-                        barrier.wait(parties);
-                    }
-                    clock.lap(PhaseClock::HINGES);
-                    pipeline.unit(waits[pass::CONTACTS], || {
-                        own(&|r| {
-                            if let Some(tethers) = self.tethers {
-                                tethers.project(self.pos, r.clone(), self.kernel.has_avx2());
+                            SweepStep::Pass(pass::COPY_IN) => passes(&mut pipeline, pass::COPY_IN, &|r| {
+                                if let Some(copy) = self.aos_copy {
+                                    hinge::copy_to_aos(self.kernel, self.pos, copy, r);
+                                }
+                            }),
+                            SweepStep::Distances => {
+                                for g in groups(self.distance_phases) {
+                                    self.solve_distance_units(g, &mut pipeline, first);
+                                }
+                                clock.lap(PhaseClock::DISTANCES);
                             }
-                            self.project_contacts(r)
-                        })
-                    });
+                            SweepStep::Hinges => {
+                                for g in groups(self.hinge_phases) {
+                                    self.solve_hinge_units(g, &mut pipeline, first, first && substep == 0);
+                                }
+                            }
+                            SweepStep::Pass(pass::COPY_OUT) => passes(&mut pipeline, pass::COPY_OUT, &|r| {
+                                if let Some(copy) = self.aos_copy {
+                                    hinge::copy_from_aos(self.kernel, copy, self.pos, r);
+                                }
+                            }),
+                            SweepStep::Tail => {
+                                if !self.tail_empty {
+                                    barrier.wait(parties);
+                                    if t == 0 {
+                                        self.solve_distances(self.distance_phases * n, first);
+                                        self.solve_hinge_group(self.hinge_phases * n, first, first && substep == 0);
+                                    }
+                                    barrier.wait(parties);
+                                }
+                                clock.lap(PhaseClock::HINGES);
+                            }
+                            SweepStep::Pass(pass::CONTACTS) => {
+                                passes(&mut pipeline, pass::CONTACTS, &|r| {
+                                    if let Some(tethers) = self.tethers {
+                                        tethers.project(self.pos, r.clone(), self.kernel.has_avx2());
+                                    }
+                                    self.project_contacts(r)
+                                });
+                                clock.lap(PhaseClock::CONTACTS);
+                            }
+                            SweepStep::Pass(other) => unreachable!("no pass {other}"),
+                        }
+                    }
                     pipeline.end_sweep();
                     clock.lap(PhaseClock::CONTACTS);
                 }
             }
-            own(&|r| self.update_velocities(r));
+            for part in first_part..end_part {
+                self.part_particles(part).into_iter().for_each(|r| self.update_velocities(r));
+            }
             clock.lap(PhaseClock::PREDICT);
             clock.times()
         }
     }
 
-    /// Phase part `g`'s distance units in order, each after the other thread's units it
+    /// Phase part `g`'s distance units in order, each after the other threads' units it
     /// waits for; on the `[x, y, z, w]` copy when the plan says so.
     ///
     /// # Safety
@@ -202,15 +225,15 @@ impl Frame<'_> {
     /// this reads or writes during the call.
     unsafe fn solve_distance_units(&self, g: usize, pipeline: &mut Pipeline, first: bool) {
         // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with the other thread (see # Safety).
+        // not shared with another thread (see # Safety).
         unsafe {
             let k = self.settings.constants;
             let group = &mut *self.distances.add(g);
             let copy = self.aos_copy.filter(|_| self.plan.distances_on_copy);
             for unit in 0..group.unit_count() {
-                let (chained, wait) = (group.chained, group.waits[unit]);
-                let batches = group.unit_mut(unit);
-                pipeline.unit(wait, || match copy {
+                let chained = group.chained;
+                let (batches, waits) = group.unit_mut(unit);
+                pipeline.unit(g % self.parts, waits, || match copy {
                     Some(copy) => distance_copy::project_group(self.kernel, copy, self.prev, batches, chained, k, first),
                     None => distance::project_group(self.kernel, self.pos, self.prev, batches, chained, k, first),
                 });
@@ -226,12 +249,12 @@ impl Frame<'_> {
     /// this reads or writes during the call.
     unsafe fn solve_hinge_units(&self, g: usize, pipeline: &mut Pipeline, first: bool, refresh: bool) {
         // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with the other thread (see # Safety).
+        // not shared with another thread (see # Safety).
         unsafe {
             let k = self.settings.constants;
             let group = &mut *self.hinges.add(g);
-            for (batch, &wait) in group.batches.iter_mut().zip(&group.waits) {
-                pipeline.unit(wait, || match self.aos_copy {
+            for (batch, waits) in group.batches.iter_mut().zip(&group.waits) {
+                pipeline.unit(g % self.parts, waits, || match self.aos_copy {
                     Some(copy) => hinge::project_raw_aos(self.kernel, copy, self.prev, batch, k, first, refresh),
                     None => hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first, refresh),
                 });
@@ -246,7 +269,7 @@ impl Frame<'_> {
     /// this reads or writes during the call.
     unsafe fn solve_distances(&self, g: usize, first: bool) {
         // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with the other thread (see # Safety).
+        // not shared with another thread (see # Safety).
         unsafe {
             let k = self.settings.constants;
             let group = &mut *self.distances.add(g);
@@ -262,7 +285,7 @@ impl Frame<'_> {
     /// this reads or writes during the call.
     unsafe fn solve_hinge_group(&self, g: usize, first: bool, refresh: bool) {
         // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with the other thread (see # Safety).
+        // not shared with another thread (see # Safety).
         unsafe {
             let k = self.settings.constants;
             let group = &mut *self.hinges.add(g);
@@ -282,7 +305,7 @@ impl Frame<'_> {
     /// this reads or writes during the call.
     unsafe fn advance(&self, range: Range<usize>, held: Option<(usize, Vec3)>, finish: bool) {
         // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with the other thread (see # Safety).
+        // not shared with another thread (see # Safety).
         unsafe {
             let mut scalar_from = range.start;
             #[cfg(target_arch = "x86_64")]
@@ -307,7 +330,7 @@ impl Frame<'_> {
     #[inline(always)]
     unsafe fn advance_one(&self, i: usize, finish: bool) {
         // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with the other thread (see # Safety).
+        // not shared with another thread (see # Safety).
         unsafe {
             let s = &self.settings;
             let pos = self.pos.get(i);
@@ -344,7 +367,7 @@ impl Frame<'_> {
     #[inline(always)]
     unsafe fn velocity(&self, i: usize) -> Vec3 {
         // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with the other thread (see # Safety).
+        // not shared with another thread (see # Safety).
         unsafe {
             let moved = (xyz(self.pos.get(i)) - self.prev.get(i)) + (self.comp.get(i) - self.comp_prev.get(i));
             let v = moved / self.settings.h;
@@ -364,7 +387,7 @@ impl Frame<'_> {
     /// this reads or writes during the call.
     unsafe fn project_contacts(&self, range: Range<usize>) {
         // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with the other thread (see # Safety).
+        // not shared with another thread (see # Safety).
         unsafe {
             if self.colliders.is_empty() {
                 return;
@@ -386,7 +409,7 @@ impl Frame<'_> {
     #[inline(always)]
     unsafe fn project_contact(&self, i: usize) {
         // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with the other thread (see # Safety).
+        // not shared with another thread (see # Safety).
         unsafe {
             let pos = self.pos.get(i);
             if pos[3] == 0.0 {
@@ -408,7 +431,7 @@ impl Frame<'_> {
     /// this reads or writes during the call.
     unsafe fn update_velocities(&self, range: Range<usize>) {
         // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with the other thread (see # Safety).
+        // not shared with another thread (see # Safety).
         unsafe {
             let mut scalar_from = range.start;
             #[cfg(target_arch = "x86_64")]
@@ -420,52 +443,56 @@ impl Frame<'_> {
     }
 }
 
-/// One thread's place in the two-thread sweep: its own finished units and what it last saw of
-/// the other's, counted from the start of the frame (see [`super::constraints::Group::waits`]).
-/// Alone (no progress counters) it just runs the work.
+/// One thread's place in the sweep on several threads: the units it has finished of each of
+/// its parts and what it last saw of the other parts', counted from the start of the frame
+/// (see [`super::constraints::Group::waits`]). Alone (no progress counters) it just runs the
+/// work.
 struct Pipeline<'a> {
     progress: Option<&'a Progress>,
-    /// This thread's index (its part).
-    t: usize,
-    /// Units this thread has finished.
-    done: u32,
-    /// The other thread's units per sweep.
-    other_per_sweep: u32,
-    /// The other thread's count at the start of the current sweep.
-    other_base: u32,
-    /// The other thread's count when last read (reading it costs a cache miss, so a wait
-    /// already met is not read again).
-    seen: u32,
+    /// Units finished per part (only this thread's parts advance).
+    done: [u32; MAX_PARTS],
+    /// Every part's units per sweep.
+    per_sweep: &'a [u32],
+    /// Sweeps this thread has finished in the frame.
+    sweep: u32,
+    /// Each part's count when last read (reading one costs a cache miss, so a wait already
+    /// met is not read again).
+    seen: [u32; MAX_PARTS],
 }
 
 impl<'a> Pipeline<'a> {
-    fn new(progress: Option<&'a Progress>, t: usize, other_per_sweep: u32) -> Self {
+    fn new(progress: Option<&'a Progress>, per_sweep: &'a [u32]) -> Self {
         Self {
             progress,
-            t,
-            done: 0,
-            other_per_sweep,
-            other_base: 0,
-            seen: 0,
+            done: [0; MAX_PARTS],
+            per_sweep,
+            sweep: 0,
+            seen: [0; MAX_PARTS],
         }
     }
 
-    /// Runs one unit of work once the other thread has finished `wait` units of the current
-    /// sweep (negative: counted back into the previous one), then publishes it.
-    fn unit(&mut self, wait: i32, work: impl FnOnce()) {
+    /// Runs one unit of `part` once every part it waits for has finished the units it names
+    /// of the current sweep (negative: counted back into the previous one), then publishes
+    /// it. A wait on one of this thread's own parts is met already (the thread runs its units
+    /// in sweep order).
+    fn unit(&mut self, part: usize, waits: &[Wait], work: impl FnOnce()) {
         let Some(progress) = self.progress else { return work() };
-        let target = (self.other_base as i64 + wait as i64).max(0) as u32;
-        if self.seen < target {
-            self.seen = progress.wait_for(1 - self.t, target);
+        for wait in waits {
+            let other = wait.part as usize;
+            let base = self.sweep as i64 * self.per_sweep[other] as i64;
+            let target = (base + wait.units as i64).max(0) as u32;
+            if self.seen[other] < target {
+                self.seen[other] = progress.wait_for(other, target);
+            }
         }
         work();
-        self.done += 1;
-        progress.publish(self.t, self.done);
+        self.done[part] += 1;
+        progress.publish(part, self.done[part]);
     }
 
     /// Moves on to the next sweep.
     fn end_sweep(&mut self) {
-        self.other_base += self.other_per_sweep;
+        self.sweep += 1;
     }
 }
 
@@ -718,14 +745,10 @@ mod tests {
 
     use crate::sim::{Cloth, Collider, GridSpec, Material, SolverParams};
 
-    /// Held by the tests that need the two-thread pool, so they do not find it busy with
-    /// each other (the pool then runs a step on one thread).
-    static POOL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
     /// Steps `cloth` and checks the step ran on as many threads as it asked for.
     fn step_on(cloth: &mut Cloth, params: &SolverParams, material: &Material) {
         let wanted = cloth.threads_used(params);
-        assert_eq!(cloth.step(params, material).unwrap().threads, wanted, "the pool was busy");
+        assert_eq!(cloth.step(params, material).unwrap().threads, wanted);
     }
 
     /// A curtain large enough to be split into two parts, with hinges, shear, a ground and a
@@ -747,20 +770,19 @@ mod tests {
         Cloth::new(spec.build().unwrap(), &Material::default(), colliders).unwrap()
     }
 
-    /// Also on 81 × 61 particles: the two threads' halves then start off the eight-particle
-    /// grid of the vector passes, so particles one thread runs in AVX2 vectors the other runs
-    /// through the scalar passes — the two must round alike. On 80 × 64 each part has whole
-    /// eights of rows, so its horizontal phases start as strips and the tearing turns some
-    /// back into levels.
+    /// Also on 81 × 61 particles: the parts' particle ranges then start off the eight-particle
+    /// grid of the vector passes, so particles one thread runs in AVX2 vectors another runs
+    /// through the scalar passes — the two must round alike. On 80 × 64 each of two parts has
+    /// whole eights of rows, so its horizontal phases start as strips and the tearing turns
+    /// some back into levels.
     #[test]
-    fn one_and_two_threads_give_bit_identical_frames() {
+    fn one_two_and_three_threads_give_bit_identical_frames() {
         for (columns, rows) in [(80, 60), (81, 61), (80, 64)] {
             assert_threads_agree(&curtain(columns, rows));
         }
     }
 
     fn assert_threads_agree(base: &Cloth) {
-        let _pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         assert_eq!(
             base.threads_used(&SolverParams {
                 threads: 2,
@@ -792,10 +814,12 @@ mod tests {
             }
             (cloth.torn_edges(), cloth.particles().positions().collect::<Vec<_>>())
         };
-        let (one, two) = (run(1), run(2));
+        let one = run(1);
         assert!(one.0 > 0, "the drag should tear the curtain");
         assert!(one.1.iter().all(|p| p.is_finite()));
-        assert!(one == two, "threads 1 and 2 differ");
+        for threads in [2, 3] {
+            assert!(run(threads) == one, "threads 1 and {threads} differ");
+        }
     }
 
     /// The AVX-512 kernels (hinges, contiguous levels, strip pairs) evaluate the AVX2 kernels'
@@ -808,7 +832,6 @@ mod tests {
             eprintln!("avx2_and_avx512_kernels_give_bit_identical_frames: skipped (no AVX-512 on this CPU)");
             return;
         }
-        let _pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let material = Material {
             tear_strain: Some(0.2),
             ..Material::default()
@@ -881,7 +904,6 @@ mod tests {
     #[test]
     fn a_coloured_sweep_on_the_copy_matches_the_scalar_loop_bit_for_bit() {
         use crate::sim::constraints::distance::Kernel;
-        let _pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let scalar = drag_and_tear(shuffled_curtain(80, 64, false), Kernel::Scalar, 1);
         assert!(scalar.0 > 0, "the drag should tear the curtain");
         assert!(scalar.1.iter().all(|p| p.is_finite()));
@@ -896,7 +918,6 @@ mod tests {
     /// thread counts agree with each other bit for bit on a coloured sweep.
     #[test]
     fn a_coloured_sweep_is_bit_identical_for_every_vector_kernel_and_thread_count() {
-        let _pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let kernels = crate::sim::constraints::distance::Kernel::vector_kernels_for(
             "a_coloured_sweep_is_bit_identical_for_every_vector_kernel_and_thread_count",
         );
@@ -919,7 +940,6 @@ mod tests {
         use crate::sim::constraints::distance::Kernel;
         let kernels =
             std::iter::once(Kernel::Scalar).chain(Kernel::vector_kernels_for("engine_reproduces_the_straightforward_loop_bit_for_bit"));
-        let _pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let runs = kernels.flat_map(|kernel| [(16, 1), (24, 1), (40, 1), (64, 1), (64, 2)].map(|(n, threads)| (kernel, n, threads)));
         for (kernel, n, threads) in runs {
             let params = tmp15_params(15, 1, threads);
@@ -946,7 +966,6 @@ mod tests {
     /// thread keeps IEEE subnormals after the step.
     #[test]
     fn no_subnormal_leaves_the_solver_and_the_caller_keeps_ieee_mode() {
-        let _pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         let subnormal = f32::MIN_POSITIVE / 16.0;
         for threads in [1, 2] {
             let mut cloth = curtain(80, 60);

@@ -78,8 +78,8 @@ pub struct StepStats {
     pub torn_edges: usize,
     /// Wall time of the step in ms.
     pub step_ms: f64,
-    /// Threads the solver ran on (1 or 2; 1 also when the two-thread pool was busy stepping
-    /// another cloth).
+    /// Threads the solver ran on: [`super::Cloth::threads_used`], or 1 if the OS refused the
+    /// threads.
     pub threads: u32,
     /// Where the step's time went.
     pub phases: PhaseTimes,

@@ -1,9 +1,10 @@
 //! Thread counts through the public API: a cloth large enough to be split (more than 4 096
-//! particles), torn while it runs, must give bit-identical positions on one and two threads.
+//! particles), torn while it runs, and the tmp15 workload must give bit-identical positions on
+//! every thread count from 1 to 8, each step running on as many threads as it asked for. (On
+//! a 2-core machine the oversubscribed runs are slow but must still be exact.)
 
-use std::time::{Duration, Instant};
-
-use drape::sim::{Cloth, Collider, GridSpec, Material, SolverParams};
+use drape::headless::{tmp15_cloth, tmp15_material, tmp15_params};
+use drape::sim::{Cloth, Collider, GridSpec, Material, SolverParams, MAX_THREADS};
 use glam::Vec3;
 
 /// An 80 × 64 curtain (5 120 particles, about 33 000 constraints) over the ground, pinned at
@@ -24,14 +25,28 @@ fn tearable_curtain() -> (Cloth, Material, GridSpec) {
     (cloth, material, spec)
 }
 
-/// What a run leaves: torn edges, pieces, every position, and how many of its steps ran on
-/// two threads (a step finds the solver pool busy when another test holds it, and then runs
-/// on one: the same arithmetic, so the positions must not care).
+/// What a run leaves: torn edges, pieces and every position.
+#[derive(PartialEq)]
 struct Run {
     torn: usize,
     pieces: usize,
     positions: Vec<Vec3>,
-    two_thread_steps: usize,
+}
+
+impl Run {
+    fn of(cloth: &Cloth) -> Self {
+        Run {
+            torn: cloth.torn_edges(),
+            pieces: cloth.piece_count(),
+            positions: cloth.particles().positions().collect(),
+        }
+    }
+}
+
+/// Steps `cloth` once and checks the step ran on `threads` threads.
+fn step_on(cloth: &mut Cloth, params: &SolverParams, material: &Material) {
+    let stats = cloth.step(params, material).unwrap();
+    assert_eq!(stats.threads, params.threads, "the step ran on the threads it asked for");
 }
 
 /// Grabs a bottom particle and yanks it down and sideways for 40 frames, tearing the
@@ -46,35 +61,62 @@ fn yank(threads: u32) -> Run {
     let grabbed = spec.index(spec.columns / 2, spec.rows - 1); // the bottom edge's middle
     let start = cloth.particles().position(grabbed as usize);
     cloth.grab(grabbed).unwrap();
-    let mut two_thread_steps = 0;
     for frame in 0..40 {
         cloth.drag_to(start + Vec3::new(0.02, -0.03, 0.01) * frame as f32);
-        let stats = cloth.step(&params, &material).unwrap();
-        two_thread_steps += usize::from(stats.threads == 2);
+        step_on(&mut cloth, &params, &material);
     }
-    Run {
-        torn: cloth.torn_edges(),
-        pieces: cloth.piece_count(),
-        positions: cloth.particles().positions().collect(),
-        two_thread_steps,
+    Run::of(&cloth)
+}
+
+#[test]
+fn a_torn_curtain_of_5120_particles_is_bit_identical_on_1_to_8_threads() {
+    let one = yank(1);
+    assert!(one.torn > 0, "the yank should tear the curtain");
+    assert!(one.positions.iter().all(|p| p.is_finite()));
+    for threads in 2..=8 {
+        let run = yank(threads);
+        assert_eq!(
+            (run.torn, run.pieces),
+            (one.torn, one.pieces),
+            "{threads} threads: torn edges and pieces"
+        );
+        let first_difference = one.positions.iter().zip(&run.positions).position(|(a, b)| a != b);
+        assert_eq!(first_difference, None, "{threads} threads: positions differ from one thread's");
+    }
+}
+
+/// 60 frames of tmp15 on a 64 × 64 grid (its 24 000 constraints cut into the most parts).
+fn tmp15(threads: u32) -> Run {
+    let mut cloth = tmp15_cloth(64).unwrap();
+    let params = tmp15_params(15, 1, threads);
+    let material = tmp15_material();
+    for _ in 0..60 {
+        step_on(&mut cloth, &params, &material);
+    }
+    Run::of(&cloth)
+}
+
+#[test]
+fn tmp15_is_bit_identical_on_1_to_8_threads() {
+    let one = tmp15(1);
+    for threads in 2..=8 {
+        assert!(tmp15(threads) == one, "{threads} threads: positions differ from one thread's");
     }
 }
 
 #[test]
-fn a_torn_curtain_of_5120_particles_is_bit_identical_on_one_and_two_threads() {
-    let one = yank(1);
-    assert!(one.torn > 0, "the yank should tear the curtain");
-    assert!(one.positions.iter().all(|p| p.is_finite()));
-    assert_eq!(one.two_thread_steps, 0);
-    // Another test may hold the pool for a while (realism's 256² curtain steps on two threads
-    // for most of a minute on a busy machine): trying for two minutes makes a two-thread step
-    // certain.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let two = std::iter::repeat_with(|| yank(2))
-        .find(|run| run.two_thread_steps > 0 || Instant::now() > deadline)
-        .filter(|run| run.two_thread_steps > 0)
-        .expect("no step ran on two threads in two minutes");
-    assert_eq!((one.torn, one.pieces), (two.torn, two.pieces), "torn edges and pieces");
-    let first_difference = one.positions.iter().zip(&two.positions).position(|(a, b)| a != b);
-    assert_eq!(first_difference, None, "particle positions differ between one and two threads");
+fn more_threads_than_the_engine_can_use_are_refused_with_the_range() {
+    let params = SolverParams {
+        threads: MAX_THREADS as u32 + 1,
+        ..SolverParams::default()
+    };
+    let message = params.validate().unwrap_err().to_string();
+    assert!(message.contains("threads") && message.contains("16"), "{message}");
+    // A cloth too small to split runs on one thread whatever is asked.
+    let small = tmp15_cloth(32).unwrap();
+    let eight = SolverParams {
+        threads: 8,
+        ..SolverParams::default()
+    };
+    assert_eq!(small.threads_used(&eight), 1);
 }

@@ -472,11 +472,11 @@ pub(crate) fn strain(len: f32, rest: f32) -> f32 {
 /// only stretch edges, else one at a time.
 ///
 /// # Safety
-/// Every particle index in `batch` must be in bounds of `pos` (a [`super::Coloured`]'s
+/// Every particle index in `batch` must be in bounds of `pos` (a [`super::ConstraintSet`]'s
 /// particle count at most `pos.len()`).
 pub(crate) unsafe fn strain_sums(kernel: Kernel, pos: &Positions, batch: &DistanceBatch) -> StrainSums {
     // SAFETY: the caller upholds this function's # Safety contract: every particle index in `batch`
-    // must be in bounds of `pos` (a `super::Coloured`'s particle count at most `pos.len()`).
+    // must be in bounds of `pos` (a `super::ConstraintSet`'s particle count at most `pos.len()`).
     unsafe {
         let mut sums = StrainSums::default();
         let stretch = batch.stretch_count;

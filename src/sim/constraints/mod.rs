@@ -27,7 +27,7 @@
 //! - That order batches only a mesh numbered like a grid, row by row. Numbered any other way
 //!   (a shuffled grid, a mesh from a file) nearly every constraint has an index distance of
 //!   its own, and the phases would be thousands of levels of one constraint. So the order is
-//!   chosen per model: keyed phases when there are at most [`MAX_KEYED_PHASES`] of them,
+//!   chosen per model: keyed phases when there are at most [`MAX_KEYED_PHASES`](schedule::MAX_KEYED_PHASES) of them,
 //!   otherwise each edge kind in turn is coloured greedily in model order, like the hinges
 //!   below (a different Gauss–Seidel order, the same fixed point).
 //! - Phases along rows (horizontal stretch and bend edges) would have one edge per row in a
@@ -37,25 +37,31 @@
 //!   gathering one particle per lane. Otherwise every further eight rows start a few levels
 //!   later (skew), so a level's particles do not all fall in one cache set.
 //! - Hinges are ordered by a greedy colouring (lowest colour free at all four particles, 64
-//!   colours tracked per particle); each colour is one phase of one level (on a split cloth,
-//!   each part of it cut into chunks, see below). Their order matters less (bending is soft)
+//!   colours tracked per particle); each colour is one phase of one level, cut into chunks
+//!   (see below). Their order matters less (bending is soft)
 //!   and a colouring gives few, large batches.
 //!
-//! **Two cores.** A large cloth's phase is cut into [`PARTS`] parts: a prefix of the phase
-//! (in sweep order) and the rest, the prefix being the constraints whose lowest particle lies
-//! in the first half of the particles (on a grid built row by row: the top half of the rows);
-//! a colour's part is further cut into chunks of [`CHUNK`]. Each part is scheduled on its
-//! own; one thread solving part 0 then part 1 of every phase is the sequential sweep, bit for
-//! bit. Two threads solve one part each, and run the passes over the particles (prediction,
-//! the hinges' copies, contacts) on the same halves, so each keeps its half of the sheet in its
-//! cache. The parts of a phase may share particles where they meet (the vertical edges of the
-//! middle rows): every *unit* (a level, a whole group of strips, a chunk of a colour, a pass)
-//! carries how many of the other thread's units must be done before it starts — those that
-//! come earlier in the one-thread order and share a particle with it ([`plan_sweep`] plays
-//! that order once and fills [`Group::waits`]). So the threads never touch a particle out of
-//! the sequential order (results are bit-identical for every thread count), and instead of
-//! meeting at a barrier after every phase the second thread trails the first by about half a
-//! phase, from one sweep into the next.
+//! **Threads.** For T threads a cloth of at least 4 096 particles has its phases cut into T
+//! *parts* (up to [`MAX_PARTS`]; [`ConstraintSet::set_parts`], again whenever T changes):
+//! consecutive stretches of the phase in sweep order, part k being the constraints whose
+//! lowest particle lies in the k-th of T equal particle ranges (on a grid built row by row:
+//! the k-th band of rows). Each part is scheduled on its own; one thread solving parts 0, 1,
+//! … of every phase in turn is the sequential sweep, bit for bit. T threads solve one part
+//! each and run the passes over the particles (prediction, the `[x, y, z, w]` copies,
+//! contacts) on the same ranges, so each keeps its band of the sheet in its cache. A colour
+//! is cut only at multiples of [`CHUNK`] and solved in chunks of [`CHUNK`], the same chunks
+//! for every T (see [`ConstraintSet::schedule_phases`]): the hinges' vector kernel rounds unlike
+//! their scalar one, so a constraint must sit in the same lane whatever T. Distances round
+//! alike in every kernel. So the results do not depend on T. Neighbouring parts of a phase
+//! may share particles where they meet (the vertical edges across a band's border): every
+//! *unit* (a level, a whole group of strips, a chunk of a colour, a part's pass) carries a
+//! list of [`Wait`]s, how many units of which other parts must be done before it starts —
+//! those that come earlier in the one-thread order and share a particle with it
+//! ([`plan_sweep`] plays that order and fills [`Group::waits`]). So the threads never touch a
+//! particle out of the sequential order, and instead of meeting at a barrier after every
+//! phase each thread trails the band above it by part of a phase, from one sweep into the
+//! next. (A colour's constraints that found no free colour among 64 form a phase of several
+//! levels, cut like any other; no cloth mesh comes near that.)
 //!
 //! **Topology edits** (tearing) keep every batch valid incrementally: a removed constraint
 //! leaves its batch (the last slot moves into its place); a constraint whose endpoint moved to a
@@ -78,29 +84,30 @@
 //! 2. **The storage**: a structure-of-arrays batch type implementing [`Batch`] (push,
 //!    swap_remove, get, id, len, the particles a constraint touches) and, if the type has an
 //!    order worth keeping on a grid, a [`Batch::phase_key`] (upper 32 bits a class, lower bits
-//!    a direction); without one it is coloured greedily. [`Coloured::new`] then schedules it
+//!    a direction); without one it is coloured greedily. [`ConstraintSet::new`] then schedules it
 //!    into phases, parts, levels or colours and keeps ids addressable through topology edits.
 //!    The limit can reuse [`distance::DistanceBatch`] with the rest length scaled by 1 + s
 //!    and a kernel that masks off lanes with C ≤ 0 (the vector kernel: the scalar maths at
 //!    eight or sixteen lanes through [`lanes::Lanes`], operation for operation, so the widths
 //!    agree bit for bit; test it against the scalar loop as `distance.rs` does).
-//! 3. **The cloth**: a `Coloured<YourBatch>` next to `distances` and `hinges` in `Cloth`
+//! 3. **The cloth**: a `ConstraintSet<YourBatch>` next to `distances` and `hinges` in `Cloth`
 //!    (`src/sim/cloth.rs`), built in `Cloth::new` from the model, its compliances rewritten
 //!    in `Cloth::refresh_compliances` (`src/sim/ramp.rs`) and its constraints re-pointed in
 //!    tearing (`src/sim/tearing/mod.rs`, where an edge's endpoint moves to a particle copy).
-//! 4. **The sweep**: a pointer to its groups in `solver::Frame`, its phases solved in
-//!    `Frame::run` where they belong in the sweep (each unit through `pipeline.unit` with its
-//!    wait), its tail group between the barriers, and the same place in [`plan_sweep`], which
-//!    must play the units in exactly the order the solver runs them (or the two threads race).
+//! 4. **The sweep**: a [`SweepStep`] variant placed where it belongs in
+//!    [`SweepStep::order`], which both the solver and [`plan_sweep`] iterate (so the plan of
+//!    waits always plays the units in the order the threads run them); a pointer to its
+//!    groups in `solver::Frame`, its phases solved in `Frame::run`'s arm of that step (each
+//!    unit through `pipeline.unit` with its waits), its `play` in [`plan_sweep`]'s arm, and its
+//!    tail group in the [`SweepStep::Tail`] arm.
 //! 5. **The tests**: the closed form the constraint exists for (for the limit: a sheet pulled
-//!    at one iteration never exceeds strain s), bit-identical frames on one and two threads and
+//!    at one iteration never exceeds strain s), bit-identical frames on one and several threads and
 //!    with either vector kernel (`src/sim/solver.rs`' tests), and the statistics
 //!    (`src/sim/stats.rs`) if it carries a force worth showing.
 //!
-//! Steps 3 and 4 are the engine's debt (issue 14): the constraint sets and passes of a frame
-//! should be a list the solver iterates, so that a new type is registered rather than wired.
-
-use std::ops::Range;
+//! Steps 3 and 4 are the engine's debt (issue 14): the order of a sweep is one list now, but
+//! each constraint set is still wired by hand into it; a set should be registered (its batch
+//! type, kernel and play) rather than wired.
 
 pub mod bend;
 pub mod distance;
@@ -108,13 +115,18 @@ pub mod distance_copy;
 pub mod hinge;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
+mod plan;
+mod schedule;
+
+pub(crate) use plan::{pass, plan_sweep, SweepPlan, SweepStep, Wait};
+use schedule::{chunked, level_schedule, part_cuts, phases, schedule_part, CHUNK};
 
 /// Colour index of the serial batch of the tail group (constraints that found no free colour).
 pub(crate) const TAIL: u32 = u32::MAX;
 /// Number of colours tracked in the per-particle masks of greedy colourings.
 const MAX_COLOURS: u32 = 64;
-/// Parts a large cloth's phases are split into (one per core of the target machine).
-pub(crate) const PARTS: usize = 2;
+/// Most parts a cloth's phases are cut into, hence most threads a step runs on.
+pub const MAX_PARTS: usize = 16;
 /// Cloths with fewer particles keep every phase in one part: the synchronisation would cost
 /// more than a second core saves.
 const MIN_SPLIT_PARTICLES: usize = 4096;
@@ -139,7 +151,7 @@ pub(crate) trait Batch: Default {
     /// keys form one phase, level-scheduled), or `None` to order by greedy colour. The upper
     /// 32 bits are the constraint's *class* (distances: the edge kind): classes are solved in
     /// order also when the keys do not batch and the sweep is coloured instead (see
-    /// [`MAX_KEYED_PHASES`]).
+    /// [`MAX_KEYED_PHASES`](schedule::MAX_KEYED_PHASES)).
     fn phase_key(_item: &Self::Item) -> Option<u64> {
         None
     }
@@ -165,20 +177,19 @@ pub(crate) struct Group<B: Batch> {
     pub tail: B,
     /// Tail group only: per particle, bit c set when a constraint of colour c touches it.
     used: Vec<u64>,
-    /// The batches are strips, not levels (see [`strips`]): eight lanes side by side, each a
+    /// The batches are strips, not levels (see [`strips`](schedule::strips)): eight lanes side by side, each a
     /// run of constraints solved in order, stored step by step (slot `8 s + k` is lane k's
     /// constraint s). A strip's constraints share particles along each lane.
     pub chained: bool,
-    /// Phase parts only, one entry per unit (see [`Group::unit_count`]): how many units of the
-    /// other part's sweep (see [`SweepPlan::units`]) must be done before this unit
-    /// starts, so that no two threads touch a particle out of the sequential order; negative
-    /// when what it waits for lies in the previous sweep. Computed by [`plan_sweep`] for the
-    /// current batches; conservative after a removal.
-    pub waits: Vec<i32>,
+    /// Phase parts only, one list per unit (see [`Group::unit_count`]): how many units of
+    /// which other parts' sweeps (see [`SweepPlan::units`]) must be done before this unit
+    /// starts, so that no two threads touch a particle out of the sequential order. Computed
+    /// by [`plan_sweep`] for the current batches; conservative after a removal.
+    pub waits: Vec<Vec<Wait>>,
 }
 
 impl<B: Batch> Group<B> {
-    /// Units the two-thread solver synchronises on: a group of strips is one (its strips run
+    /// Units the threads synchronise on: a group of strips is one (its strips run
     /// interleaved), a group of levels one per level.
     pub fn unit_count(&self) -> usize {
         if self.chained {
@@ -188,13 +199,14 @@ impl<B: Batch> Group<B> {
         }
     }
 
-    /// The batches of unit `u`.
-    pub fn unit_mut(&mut self, u: usize) -> &mut [B] {
-        if self.chained {
-            &mut self.batches
+    /// The batches of unit `u` and what it waits for.
+    pub fn unit_mut(&mut self, u: usize) -> (&mut [B], &[Wait]) {
+        let batches = if self.chained {
+            &mut self.batches[..]
         } else {
             std::slice::from_mut(&mut self.batches[u])
-        }
+        };
+        (batches, &self.waits[u])
     }
 
     /// The batches of unit `u`.
@@ -243,14 +255,18 @@ impl<B: Batch> Group<B> {
     }
 }
 
-/// Constraints in sweep order (phases of [`PARTS`] parts, then the tail group), addressable by
-/// model id.
+/// The solver's storage of one constraint type: its constraints in sweep order (phases of
+/// `parts` parts, each a list of levels, strips or colour chunks, then the tail group),
+/// addressable by model id, with the edits tearing needs (insert, remove, replace) and the
+/// cut into parts for threads.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Coloured<B: Batch> {
-    /// `groups[phase * PARTS + part]`, then the tail group last.
+pub(crate) struct ConstraintSet<B: Batch> {
+    /// `groups[phase * parts + part]`, then the tail group last.
     groups: Vec<Group<B>>,
-    /// Per-particle passes split the particles at these bounds (`threads + 1` entries when
-    /// split); particles added later go to the first thread.
+    /// Parts each phase is cut into (one per thread of the step).
+    parts: usize,
+    /// Per-particle passes split the particles at these bounds (`parts + 1` entries);
+    /// particles added later (by tearing) go to the first thread.
     bounds: Vec<u32>,
     /// Particles the schedule covers (every constraint index is below it).
     particles: usize,
@@ -263,36 +279,28 @@ pub(crate) struct Coloured<B: Batch> {
     keyed: bool,
 }
 
-impl<B: Batch> Coloured<B> {
-    /// Schedules `items` (model ids 0..n) over `particle_count` particles: phases in sweep
-    /// order, each cut into a prefix and the rest (see the module docs) and level-scheduled.
+impl<B: Batch> ConstraintSet<B> {
+    /// Schedules `items` (model ids 0..n) over `particle_count` particles in one part: phases
+    /// in sweep order, each level-scheduled (see the module docs). [`Self::set_parts`] cuts
+    /// them for more threads.
     pub fn new(particle_count: usize, items: impl IntoIterator<Item = B::Item>) -> Self {
+        Self::with_parts(particle_count, items, 1)
+    }
+
+    /// [`Self::new`] cut into `parts` parts.
+    fn with_parts(particle_count: usize, items: impl IntoIterator<Item = B::Item>, parts: usize) -> Self {
         let items: Vec<B::Item> = items.into_iter().collect();
-        let split = particle_count >= MIN_SPLIT_PARTICLES;
-        let parts = if split { PARTS } else { 1 };
+        let (phases, keyed) = phases::<B>(&items, particle_count);
         let mut set = Self {
             groups: Vec::new(),
+            parts,
             bounds: (0..=parts).map(|p| (particle_count * p / parts) as u32).collect(),
             particles: particle_count,
             slots: vec![None; items.len()],
             waits_stale: true,
-            keyed: false,
+            keyed,
         };
-        let mut scratch = vec![0u32; particle_count];
-        let (phases, keyed) = phases::<B>(&items, particle_count);
-        set.keyed = keyed;
-        for phase in phases {
-            let cut = if split {
-                first_part_len::<B>(&items, &phase, set.bounds[1])
-            } else {
-                phase.len()
-            };
-            let (first, second) = phase.split_at(cut);
-            for part in [first, second] {
-                let group = schedule_part::<B>(&items, part, &mut scratch);
-                set.groups.push(if split { chunked(group) } else { group });
-            }
-        }
+        set.groups = set.schedule_phases(&items, &phases);
         set.groups.push(Group {
             used: vec![0; particle_count],
             ..Group::default()
@@ -301,28 +309,101 @@ impl<B: Batch> Coloured<B> {
         set
     }
 
-    /// Plays one sweep of the phases into `touches` (phase by phase, part 0 then part 1, unit
-    /// by unit) and returns each phase part's waits, converted by `keep`.
-    fn play(&self, touches: &mut Touches, keep: impl Fn(usize, i64) -> i32) -> Vec<Vec<i32>> {
-        let groups = &self.groups[..self.phase_count() * PARTS];
-        let play_group = |(g, group): (usize, &Group<B>), touches: &mut Touches| -> Vec<i32> {
-            (0..group.unit_count())
-                .map(|u| {
-                    let mut unit = touches.unit(g % PARTS);
-                    for batch in group.unit(u) {
-                        (0..batch.len()).for_each(|i| B::particles(&batch.get(i)).iter().for_each(|&p| unit.touch(p)));
-                    }
-                    keep(g % PARTS, unit.wait)
-                })
-                .collect()
-        };
-        groups.iter().enumerate().map(|group| play_group(group, touches)).collect()
+    /// Number of parts each phase is cut into.
+    pub fn parts(&self) -> usize {
+        self.parts
     }
 
-    /// Units of `part` in one sweep of the phases.
-    fn phase_units(&self, part: usize) -> u32 {
-        let groups = self.groups[..self.phase_count() * PARTS].iter();
-        groups.skip(part).step_by(PARTS).map(|g| g.unit_count() as u32).sum()
+    /// Most parts the phases can be cut into: one for a cloth too small to be worth a second
+    /// thread (fewer than 4 096 particles), else [`MAX_PARTS`].
+    pub fn max_parts(&self) -> usize {
+        if self.split_particles() < MIN_SPLIT_PARTICLES {
+            1
+        } else {
+            MAX_PARTS
+        }
+    }
+
+    /// Particles the parts' bounds split (the particles when the set was built; particles
+    /// added later belong to the first part's passes).
+    fn split_particles(&self) -> usize {
+        *self.bounds.last().unwrap_or(&0) as usize
+    }
+
+    /// Cuts every phase into `parts` parts (clamped to [`Self::max_parts`]), one per thread:
+    /// the live constraints of each phase in sweep order (ascending model id, see [`phases`];
+    /// removals never reorder the rest), cut where their lowest particle crosses the bounds of
+    /// equal particle ranges, each part level-scheduled anew (see [`Self::schedule_phases`]).
+    /// Any cut of that order into consecutive parts is the same sweep. The tail group stays as
+    /// it is.
+    pub fn set_parts(&mut self, parts: usize) {
+        let parts = parts.clamp(1, self.max_parts());
+        if parts == self.parts {
+            return;
+        }
+        let phases: Vec<Vec<u32>> = (0..self.phase_count()).map(|phase| self.phase_ids(phase)).collect();
+        let items = self.items_by_id();
+        let n = self.split_particles();
+        self.bounds = (0..=parts).map(|p| (n * p / parts) as u32).collect();
+        self.parts = parts;
+        let tail = self.groups.pop().expect("a tail group");
+        let old_tail = self.groups.len() as u32;
+        self.groups = self.schedule_phases(&items, &phases);
+        self.groups.push(tail);
+        let new_tail = self.tail_group() as u32;
+        self.slots
+            .iter_mut()
+            .flatten()
+            .filter(|s| s.group == old_tail)
+            .for_each(|s| s.group = new_tail);
+        (0..self.tail_group()).for_each(|g| self.record_group_slots(g));
+        self.waits_stale = true;
+    }
+
+    /// The live constraints of `phase` in sweep order (ascending model id).
+    fn phase_ids(&self, phase: usize) -> Vec<u32> {
+        let groups = &self.groups[phase * self.parts..(phase + 1) * self.parts];
+        let mut ids: Vec<u32> = groups
+            .iter()
+            .flat_map(|g| g.batches.iter())
+            .flat_map(|b| (0..b.len()).map(|i| b.id(i)))
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Every live constraint's data at its model id (a removed id holds a copy of a live
+    /// constraint's; the schedule never reads it).
+    fn items_by_id(&self) -> Vec<B::Item> {
+        let ids = 0..self.slots.len() as u32;
+        let live = |id: u32| self.slot(id).map(|slot| self.batch(slot).get(slot.index as usize));
+        let Some(filler) = ids.clone().find_map(live) else {
+            return Vec::new();
+        };
+        ids.map(|id| live(id).unwrap_or(filler)).collect()
+    }
+
+    /// The phase groups for `phases` (lists of ids in sweep order): each phase cut at
+    /// [`Self::bounds`] into `parts` consecutive parts (see [`part_cuts`]), each
+    /// level-scheduled, a colour's part in chunks of [`CHUNK`].
+    ///
+    /// A colour (constraints in any order) is cut at multiples of [`CHUNK`], so its chunks
+    /// are the same whatever the number of parts: chunk k holds its constraints 512 k to
+    /// 512 (k + 1) − 1, in the same vector lanes. That matters where a vector kernel rounds
+    /// unlike the scalar one (the hinges' fused multiply–adds): a different cut would move
+    /// constraints between vector lanes and a scalar rest (also later, when tearing removes
+    /// constraints from their chunks), and the results would depend on the thread count.
+    fn schedule_phases(&self, items: &[B::Item], phases: &[Vec<u32>]) -> Vec<Group<B>> {
+        let mut scratch = vec![0u32; self.particles];
+        let mut groups = Vec::with_capacity(phases.len() * self.parts);
+        let align = if self.keyed { 1 } else { CHUNK };
+        for phase in phases {
+            let cuts = part_cuts::<B>(items, phase, &self.bounds, align);
+            for part in cuts.windows(2) {
+                groups.push(chunked(schedule_part::<B>(items, &phase[part[0]..part[1]], &mut scratch)));
+            }
+        }
+        groups
     }
 
     /// Writes every constraint's slot after the groups were built.
@@ -422,6 +503,11 @@ impl<B: Batch> Coloured<B> {
         self.particles
     }
 
+    /// Model ids of the live constraints, ascending.
+    pub fn live_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.slots.len() as u32).filter(|&id| self.slots[id as usize].is_some())
+    }
+
     /// Slot of constraint `id`, if it still exists.
     pub fn slot(&self, id: u32) -> Option<Slot> {
         self.slots.get(id as usize).copied().flatten()
@@ -447,7 +533,7 @@ impl<B: Batch> Coloured<B> {
         self.groups.iter().flat_map(Group::iter_batches)
     }
 
-    /// The phase parts (`phase * PARTS + part`) followed by the tail group.
+    /// The phase parts (`phase * parts + part`) followed by the tail group.
     pub fn groups_mut(&mut self) -> &mut [Group<B>] {
         &mut self.groups
     }
@@ -455,14 +541,6 @@ impl<B: Batch> Coloured<B> {
     /// Whether the units changed since [`plan_sweep`] last filled the waits.
     pub fn waits_stale(&self) -> bool {
         self.waits_stale
-    }
-
-    /// Stores the phase parts' waits computed by [`plan_sweep`].
-    fn set_waits(&mut self, waits: Vec<Vec<i32>>) {
-        for (group, waits) in self.groups.iter_mut().zip(waits) {
-            group.waits = waits;
-        }
-        self.waits_stale = false;
     }
 
     /// Whether the phases follow [`Batch::phase_key`] (a grid's order), not greedy colours.
@@ -477,7 +555,7 @@ impl<B: Batch> Coloured<B> {
 
     /// Number of phases.
     pub fn phase_count(&self) -> usize {
-        (self.groups.len() - 1) / PARTS
+        (self.groups.len() - 1) / self.parts
     }
 
     /// Particle ranges of the per-particle passes (`parts + 1` bounds).
@@ -496,381 +574,6 @@ impl<B: Batch> Coloured<B> {
     }
 }
 
-/// Most phases a keyed sweep order may have. A grid numbered row by row has one phase per edge
-/// kind and direction (at most eight); a mesh numbered any other way has about as many keys
-/// as constraints, each phase a handful of constraints in levels of one, which no kernel
-/// batches (a shuffled 128² grid: 32 000 phases, 25–30× slower). Such a mesh is coloured
-/// instead, class by class.
-const MAX_KEYED_PHASES: usize = 64;
-
-/// The sweep's phases as lists of ids in order: runs of equal [`Batch::phase_key`] in key
-/// order (stable) when they are few (at most [`MAX_KEYED_PHASES`]), otherwise greedy colours
-/// of each class (the keys' upper half) in class order, then colour order; and whether they
-/// are keyed.
-fn phases<B: Batch>(items: &[B::Item], particle_count: usize) -> (Vec<Vec<u32>>, bool) {
-    let mut order: Vec<u32> = (0..items.len() as u32).collect();
-    if let Some(keys) = items.iter().map(B::phase_key).collect::<Option<Vec<u64>>>() {
-        order.sort_by_key(|&id| keys[id as usize]);
-        let keyed: Vec<Vec<u32>> = order
-            .chunk_by(|&x, &y| keys[x as usize] == keys[y as usize])
-            .map(<[u32]>::to_vec)
-            .collect();
-        if keyed.len() <= MAX_KEYED_PHASES {
-            return (keyed, true);
-        }
-    }
-    let class = |id: u32| B::phase_key(&items[id as usize]).map_or(0, |key| key >> 32);
-    order.sort_by_key(|&id| (class(id), id));
-    let coloured = order
-        .chunk_by(|&x, &y| class(x) == class(y))
-        .flat_map(|ids| greedy_colours::<B>(items, ids, particle_count))
-        .collect();
-    (coloured, false)
-}
-
-/// Greedy colouring of `ids` in their order; constraints finding all colours taken form a last
-/// phase (level scheduling then orders them).
-fn greedy_colours<B: Batch>(items: &[B::Item], ids: &[u32], particle_count: usize) -> Vec<Vec<u32>> {
-    let mut used = vec![0u64; particle_count];
-    let mut colours: Vec<Vec<u32>> = vec![Vec::new(); MAX_COLOURS as usize + 1];
-    for &id in ids {
-        let particles = B::particles(&items[id as usize]);
-        let colour = (!particles.iter().fold(0u64, |m, &p| m | used[p as usize])).trailing_zeros();
-        if colour < MAX_COLOURS {
-            particles.iter().for_each(|&p| used[p as usize] |= 1 << colour);
-        }
-        colours[colour.min(MAX_COLOURS) as usize].push(id);
-    }
-    colours.retain(|c| !c.is_empty());
-    colours
-}
-
-/// Root of `p` in the union–find held in `scratch` (`scratch[p]` = 1 + parent, 0 for a root),
-/// compressing the path.
-fn find(scratch: &mut [u32], p: u32) -> u32 {
-    let mut root = p;
-    while scratch[root as usize] != 0 {
-        root = scratch[root as usize] - 1;
-    }
-    let mut q = p;
-    while scratch[q as usize] != 0 {
-        let next = scratch[q as usize] - 1;
-        scratch[q as usize] = if q == root { 0 } else { root + 1 };
-        q = next;
-    }
-    root
-}
-
-/// Connected component (constraints linked through shared particles) of every constraint in
-/// `ids`, numbered in order of first appearance. `scratch` (one entry per particle, all zero)
-/// holds the union–find and is left zeroed.
-fn components<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> Vec<u32> {
-    let particles = |id: u32| B::particles(&items[id as usize]);
-    for &id in ids {
-        let ends = particles(id);
-        let root = find(scratch, ends[0]);
-        for &p in &ends[1..] {
-            let other = find(scratch, p);
-            if other != root {
-                scratch[other as usize] = root + 1;
-            }
-        }
-    }
-    let mut number = std::collections::HashMap::new();
-    let ordinals = ids
-        .iter()
-        .map(|&id| {
-            let root = find(scratch, particles(id)[0]);
-            let next = number.len() as u32;
-            *number.entry(root).or_insert(next)
-        })
-        .collect();
-    ids.iter().flat_map(|&id| particles(id)).for_each(|&p| scratch[p as usize] = 0);
-    ordinals
-}
-
-/// The passes over a part's own particles in each sweep, in order: prediction (first sweep of
-/// a substep), copy into the hinges' `[x, y, z, w]` array, copy back, contacts. Each is one
-/// unit (empty where there is nothing to do), placed among the phases as [`plan_sweep`] lists.
-pub(crate) mod pass {
-    pub const PREDICT: usize = 0;
-    pub const COPY_IN: usize = 1;
-    pub const COPY_OUT: usize = 2;
-    pub const CONTACTS: usize = 3;
-    pub const COUNT: usize = 4;
-}
-
-/// What the two-thread sweep needs besides [`Group::waits`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct SweepPlan {
-    /// Units each part runs per sweep: its passes and its units of every phase.
-    pub units: [u32; PARTS],
-    /// Waits of each part's passes (indexed by [`pass`]), counted like [`Group::waits`].
-    pub pass_waits: [[i32; pass::COUNT]; PARTS],
-    /// The distance phases run on the `[x, y, z, w]` copy, after the copy-in passes (a
-    /// coloured distance sweep with a vector kernel; see [`distance_copy`]).
-    pub distances_on_copy: bool,
-}
-
-/// Fills the waits of both constraint sets and returns the passes' waits, by playing two
-/// sweeps in the one-thread order — per sweep: prediction passes, the distance phases, copy-in
-/// passes (before the distance phases with `distances_on_copy`), the hinge phases, copy-out
-/// passes, contacts passes (each pass part 0 then part 1,
-/// each phase part 0 then part 1) — and remembering for each particle the part that last
-/// touched it and how many of that part's units were done by then. A unit waits for the
-/// largest such count among its particles that belongs to the other part; the second sweep's
-/// waits are kept, counted from the start of the other part's sweep (negative: in the
-/// previous sweep). The tail groups are not played: they run between barriers.
-pub(crate) fn plan_sweep<A: Batch, B: Batch>(distances: &mut Coloured<A>, hinges: &mut Coloured<B>, distances_on_copy: bool) -> SweepPlan {
-    let units = [0, 1].map(|part| pass::COUNT as u32 + distances.phase_units(part) + hinges.phase_units(part));
-    let bounds = distances.bounds.clone();
-    let own = |part: usize| bounds.get(part).copied().unwrap_or(0)..bounds.get(part + 1).copied().unwrap_or(0);
-    let mut touches = Touches::new(distances.particles.max(hinges.particles));
-    let mut pass_waits = [[0; pass::COUNT]; PARTS];
-    let (mut distance_waits, mut hinge_waits) = (Vec::new(), Vec::new());
-    for sweep in 0..2 {
-        let keep = |part: usize, wait: i64| (wait - sweep * units[1 - part] as i64) as i32;
-        let mut passes = |touches: &mut Touches, k: usize| {
-            for (part, waits) in pass_waits.iter_mut().enumerate() {
-                waits[k] = keep(part, touches.pass(part, own(part)));
-            }
-        };
-        passes(&mut touches, pass::PREDICT);
-        if distances_on_copy {
-            passes(&mut touches, pass::COPY_IN);
-        }
-        distance_waits = distances.play(&mut touches, keep);
-        if !distances_on_copy {
-            passes(&mut touches, pass::COPY_IN);
-        }
-        hinge_waits = hinges.play(&mut touches, keep);
-        passes(&mut touches, pass::COPY_OUT);
-        passes(&mut touches, pass::CONTACTS);
-    }
-    distances.set_waits(distance_waits);
-    hinges.set_waits(hinge_waits);
-    SweepPlan {
-        units,
-        pass_waits,
-        distances_on_copy,
-    }
-}
-
-/// For [`plan_sweep`]: per particle, the part that last touched it and that
-/// part's unit count then.
-struct Touches {
-    last: Vec<Option<(usize, i64)>>,
-    done: [i64; PARTS],
-}
-
-impl Touches {
-    fn new(particles: usize) -> Self {
-        Self {
-            last: vec![None; particles],
-            done: [0; PARTS],
-        }
-    }
-
-    /// Starts playing the next unit of `part`.
-    fn unit(&mut self, part: usize) -> Unit<'_> {
-        self.done[part] += 1;
-        Unit {
-            touches: self,
-            part,
-            wait: 0,
-        }
-    }
-
-    /// Plays a unit of `part` touching `particles`; returns its wait.
-    fn pass(&mut self, part: usize, particles: Range<u32>) -> i64 {
-        let mut unit = self.unit(part);
-        particles.for_each(|p| unit.touch(p));
-        unit.wait
-    }
-}
-
-/// A unit being played by [`Touches`].
-struct Unit<'a> {
-    touches: &'a mut Touches,
-    part: usize,
-    /// The other part's unit count it must wait for, so far.
-    wait: i64,
-}
-
-impl Unit<'_> {
-    fn touch(&mut self, p: u32) {
-        let done = self.touches.done[self.part];
-        let last = &mut self.touches.last[p as usize];
-        if let Some((other, count)) = *last {
-            if other != self.part {
-                self.wait = self.wait.max(count);
-            }
-        }
-        *last = Some((self.part, done));
-    }
-}
-
-/// Length of a phase's first part: the constraints whose lowest particle lies below `bound`.
-/// On a grid built row by row they are a prefix of the phase, so the first part holds the top
-/// rows' constraints and the per-particle passes' split (also at `bound`) keeps each thread on
-/// the same particles. Any prefix keeps the sweep order; another mesh order only balances
-/// worse.
-fn first_part_len<B: Batch>(items: &[B::Item], phase: &[u32], bound: u32) -> usize {
-    let lowest = |id: u32| B::particles(&items[id as usize]).iter().copied().min().unwrap_or(0);
-    phase.iter().filter(|&&id| lowest(id) < bound).count()
-}
-
-/// Constraints per unit of a colour (a phase of one level) on a split cloth: a multiple of the
-/// widest vector, small enough that the other thread, waiting only for the chunk at the seam
-/// between the parts, waits briefly, and large enough to make a wait check cheap per constraint.
-const CHUNK: usize = 512;
-
-/// A colour's part (one level of independent constraints, in order) as consecutive batches of
-/// [`CHUNK`] constraints, each a unit of the two-thread sweep; other groups as they are.
-fn chunked<B: Batch>(group: Group<B>) -> Group<B> {
-    if group.chained || group.batches.len() != 1 || group.batches[0].len() <= CHUNK {
-        return group;
-    }
-    let level = &group.batches[0];
-    let mut batches: Vec<B> = Vec::new();
-    for i in 0..level.len() {
-        if i % CHUNK == 0 {
-            batches.push(B::default());
-        }
-        batches.last_mut().unwrap().push(level.id(i), level.get(i));
-    }
-    Group { batches, ..group }
-}
-
-/// Lanes of a SIMD batch.
-const LANES: u32 = 8;
-/// Levels by which each further eight components of a strided part start later.
-const SKEW: u32 = 8;
-/// Index distance from which neighbours in a level count as strided (not a run).
-const STRIDED: u32 = 2;
-
-/// Level-schedules one part. When its levels are strided (one edge per row of a large grid:
-/// particles a row apart, which on a power-of-two grid all fall in one L1 cache set and evict
-/// each other), every further eight components start [`SKEW`] levels later: eight lanes still
-/// share a level, but the groups of eight sit at different columns, hence different cache
-/// sets. Components are independent, so this is the same sweep.
-fn schedule_part<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> Group<B> {
-    let part: Vec<B::Item> = ids.iter().map(|&id| items[id as usize]).collect();
-    let plain = level_schedule::<B>(&part, ids, scratch, |_| 0);
-    // A single level has no runs to follow (a colour of hinges).
-    if plain.batches.len() <= 1 || !is_strided(&plain) {
-        return plain;
-    }
-    if let Some(strips) = strips::<B>(items, ids) {
-        return strips;
-    }
-    let ordinals = components::<B>(items, ids, scratch);
-    level_schedule::<B>(&part, ids, scratch, |k| ordinals[k] / LANES * SKEW)
-}
-
-/// The part as strips, when its constraints (in order) form runs along disjoint rows: each
-/// run continues the previous constraint one particle further (an edge along a row, or a
-/// second-neighbour edge), all runs are equally long with the same index offset between the
-/// ends, no two runs share a particle, and they come in whole eights. Each run is then one SIMD
-/// lane solved in order, with its particles loaded a row segment at a time and transposed,
-/// instead of gathered one particle per lane and level; the runs share nothing, so running
-/// them side by side is the same sweep.
-fn strips<B: Batch>(items: &[B::Item], ids: &[u32]) -> Option<Group<B>> {
-    let ends = |id: u32| B::particles(&items[id as usize]);
-    let continues = |x: u32, y: u32| ends(x).iter().zip(ends(y)).all(|(p, q)| p + 1 == *q);
-    let runs: Vec<&[u32]> = ids.chunk_by(|&x, &y| continues(x, y)).collect();
-    let length = runs.first()?.len();
-    let offset = |id: u32| ends(id)[1].checked_sub(ends(id)[0]);
-    let d = offset(ids[0])?;
-    let span = |run: &[u32]| ends(run[0])[0]..ends(run[0])[0] + (length as u32 - 1) + d + 1;
-    let regular = runs
-        .iter()
-        .all(|run| run.len() == length && ends(run[0]).len() == 2 && offset(run[0]) == Some(d));
-    let disjoint = runs.windows(2).all(|w| span(w[0]).end <= span(w[1]).start);
-    if !(regular && disjoint && runs.len().is_multiple_of(LANES as usize) && (1..=LANES).contains(&d) && length >= LANES as usize) {
-        return None;
-    }
-    let batches = runs
-        .chunks(LANES as usize)
-        .map(|lanes| {
-            let mut strip = B::default();
-            for step in 0..length {
-                lanes.iter().for_each(|run| strip.push(run[step], items[run[step] as usize]));
-            }
-            strip
-        })
-        .collect();
-    Some(Group {
-        batches,
-        chained: true,
-        ..Group::default()
-    })
-}
-
-/// Whether more than a third of the neighbours in a level lie at least [`STRIDED`] particles
-/// apart (a third: second-neighbour edges along rows come in adjacent pairs, one per chain).
-fn is_strided<B: Batch>(group: &Group<B>) -> bool {
-    let (mut strided, mut pairs) = (0usize, 0usize);
-    for batch in &group.batches {
-        let first = |i: usize| B::particles(&batch.get(i))[0];
-        for i in 1..batch.len() {
-            pairs += 1;
-            strided += (first(i).abs_diff(first(i - 1)) >= STRIDED) as usize;
-        }
-    }
-    strided * 3 > pairs
-}
-
-/// Level-schedules the constraints `items` (model ids `ids`) in order into one group, a run at
-/// a time (see [`run_end`]: consecutive constraints each one particle further, such as the
-/// edges along a row). A run goes to the lowest level not below `earliest` of its members and
-/// after every earlier constraint sharing a particle with any of them. Placing whole runs keeps
-/// a row of edges in one level even where its later edges would be free earlier (the diagonals
-/// of a sheet's lower half each start at a different row), so levels stay contiguous runs; any
-/// level assignment that respects shared particles is the same sweep.
-/// `scratch` (one entry per particle, all zero) holds 1 + the last level on each particle and
-/// is left zeroed.
-fn level_schedule<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32], earliest: impl Fn(usize) -> u32) -> Group<B> {
-    let mut group = Group::default();
-    let mut start = 0;
-    while start < items.len() {
-        let run = start..run_end::<B>(items, start);
-        let touched = || run.clone().flat_map(|k| B::particles(&items[k]));
-        let floor = run.clone().map(&earliest).max().unwrap_or(0);
-        let level = touched().map(|&p| scratch[p as usize]).fold(floor, u32::max);
-        touched().for_each(|&p| scratch[p as usize] = level + 1);
-        if group.batches.len() <= level as usize {
-            group.batches.resize_with(level as usize + 1, B::default);
-        }
-        run.clone().for_each(|k| group.batches[level as usize].push(ids[k], items[k]));
-        start = run.end;
-    }
-    items.iter().flat_map(B::particles).for_each(|&p| scratch[p as usize] = 0);
-    group
-}
-
-/// End (exclusive) of the run of constraints starting at `start`: each next constraint touches
-/// the previous one's particles one further. Member i then touches first + i, so two members
-/// would share a particle once the run is as long as two of the first's particles are apart;
-/// the run stops before that.
-fn run_end<B: Batch>(items: &[B::Item], start: usize) -> usize {
-    let first = B::particles(&items[start]);
-    let closest = first
-        .iter()
-        .flat_map(|&p| first.iter().filter(move |&&q| q > p).map(move |&q| (q - p) as usize))
-        .min()
-        .unwrap_or(usize::MAX);
-    let continues = |k: usize| {
-        let (before, next) = (B::particles(&items[k - 1]), B::particles(&items[k]));
-        before.len() == next.len() && before.iter().zip(next).all(|(p, q)| p + 1 == *q)
-    };
-    let mut end = start + 1;
-    while end < items.len() && end - start < closest && continues(end) {
-        end += 1;
-    }
-    end
-}
-
 #[cfg(test)]
 mod tests {
     use super::distance::{DistanceBatch, DistanceItem};
@@ -887,9 +590,9 @@ mod tests {
         }
     }
 
-    /// No batch may touch a particle twice, two threads following the waits keep the sweep
-    /// order, and every slot points back at its constraint.
-    fn assert_valid(set: &Coloured<DistanceBatch>) {
+    /// No batch may touch a particle twice, threads following the waits keep the sweep order,
+    /// and every slot points back at its constraint.
+    fn assert_valid(set: &ConstraintSet<DistanceBatch>) {
         for group in set.groups.iter().filter(|g| g.chained) {
             for strip in &group.batches {
                 // Slot 8 s + k: lane k's constraint s, one particle further each step.
@@ -907,9 +610,9 @@ mod tests {
                 }
             }
         }
-        let mut planned = set.clone();
-        let plan = plan_sweep(&mut planned, &mut no_hinges(set.particles), false);
-        assert_plan_keeps_the_sweep_order(&planned, &no_hinges(set.particles), plan);
+        let (mut planned, mut hinges) = (set.clone(), no_hinges_like(set));
+        let plan = plan_sweep(&mut planned, &mut hinges, false);
+        assert_plan_keeps_the_sweep_order(&planned, &hinges, &plan);
         for id in 0..set.slots.len() as u32 {
             if let Some(slot) = set.slot(id) {
                 assert_eq!(set.batch(slot).id[slot.index as usize], id);
@@ -917,69 +620,69 @@ mod tests {
         }
     }
 
-    /// Each part's units of one sweep in order: (particles, wait).
-    type PartUnits = [Vec<(Vec<u32>, i32)>; PARTS];
+    /// Each part's units of one sweep in order: (particles, waits).
+    type PartUnits = Vec<Vec<(Vec<u32>, Vec<Wait>)>>;
 
-    /// An empty set of hinges over `particles` particles.
-    fn no_hinges(particles: usize) -> Coloured<HingeBatch> {
-        Coloured::new(particles, std::iter::empty())
+    /// An empty set of hinges cut like `set`.
+    fn no_hinges_like<B: Batch>(set: &ConstraintSet<B>) -> ConstraintSet<HingeBatch> {
+        let split = *set.bounds.last().unwrap() as usize;
+        let mut hinges = ConstraintSet::with_parts(split, std::iter::empty(), set.parts);
+        hinges.resize_particles(set.particles);
+        hinges
     }
 
-    /// Plays three sweeps of the two parts' units (passes, distance units, hinge units, in the
-    /// order [`plan_sweep`] lists) as two threads would, in interleavings the waits allow
-    /// (thread 1 as far ahead as it may, thread 0 as far ahead as it may, and random ones), and
-    /// checks that the units touch every particle in the one-thread order and that the threads
-    /// never both wait.
-    fn assert_plan_keeps_the_sweep_order<A: Batch, B: Batch>(distances: &Coloured<A>, hinges: &Coloured<B>, plan: SweepPlan) {
+    /// Plays three sweeps of every part's units (passes, distance units, hinge units, in the
+    /// order [`plan_sweep`] lists) as one thread per part would, in interleavings the waits
+    /// allow (each thread in turn as far ahead as it may, and random ones), and checks that the
+    /// units touch every particle in the one-thread order and that the threads never all wait.
+    fn assert_plan_keeps_the_sweep_order<A: Batch, B: Batch>(distances: &ConstraintSet<A>, hinges: &ConstraintSet<B>, plan: &SweepPlan) {
         const SWEEPS: usize = 3;
+        let parts = distances.parts;
         let own = |part: usize| -> Vec<u32> { (distances.bounds[part]..distances.bounds[part + 1]).collect() };
-        // One sweep of each part, in order: (particles, wait); then the one-thread order of
+        // One sweep of each part, in order: (particles, waits); then the one-thread order of
         // all of them.
-        let mut units: PartUnits = Default::default();
+        let mut units: PartUnits = vec![Vec::new(); parts];
         let mut one_thread = Vec::new();
         let mut append = |units: &mut PartUnits, add: &dyn Fn(&mut PartUnits)| {
-            let before = units.clone().map(|u| u.len());
+            let before: Vec<usize> = units.iter().map(Vec::len).collect();
             add(units);
-            // Within a step of the order, part 0's units come before part 1's.
-            for part in 0..PARTS {
+            // Within a step of the order, part 0's units come first, then part 1's, ...
+            for part in 0..parts {
                 (before[part]..units[part].len()).for_each(|k| one_thread.push((part, k)));
             }
         };
-        let passes = |k: usize| move |units: &mut PartUnits| (0..PARTS).for_each(|p| units[p].push((own(p), plan.pass_waits[p][k])));
-        append(&mut units, &passes(pass::PREDICT));
-        for g in 0..distances.phase_count() {
-            append(&mut units, &|u| push_phase(distances, g, u));
+        let passes =
+            |k: usize| move |units: &mut PartUnits| (0..parts).for_each(|p| units[p].push((own(p), plan.pass_waits[p][k].clone())));
+        for step in SweepStep::order(plan.distances_on_copy) {
+            match step {
+                SweepStep::Pass(k) => append(&mut units, &passes(k)),
+                SweepStep::Distances => (0..distances.phase_count()).for_each(|g| append(&mut units, &|u| push_phase(distances, g, u))),
+                SweepStep::Hinges => (0..hinges.phase_count()).for_each(|g| append(&mut units, &|u| push_phase(hinges, g, u))),
+                SweepStep::Tail => {}
+            }
         }
-        append(&mut units, &passes(pass::COPY_IN));
-        for g in 0..hinges.phase_count() {
-            append(&mut units, &|u| push_phase(hinges, g, u));
-        }
-        append(&mut units, &passes(pass::COPY_OUT));
-        append(&mut units, &passes(pass::CONTACTS));
-        assert_eq!(plan.units, [0, 1].map(|p| units[p].len() as u32));
+        assert_eq!(plan.units, units.iter().map(|u| u.len() as u32).collect::<Vec<_>>());
         // Position of each part's unit k in the one-thread sweep.
-        let mut position: [Vec<usize>; PARTS] = [0, 1].map(|p| vec![0; units[p].len()]);
+        let mut position: Vec<Vec<usize>> = units.iter().map(|u| vec![0; u.len()]).collect();
         one_thread.iter().enumerate().for_each(|(order, &(p, k))| position[p][k] = order);
         let sweep_len = one_thread.len();
         let mut random = 0x9E37_79B9_u32;
-        for schedule in 0..12 {
-            let mut next = [0usize; PARTS];
+        for schedule in 0..parts + 10 {
+            let mut next = vec![0usize; parts];
             let mut last_order = vec![None::<usize>; distances.particles];
-            let ready = |next: &[usize; PARTS], p: usize| {
+            let ready = |next: &[usize], p: usize| {
                 let (sweep, k) = (next[p] / units[p].len(), next[p] % units[p].len());
-                let target = (sweep * units[1 - p].len()) as i64 + units[p][k].1 as i64;
-                next[p] < SWEEPS * units[p].len() && target <= next[1 - p] as i64
+                let met = |w: &Wait| (sweep * units[w.part as usize].len()) as i64 + w.units as i64 <= next[w.part as usize] as i64;
+                next[p] < SWEEPS * units[p].len() && units[p][k].1.iter().all(met)
             };
-            while (0..PARTS).any(|p| next[p] < SWEEPS * units[p].len()) {
-                let part = match (ready(&next, 0), ready(&next, 1)) {
-                    (false, false) => panic!("both threads wait (at units {next:?})"),
-                    (true, false) => 0,
-                    (false, true) => 1,
-                    (true, true) if schedule < 2 => 1 - schedule,
-                    (true, true) => {
-                        random = random.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                        (random >> 31) as usize
-                    }
+            while (0..parts).any(|p| next[p] < SWEEPS * units[p].len()) {
+                let candidates: Vec<usize> = (0..parts).filter(|&p| ready(&next, p)).collect();
+                assert!(!candidates.is_empty(), "every thread waits (at units {next:?})");
+                let part = if schedule < parts && candidates.contains(&schedule) {
+                    schedule
+                } else {
+                    random = random.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    candidates[(random >> 16) as usize % candidates.len()]
                 };
                 let (sweep, k) = (next[part] / units[part].len(), next[part] % units[part].len());
                 let order = sweep * sweep_len + position[part][k];
@@ -992,18 +695,18 @@ mod tests {
         }
     }
 
-    /// Appends phase `phase`'s units of `set` (part 0's, then part 1's).
-    fn push_phase<B: Batch>(set: &Coloured<B>, phase: usize, units: &mut PartUnits) {
+    /// Appends phase `phase`'s units of `set`, part by part.
+    fn push_phase<B: Batch>(set: &ConstraintSet<B>, phase: usize, units: &mut PartUnits) {
         for (part, units) in units.iter_mut().enumerate() {
-            let group = &set.groups[phase * PARTS + part];
-            assert_eq!(group.waits.len(), group.unit_count(), "phase {phase}: a wait per unit");
+            let group = &set.groups[phase * set.parts + part];
+            assert_eq!(group.waits.len(), group.unit_count(), "phase {phase}: waits per unit");
             for u in 0..group.unit_count() {
                 let particles = group
                     .unit(u)
                     .iter()
                     .flat_map(|b| (0..b.len()).flat_map(move |i| B::particles(&b.get(i)).to_vec()))
                     .collect();
-                units.push((particles, group.waits[u]));
+                units.push((particles, group.waits[u].clone()));
             }
         }
     }
@@ -1026,7 +729,7 @@ mod tests {
     }
 
     /// The order the batches are solved in, as the position of each model id.
-    fn solve_position(set: &Coloured<DistanceBatch>) -> Vec<usize> {
+    fn solve_position(set: &ConstraintSet<DistanceBatch>) -> Vec<usize> {
         let mut position = vec![usize::MAX; set.slots.len()];
         for (k, id) in set.iter_batches().flat_map(|b| b.id.iter()).enumerate() {
             position[*id as usize] = k;
@@ -1038,21 +741,29 @@ mod tests {
     fn phases_follow_kind_then_direction_and_keep_the_order_of_constraints_sharing_a_particle() {
         let n = 64;
         let items = grid(n);
-        let set = Coloured::<DistanceBatch>::new((n * n) as usize, items.clone());
-        assert_valid(&set);
-        assert_eq!(set.phase_count(), 2, "horizontal, then vertical");
-        let position = solve_position(&set);
         // The straightforward loop's order: stable sort by index distance.
         let mut sequential: Vec<usize> = (0..items.len()).collect();
         sequential.sort_by_key(|&id| items[id].ends[1] - items[id].ends[0]);
-        for (k, &x) in sequential.iter().enumerate() {
-            for &y in &sequential[k + 1..] {
-                let shares = items[x].ends.iter().any(|p| items[y].ends.contains(p));
-                assert!(!shares || position[x] < position[y], "{:?} must precede {:?}", items[x], items[y]);
+        for parts in [1, 2, 7, MAX_PARTS] {
+            let set = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, items.clone(), parts);
+            assert_valid(&set);
+            assert_eq!(set.phase_count(), 2, "horizontal, then vertical");
+            let position = solve_position(&set);
+            for (k, &x) in sequential.iter().enumerate() {
+                for &y in &sequential[k + 1..] {
+                    let shares = items[x].ends.iter().any(|p| items[y].ends.contains(p));
+                    assert!(
+                        !shares || position[x] < position[y],
+                        "{parts} parts: {:?} before {:?}",
+                        items[x],
+                        items[y]
+                    );
+                }
             }
         }
-        // A level of the vertical phase is one row of edges; the top half of the rows is the
-        // first part.
+        // A level of the vertical phase is one row of edges; in two parts the top half of the
+        // rows is the first part.
+        let set = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, items, 2);
         assert_eq!(set.groups[2].batches.len(), n as usize / 2);
         assert_eq!(set.groups[3].batches.len(), n as usize / 2 - 1);
         assert!(set.groups[2..4].iter().flat_map(|g| &g.batches).all(|b| b.len() == n as usize));
@@ -1068,11 +779,12 @@ mod tests {
     #[test]
     fn parts_are_the_top_and_bottom_rows_and_the_second_trails_the_first() {
         let n = 64;
-        let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, grid(n));
-        let plan = plan_sweep(&mut set, &mut no_hinges((n * n) as usize), false);
+        let mut set = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 2);
+        let mut hinges = no_hinges_like(&set);
+        let plan = plan_sweep(&mut set, &mut hinges, false);
         let half = n * n / 2;
         for phase in 0..set.phase_count() {
-            let part = |p: usize| set.groups[phase * PARTS + p].batches.iter().flat_map(|b| b.a.iter().copied());
+            let part = |p: usize| set.groups[phase * 2 + p].batches.iter().flat_map(|b| b.a.iter().copied());
             assert!(part(0).all(|a| a < half) && part(1).all(|a| a >= half), "phase {phase}");
         }
         assert_eq!(set.bounds(), &[0, half, n * n]);
@@ -1081,13 +793,51 @@ mod tests {
         // nothing of the bottom's until their last level, which shares the middle row with the
         // bottom's prediction and strips; the bottom's first level waits for the top's last one.
         let (top, bottom) = (&set.groups[2].waits, &set.groups[3].waits);
-        assert!(top[..top.len() - 1].iter().all(|&w| w <= 0));
-        assert_eq!(top[top.len() - 1], 2, "the bottom's prediction and strips");
-        assert_eq!(bottom[0], 2 + top.len() as i32, "the top's prediction, strips and every level");
+        let at_most = |waits: &[Wait], most: i32| waits.iter().all(|w| w.units <= most);
+        assert!(top[..top.len() - 1].iter().all(|w| at_most(w, 0)));
+        let wait = |part, units| vec![Wait { part, units }];
+        assert_eq!(top[top.len() - 1], wait(1, 2), "the bottom's prediction and strips");
+        assert_eq!(
+            bottom[0],
+            wait(0, 2 + top.len() as i32),
+            "the top's prediction, strips and every level"
+        );
         // What the bottom's contacts need of the top (its last level, touching the middle row)
         // the bottom's first level already waited for; the top's passes need nothing of the
         // bottom's in the same sweep (the bottom never touches the top's rows).
-        assert!(plan.pass_waits[1][pass::CONTACTS] <= 0 && plan.pass_waits[0].iter().all(|&w| w <= 0));
+        assert!(at_most(&plan.pass_waits[1][pass::CONTACTS], 0));
+        assert!(plan.pass_waits[0].iter().all(|w| at_most(w, 0)));
+    }
+
+    #[test]
+    fn four_parts_are_four_bands_of_rows_each_waiting_only_for_the_band_above_or_below() {
+        let n = 64;
+        let mut set = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 4);
+        let mut hinges = no_hinges_like(&set);
+        plan_sweep(&mut set, &mut hinges, false);
+        let band = n * n / 4;
+        assert_eq!(set.bounds(), &[0, band, 2 * band, 3 * band, n * n]);
+        for (g, group) in set.groups[..set.phase_count() * 4].iter().enumerate() {
+            let part = (g % 4) as u32;
+            let lowest = group.batches.iter().flat_map(|b| b.a.iter().copied());
+            assert!(
+                lowest.clone().all(|a| a / band == part),
+                "group {g}: every edge starts in band {part}"
+            );
+            let neighbours = |w: &Wait| w.part.abs_diff(part) == 1;
+            assert!(
+                group.waits.iter().flatten().all(neighbours),
+                "group {g} waits only for its neighbours"
+            );
+        }
+        // Each band's first vertical level shares the row above it with the band above.
+        for part in 1..4u32 {
+            let first_level = &set.groups[4 + part as usize].waits[0];
+            assert!(
+                first_level.iter().any(|w| w.part == part - 1 && w.units > 0),
+                "band {part}: {first_level:?}"
+            );
+        }
     }
 
     /// A curtain's distances and hinges (colours in chunks) together, before and after edits
@@ -1101,15 +851,26 @@ mod tests {
             ..GridSpec::default()
         };
         let cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
-        let (mut distances, mut hinges) = (cloth.distances.clone(), cloth.hinges.clone());
-        assert!(hinges.groups.iter().any(|g| g.batches.len() > 1), "colours come in chunks");
-        let plan = plan_sweep(&mut distances, &mut hinges, false);
-        assert_plan_keeps_the_sweep_order(&distances, &hinges, plan);
-        (0..40).for_each(|k| distances.remove(k * 97));
-        (0..40).for_each(|k| hinges.remove(k * 89));
-        assert!(distances.waits_stale());
-        let plan = plan_sweep(&mut distances, &mut hinges, false);
-        assert_plan_keeps_the_sweep_order(&distances, &hinges, plan);
+        let material = Material::default();
+        let n = cloth.particles().len();
+        let model = &cloth.model;
+        for parts in [2, 3, MAX_PARTS] {
+            let distance_items = model.distances.iter().map(|c| crate::sim::cloth::distance_item(c, &material));
+            let hinge_items = model.hinges.iter().map(|h| crate::sim::cloth::hinge_item(h, &material));
+            let mut distances = ConstraintSet::<DistanceBatch>::with_parts(n, distance_items, parts);
+            let mut hinges = ConstraintSet::<HingeBatch>::with_parts(n, hinge_items, parts);
+            if parts == 2 {
+                assert!(hinges.groups.iter().any(|g| g.batches.len() > 1), "colours come in chunks");
+            }
+            let plan = plan_sweep(&mut distances, &mut hinges, false);
+            assert_plan_keeps_the_sweep_order(&distances, &hinges, &plan);
+            (0..40).for_each(|k| distances.remove(k * 97));
+            (0..40).for_each(|k| hinges.remove(k * 89));
+            // Two parts of 32 rows hold strips, which the removals turn into levels.
+            assert_eq!(distances.waits_stale(), parts == 2);
+            let plan = plan_sweep(&mut distances, &mut hinges, false);
+            assert_plan_keeps_the_sweep_order(&distances, &hinges, &plan);
+        }
     }
 
     #[test]
@@ -1130,30 +891,31 @@ mod tests {
             random = random.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             items.swap(k, (random >> 8) as usize % (k + 1));
         }
-        let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, items);
-        let mut planned = set.clone();
-        plan_sweep(&mut planned, &mut no_hinges((n * n) as usize), false);
-        assert!(planned.groups.iter().any(|g| g.waits.iter().any(|&w| w > 0)));
+        let mut planned = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, items.clone(), 2);
+        let mut hinges = no_hinges_like(&planned);
+        plan_sweep(&mut planned, &mut hinges, false);
+        assert!(planned.groups.iter().any(|g| g.waits.iter().flatten().any(|w| w.units > 0)));
+        let mut set = ConstraintSet::<DistanceBatch>::new((n * n) as usize, items);
         assert_valid(&set);
         (0..50).for_each(|id| set.remove(id * 7));
         assert_valid(&set);
     }
 
     #[test]
-    fn small_cloths_keep_one_part() {
-        let set = Coloured::<DistanceBatch>::new(16, grid(4));
-        assert!(set
-            .groups
-            .chunks(PARTS)
-            .take(set.phase_count())
-            .all(|parts| parts[1].batches.is_empty()));
+    fn small_cloths_keep_one_part_and_large_ones_at_most_sixteen() {
+        let mut set = ConstraintSet::<DistanceBatch>::new(16, grid(4));
+        set.set_parts(2);
+        assert_eq!((set.parts(), set.max_parts()), (1, 1));
         assert_eq!(set.bounds(), &[0, 16]);
+        let mut large = ConstraintSet::<DistanceBatch>::new(64 * 64, grid(64));
+        large.set_parts(MAX_PARTS + 5);
+        assert_eq!((large.parts(), large.max_parts()), (MAX_PARTS, MAX_PARTS));
     }
 
     #[test]
     fn edits_keep_batches_valid_and_slots_consistent() {
         let n = 64;
-        let mut set = Coloured::<DistanceBatch>::new((n * n) as usize, grid(n));
+        let mut set = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 2);
         let count = set.len();
         // Id 0 is a horizontal edge: its group of strips turns back into levels.
         assert!(set.groups[set.slot(0).unwrap().group as usize].chained);
@@ -1170,6 +932,45 @@ mod tests {
         let slot = set.slot(added).unwrap();
         assert_eq!(set.batch(slot).get(slot.index as usize), item(5, 7));
         assert_eq!(set.len(), count - 1);
+        // Cut into other parts after the edits: every constraint keeps its data, the tail its
+        // members, and the sweep its order.
+        for parts in [1, 3] {
+            let mut cut = set.clone();
+            cut.set_parts(parts);
+            assert_valid(&cut);
+            assert_eq!(cut.len(), set.len());
+            assert_eq!(cut.slot(11).unwrap().group as usize, cut.tail_group());
+            for id in 0..set.slots.len() as u32 {
+                let item_of = |s: &ConstraintSet<DistanceBatch>| s.slot(id).map(|slot| s.batch(slot).get(slot.index as usize));
+                assert_eq!(item_of(&cut), item_of(&set), "constraint {id}");
+            }
+        }
+    }
+
+    /// A colour's chunks (which constraints share a batch, in which slots) do not depend on the
+    /// number of parts, so a kernel that rounds by lane gives the same results on any number
+    /// of threads.
+    #[test]
+    fn a_colours_chunks_are_the_same_for_every_number_of_parts() {
+        use crate::sim::{Cloth, GridSpec, Material};
+        let spec = GridSpec {
+            columns: 90,
+            rows: 70,
+            ..GridSpec::default()
+        };
+        let cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
+        let chunks = |parts: usize| {
+            let mut hinges = cloth.hinges.clone();
+            hinges.set_parts(parts);
+            let mut chunks: Vec<Vec<u32>> = hinges.iter_batches().map(|b| b.id.clone()).filter(|ids| !ids.is_empty()).collect();
+            chunks.sort();
+            chunks
+        };
+        let one = chunks(1);
+        assert!(one.iter().any(|c| c.len() == CHUNK), "colours larger than a chunk");
+        for parts in [2, 3, 7, MAX_PARTS] {
+            assert!(chunks(parts) == one, "{parts} parts");
+        }
     }
 
     #[test]
@@ -1181,7 +982,7 @@ mod tests {
             rest_angle: 0.0,
             compliance: 0.0,
         };
-        let set = Coloured::<HingeBatch>::new(5000, (0..4000).step_by(2).map(hinge));
+        let set = ConstraintSet::<HingeBatch>::new(5000, (0..4000).step_by(2).map(hinge));
         for group in &set.groups {
             // A part of a colour: its chunks together share no particle.
             let mut seen = std::collections::HashSet::new();
@@ -1192,7 +993,7 @@ mod tests {
         }
         assert!(
             set.groups.iter().any(|g| g.batches.len() > 1),
-            "a part of more than CHUNK is chunked"
+            "a colour of more than CHUNK is chunked"
         );
         assert_eq!(set.len(), 2000);
     }

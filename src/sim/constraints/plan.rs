@@ -1,0 +1,228 @@
+//! The plan that lets several threads run one sweep: per unit of work (a level, a group of
+//! strips, a chunk of a colour, a part's pass over its particles), the units of other parts
+//! it must wait for, found by playing the one-thread order once ([`plan_sweep`]). The solver
+//! (`super::super::solver`) follows it.
+
+use std::ops::Range;
+
+use super::{Batch, ConstraintSet, Group};
+
+/// What a unit of one part waits for before it starts: `part` has finished `units` units of
+/// its current sweep (negative: counted back into the previous sweep). See [`plan_sweep`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Wait {
+    pub part: u32,
+    pub units: i32,
+}
+
+/// The passes over a part's own particles in each sweep, in order: prediction (first sweep of
+/// a substep), copy into the hinges' `[x, y, z, w]` array, copy back, contacts. Each is one
+/// unit (empty where there is nothing to do), placed among the phases as [`plan_sweep`] lists.
+pub mod pass {
+    pub const PREDICT: usize = 0;
+    pub const COPY_IN: usize = 1;
+    pub const COPY_OUT: usize = 2;
+    pub const CONTACTS: usize = 3;
+    pub const COUNT: usize = 4;
+}
+
+/// One step of a sweep. The solver runs, and [`plan_sweep`] plays, the steps of
+/// [`SweepStep::order`] in that order, so the two cannot disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SweepStep {
+    /// A pass over each part's own particles (indexed by [`pass`]), part by part.
+    Pass(usize),
+    /// The distance phases, phase by phase, part by part.
+    Distances,
+    /// The hinge phases, phase by phase, part by part.
+    Hinges,
+    /// The tail groups, by one thread between two barriers (no unit of the plan: nothing
+    /// runs beside it).
+    Tail,
+}
+
+impl SweepStep {
+    /// The steps of one sweep: prediction, the distance phases, the copy to the
+    /// `[x, y, z, w]` array (before the distances when they run on it), the hinge phases,
+    /// the copy back, the tail, contacts.
+    pub fn order(distances_on_copy: bool) -> [SweepStep; 7] {
+        use SweepStep::{Distances, Hinges, Pass, Tail};
+        if distances_on_copy {
+            [
+                Pass(pass::PREDICT),
+                Pass(pass::COPY_IN),
+                Distances,
+                Hinges,
+                Pass(pass::COPY_OUT),
+                Tail,
+                Pass(pass::CONTACTS),
+            ]
+        } else {
+            [
+                Pass(pass::PREDICT),
+                Distances,
+                Pass(pass::COPY_IN),
+                Hinges,
+                Pass(pass::COPY_OUT),
+                Tail,
+                Pass(pass::CONTACTS),
+            ]
+        }
+    }
+}
+
+/// What the sweep on several threads needs besides [`Group::waits`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct SweepPlan {
+    /// Units each part runs per sweep: its passes and its units of every phase.
+    pub units: Vec<u32>,
+    /// Waits of each part's passes (indexed by [`pass`]), as [`Group::waits`].
+    pub pass_waits: Vec<[Vec<Wait>; pass::COUNT]>,
+    /// The distance phases run on the `[x, y, z, w]` copy, after the copy-in passes (a
+    /// coloured distance sweep with a vector kernel; see [`super::distance_copy`]).
+    pub distances_on_copy: bool,
+}
+
+/// Fills the waits of both constraint sets (cut into the same parts) and returns the passes'
+/// waits, by playing two sweeps in the one-thread order ([`SweepStep::order`]) and remembering for each particle the part that last touched it and how many of
+/// that part's units were done by then. A unit waits, for each other part, for the largest
+/// such count among its particles; that is enough, because the unit it waits for waited in
+/// turn for the particle's earlier touches. The second sweep's waits are kept, counted from
+/// the start of the waited-for part's sweep (negative: in the previous sweep). The tail groups
+/// are not played: they run between barriers.
+pub(crate) fn plan_sweep<A: Batch, B: Batch>(
+    distances: &mut ConstraintSet<A>,
+    hinges: &mut ConstraintSet<B>,
+    distances_on_copy: bool,
+) -> SweepPlan {
+    assert_eq!(distances.bounds, hinges.bounds, "both sets are cut into the same parts");
+    let parts = distances.parts;
+    let units: Vec<u32> = (0..parts)
+        .map(|part| pass::COUNT as u32 + distances.phase_units(part) + hinges.phase_units(part))
+        .collect();
+    let bounds = distances.bounds.clone();
+    let own = |part: usize| bounds[part]..bounds[part + 1];
+    let mut touches = Touches::new(distances.particles.max(hinges.particles), parts);
+    let mut pass_waits = vec![<[Vec<Wait>; pass::COUNT]>::default(); parts];
+    let (mut distance_waits, mut hinge_waits) = (Vec::new(), Vec::new());
+    for sweep in 0..2 {
+        let keep = |counts: &[Option<i64>]| -> Vec<Wait> {
+            let waits = counts.iter().enumerate().filter_map(|(part, count)| count.map(|c| (part, c)));
+            let relative = |(part, count): (usize, i64)| Wait {
+                part: part as u32,
+                units: (count - sweep * units[part] as i64) as i32,
+            };
+            waits.map(relative).collect()
+        };
+        let mut passes = |touches: &mut Touches, k: usize| {
+            for (part, waits) in pass_waits.iter_mut().enumerate() {
+                waits[k] = keep(&touches.pass(part, own(part)));
+            }
+        };
+        for step in SweepStep::order(distances_on_copy) {
+            match step {
+                SweepStep::Pass(k) => passes(&mut touches, k),
+                SweepStep::Distances => distance_waits = distances.play(&mut touches, keep),
+                SweepStep::Hinges => hinge_waits = hinges.play(&mut touches, keep),
+                SweepStep::Tail => {}
+            }
+        }
+    }
+    distances.set_waits(distance_waits);
+    hinges.set_waits(hinge_waits);
+    SweepPlan {
+        units,
+        pass_waits,
+        distances_on_copy,
+    }
+}
+
+/// For [`plan_sweep`]: per particle, the part that last touched it and that
+/// part's unit count then.
+struct Touches {
+    last: Vec<Option<(usize, i64)>>,
+    done: Vec<i64>,
+}
+
+impl Touches {
+    fn new(particles: usize, parts: usize) -> Self {
+        Self {
+            last: vec![None; particles],
+            done: vec![0; parts],
+        }
+    }
+
+    /// Starts playing the next unit of `part`.
+    fn unit(&mut self, part: usize) -> Unit<'_> {
+        self.done[part] += 1;
+        let parts = self.done.len();
+        Unit {
+            touches: self,
+            part,
+            waits: vec![None; parts],
+        }
+    }
+
+    /// Plays a unit of `part` touching `particles`; returns its waits per part.
+    fn pass(&mut self, part: usize, particles: Range<u32>) -> Vec<Option<i64>> {
+        let mut unit = self.unit(part);
+        particles.for_each(|p| unit.touch(p));
+        unit.waits
+    }
+}
+
+/// A unit being played by [`Touches`].
+struct Unit<'a> {
+    touches: &'a mut Touches,
+    part: usize,
+    /// Per part, the unit count it must wait for so far (`None`: nothing of that part).
+    waits: Vec<Option<i64>>,
+}
+
+impl Unit<'_> {
+    fn touch(&mut self, p: u32) {
+        let done = self.touches.done[self.part];
+        let last = &mut self.touches.last[p as usize];
+        if let Some((other, count)) = *last {
+            if other != self.part {
+                self.waits[other] = self.waits[other].max(Some(count));
+            }
+        }
+        *last = Some((self.part, done));
+    }
+}
+
+impl<B: Batch> ConstraintSet<B> {
+    /// Plays one sweep of the phases into `touches` (phase by phase, part by part, unit by
+    /// unit) and returns each phase part's waits, converted by `keep`.
+    fn play(&self, touches: &mut Touches, keep: impl Fn(&[Option<i64>]) -> Vec<Wait>) -> Vec<Vec<Vec<Wait>>> {
+        let parts = self.parts;
+        let groups = &self.groups[..self.phase_count() * parts];
+        let play_group = |(g, group): (usize, &Group<B>), touches: &mut Touches| -> Vec<Vec<Wait>> {
+            (0..group.unit_count())
+                .map(|u| {
+                    let mut unit = touches.unit(g % parts);
+                    for batch in group.unit(u) {
+                        (0..batch.len()).for_each(|i| B::particles(&batch.get(i)).iter().for_each(|&p| unit.touch(p)));
+                    }
+                    keep(&unit.waits)
+                })
+                .collect()
+        };
+        groups.iter().enumerate().map(|group| play_group(group, touches)).collect()
+    }
+
+    /// Units of `part` in one sweep of the phases.
+    fn phase_units(&self, part: usize) -> u32 {
+        let groups = self.groups[..self.phase_count() * self.parts].iter();
+        groups.skip(part).step_by(self.parts).map(|g| g.unit_count() as u32).sum()
+    }
+
+    /// Stores the phase parts' waits computed by [`plan_sweep`].
+    fn set_waits(&mut self, waits: Vec<Vec<Vec<Wait>>>) {
+        for (group, waits) in self.groups.iter_mut().zip(waits) {
+            group.waits = waits;
+        }
+        self.waits_stale = false;
+    }
+}
