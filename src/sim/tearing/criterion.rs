@@ -23,7 +23,7 @@
 
 use glam::{Mat3, Vec3};
 
-use super::super::cloth::{distance_compliance, Cloth};
+use super::super::cloth::Cloth;
 use super::super::constraints::distance;
 use super::super::model::EdgeKind;
 
@@ -100,7 +100,7 @@ impl Cloth {
             if strain <= 0.0 {
                 continue;
             }
-            let tension = strain * c.rest / distance_compliance(c, &self.applied).max(RIGID_COMPLIANCE);
+            let tension = strain * c.rest / self.applied.distance_compliance(c).max(RIGID_COMPLIANCE);
             // T l ê êᵀ = (T / l) d dᵀ.
             let scale = tension / d.length();
             stress += Mat3::from_cols(d * d.x, d * d.y, d * d.z) * scale;
