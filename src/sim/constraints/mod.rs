@@ -388,8 +388,8 @@ impl<B: Batch> ConstraintSet<B> {
     /// level-scheduled, a colour's part in chunks of [`CHUNK`].
     ///
     /// A colour (constraints in any order) is cut at multiples of [`CHUNK`], so its chunks
-    /// are the same whatever the number of parts: chunk k holds its constraints 512 k to
-    /// 512 (k + 1) − 1, in the same vector lanes. That matters where a vector kernel rounds
+    /// are the same whatever the number of parts: chunk k holds its constraints C k to
+    /// C (k + 1) − 1 (C = [`CHUNK`]), in the same vector lanes. That matters where a vector kernel rounds
     /// unlike the scalar one (the hinges' fused multiply–adds): a different cut would move
     /// constraints between vector lanes and a scalar rest (also later, when tearing removes
     /// constraints from their chunks), and the results would depend on the thread count.

@@ -116,7 +116,7 @@ pub(super) fn part_cuts<B: Batch>(items: &[B::Item], phase: &[u32], bounds: &[u3
 /// Constraints per unit of a colour (a phase of one level): a multiple of the widest vector,
 /// small enough that a neighbouring part, waiting only for the chunk at the seam between the
 /// parts, waits briefly, and large enough to make a wait check cheap per constraint.
-pub(super) const CHUNK: usize = 512;
+pub(super) const CHUNK: usize = 256;
 
 /// A colour's part (one level of independent constraints, in order) as consecutive batches of
 /// [`CHUNK`] constraints, each a unit of the sweep on several threads; other groups as they are.
