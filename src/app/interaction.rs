@@ -80,8 +80,9 @@ enum Gesture {
     Grab(Held),
     Orbit(Button),
     Pan(Button),
-    /// A cutting stroke; the cursor pixel where the last segment ended.
-    Cut(glam::Vec2),
+    /// A cutting stroke: the cursor pixel where the last segment ended, and the edges the
+    /// stroke has cut so far.
+    Cut(glam::Vec2, usize),
 }
 
 /// The mouse controller: turns [`InputFrame`]s into camera moves and cloth interaction.
@@ -163,7 +164,7 @@ impl Mouse {
                 keep_while_down(Gesture::Pan(button), button, input)
             }
             Gesture::Grab(held) => drag(held, input, camera, state),
-            Gesture::Cut(from) => self.cut(from, input, camera, state),
+            Gesture::Cut(from, so_far) => self.cut(from, so_far, input, camera, state),
         };
         while self.trail.front().is_some_and(|&(t, _)| input.time - t > TRAIL_SECONDS) {
             self.trail.pop_front();
@@ -174,20 +175,23 @@ impl Mouse {
         };
     }
 
-    /// Continues a cutting stroke: cuts along the cursor's motion since `from`.
-    fn cut(&mut self, from: glam::Vec2, input: &InputFrame, camera: &OrbitCamera, state: &mut AppState) -> Gesture {
+    /// Continues a cutting stroke (`so_far` edges cut by it already): cuts along the cursor's
+    /// motion since `from`. The status line gives the stroke's total and the cloth's torn
+    /// edges in all, the figure the Stats panel shows (cuts and the tears they set off).
+    fn cut(&mut self, from: glam::Vec2, so_far: usize, input: &InputFrame, camera: &OrbitCamera, state: &mut AppState) -> Gesture {
         let to = input.cursor;
-        let mut end = from;
+        let (mut end, mut stroke) = (from, so_far);
         if from.distance(to) >= CUT_STEP_PIXELS {
             let cut = state.cloth.cut(&camera.ray(from, input.screen), &camera.ray(to, input.screen));
+            stroke += cut;
             if cut > 0 {
-                state.report(format!("cut {cut} edge(s) · {} piece(s)", state.pieces()));
+                state.report(cut_report(stroke, state.cloth.torn_edges(), state.pieces()));
             }
             self.trail.push_back((input.time, Some(to)));
             end = to;
         }
         if input.down.right {
-            Gesture::Cut(end)
+            Gesture::Cut(end, stroke)
         } else {
             self.trail.push_back((input.time, None));
             Gesture::Idle
@@ -207,7 +211,7 @@ impl Mouse {
         };
         if input.pressed.right {
             self.trail.push_back((input.time, Some(input.cursor)));
-            Gesture::Cut(input.cursor)
+            Gesture::Cut(input.cursor, 0)
         } else if input.pressed.middle {
             camera_move(Button::Middle)
         } else if input.pressed.left && input.alt {
@@ -288,6 +292,12 @@ fn drag(mut held: Held, input: &InputFrame, camera: &OrbitCamera, state: &mut Ap
     Gesture::Idle
 }
 
+/// The status line after a cut: the stroke's cut edges, the cloth's torn edges in all (the
+/// Stats panel's count) and its pieces.
+fn cut_report(stroke: usize, torn: usize, pieces: usize) -> String {
+    format!("cut {stroke} edge(s) this stroke · {torn} torn in all · {pieces} piece(s)")
+}
+
 #[cfg(test)]
 mod tests {
     use glam::Vec2;
@@ -358,6 +368,9 @@ mod tests {
             state.cloth.torn_edges()
         );
         assert_eq!(state.pieces(), 2);
+        // The status line gives the Stats panel's count of torn edges.
+        let torn_in_all = format!("{} torn in all", state.cloth.torn_edges());
+        assert!(state.status.text.contains(&torn_in_all), "{:?}", state.status.text);
         assert!(state.cloth.grab_state().is_none(), "a right-drag never grabs");
         let trail = mouse.cut_trail(0.2);
         assert_eq!(trail.len(), 1, "one stroke");
