@@ -56,7 +56,7 @@ pub struct Cloth {
     /// Scratch for the hinge phases and a coloured distance sweep: the positions as one
     /// `[x, y, z, w]` per particle (see [`Frame::aos_copy`]).
     aos_positions: Vec<PosW>,
-    /// The two-thread sweep's unit counts and pass waits, refreshed when the units change.
+    /// The sweep's unit counts and pass waits per part, refreshed when the units change.
     sweep_plan: SweepPlan,
     /// The projection loops the solver runs (the fastest this CPU has unless chosen).
     kernel: Kernel,
