@@ -486,8 +486,7 @@ impl App {
             .renderer
             .draw(cloth, self.state.scene_version, &self.camera, &self.panels.view, substep);
         set_default_camera();
-        if let Some(held) = self.mouse.held() {
-            let from = cloth.particles().position(held.particle as usize);
+        if let (Some(held), Some(from)) = (self.mouse.held(), cloth.grabbed_point()) {
             self.renderer.draw_grab(from, held.target, &self.camera, self.viewport);
         }
         if let Some(i) = self.mouse.hovered().filter(|&i| (i as usize) < cloth.particles().len()) {

@@ -22,8 +22,14 @@ use drape::sim::PhaseTimes;
 
 /// Every binding, shown in the help overlay (and mirrored in the README's Controls section).
 pub const CONTROLS: &[(&str, &str)] = &[
-    ("Left-drag on cloth", "grab a particle; release to throw it with the mouse velocity"),
-    ("Shift held on release", "leave the grabbed particle pinned where it is"),
+    (
+        "Left-drag on cloth",
+        "grab the cloth at that point (a stiff spring to the cursor); release to throw it with the mouse velocity",
+    ),
+    (
+        "Shift held on release",
+        "pin the grabbed particle (the hit triangle's nearest corner) where it is",
+    ),
     ("Ctrl + left-click", "pin / unpin the particle under the cursor"),
     ("Right-drag", "cut every edge the stroke crosses"),
     ("Left-drag on background  or  middle-drag  or  Alt + left-drag", "orbit the camera"),

@@ -10,13 +10,14 @@ use super::constraints::hinge::{self, HingeBatch, HingeItem};
 use super::constraints::{plan_sweep, ConstraintSet, SweepPlan};
 use super::error::SimError;
 use super::guard::Checkpoint;
+use super::interaction::{Pick, TriangleHit};
 use super::model::{DistanceConstraint, EdgeKind, Hinge, Model};
 use super::parallel::{self, Progress, SpinBarrier};
 use super::params::{Material, SolverParams, WORLD_EXTENT};
 use super::particles::COMPENSATED_BELOW_SUBSTEP;
 use super::particles::{AosPtr, Particles, PosW};
 use super::ramp::ComplianceRamp;
-use super::solver::{Frame, FrameSettings};
+use super::solver::{Frame, FrameSettings, SoftGrab};
 use super::stats::{PhaseTimes, StepStats};
 use super::tearing::TearState;
 use super::tethers::Tethers;
@@ -24,14 +25,21 @@ use super::tethers::Tethers;
 /// Fastest throw [`Cloth::release`] gives a particle, in m/s.
 pub const MAX_THROW_SPEED: f32 = 1000.0;
 
-/// A particle held by the mouse: kinematic (inverse mass 0) and moved to `target` over the
-/// substeps of each frame, so its velocity is the drag velocity.
+/// What the mouse holds. The hard grab ([`Cloth::grab`]) makes one particle kinematic
+/// (inverse mass 0) and moves it to `target` over the substeps of each frame, so its velocity
+/// is the drag velocity. The soft grab ([`Cloth::grab_point`], [`Cloth::grab_pick`]) pulls a
+/// point of a triangle toward `target` through a compliant constraint
+/// ([`SolverParams::grab_compliance`]); the triangle's corners keep their mass, so the pull
+/// loads the cloth around them as fingers do (docs/physics.md §1, "The grab").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Grab {
-    /// The held particle.
+    /// The held particle (hard grab), or the corner of the held triangle with the largest
+    /// weight (soft grab).
     pub particle: u32,
-    /// Where it should be at the end of the next step (m).
+    /// Where the held point should be at the end of the next step (m).
     pub target: Vec3,
+    /// The soft grab's triangle and barycentric weights; `None` for the hard grab.
+    pub point: Option<TriangleHit>,
 }
 
 /// A simulated cloth (or rope, or any particle model) with its colliders.
@@ -44,6 +52,9 @@ pub struct Cloth {
     pub(crate) hinges: ConstraintSet<HingeBatch>,
     colliders: Vec<Collider>,
     grab: Option<Grab>,
+    /// The soft grab's target at the end of the last step (the start of the next one's
+    /// interpolation).
+    grab_from: Vec3,
     /// The material the compliances were last computed from (ramps toward the requested one).
     pub(crate) applied: Material,
     stats: StepStats,
@@ -96,6 +107,7 @@ impl Cloth {
             hinges,
             colliders,
             grab: None,
+            grab_from: Vec3::ZERO,
             applied: material.clone(),
             stats: StepStats::default(),
             topology_version: 0,
@@ -227,7 +239,18 @@ impl Cloth {
             },
             held: self
                 .grab
+                .filter(|g| g.point.is_none())
                 .map(|g| (g.particle as usize, self.particles.position(g.particle as usize), g.target)),
+            soft_grab: self.grab.and_then(|g| {
+                let hit = g.point?;
+                Some(SoftGrab {
+                    vertices: self.model.triangles[hit.triangle as usize].map(|i| i as usize),
+                    weights: hit.barycentric,
+                    from: self.grab_from,
+                    to: g.target,
+                    alpha_tilde: params.grab_compliance / (h * h),
+                })
+            }),
         };
         let wind = super::aero::wind_at(params, self.time);
         self.save_checkpoint();
@@ -237,6 +260,9 @@ impl Cloth {
         self.guard("aerodynamics", None)?;
         let (threads, mut phases) = self.run_substeps(settings, self.threads_used(params) as usize);
         self.guard("substeps", Some(settings))?;
+        if let Some(g) = self.grab {
+            self.grab_from = g.target;
+        }
         phases.predict_ms += aero_ms;
         self.time += params.dt as f64;
         self.stats = StepStats::measure(self, material, h);
@@ -257,12 +283,13 @@ impl Cloth {
     /// whenever the thread count changes).
     pub(crate) fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> (u32, PhaseTimes) {
         // Anchors are pinned, so they stay where they are for the whole frame.
-        let held = self.grab.map(|g| g.particle as usize);
+        let held = settings.held.map(|(i, ..)| i);
         let particles = &self.particles;
         self.tethers.prepare_frame(&|i| particles.position(i), held, settings.h);
         let p = &mut self.particles;
         // The solver reads particles by the constraints' indices without bounds checks.
         assert!(self.distances.particle_count() <= p.len() && self.hinges.particle_count() <= p.len());
+        assert!(settings.soft_grab.is_none_or(|g| g.vertices.iter().all(|&i| i < p.len())));
         assert!(p.prev.len() == p.len() && p.vel.len() == p.len());
         assert!(p.comp.len() == p.len() && p.comp_prev.len() == p.len());
         let kernel = self.kernel;
@@ -357,7 +384,7 @@ impl Cloth {
     /// (no area, no point mass) is treated as pinned rather than divided by.
     pub(crate) fn update_inverse_masses(&mut self) {
         let density = self.applied.areal_density;
-        let held = self.grab.map(|g| g.particle as usize);
+        let held = self.grab.filter(|g| g.point.is_none()).map(|g| g.particle as usize);
         let p = &mut self.particles;
         for i in 0..p.len() {
             let mass = p.mass(i, density);
@@ -366,19 +393,101 @@ impl Cloth {
         }
     }
 
-    /// Currently held particle, if any.
+    /// What is held, if anything (for a soft grab, `particle` is the held triangle's corner
+    /// with the largest weight as the triangle is now, after any tear).
     pub fn grab_state(&self) -> Option<Grab> {
-        self.grab
+        let mut g = self.grab?;
+        if let Some(hit) = g.point {
+            let tri = self.model.triangles[hit.triangle as usize];
+            let heaviest = (0..3).fold(0, |best, k| if hit.barycentric[k] > hit.barycentric[best] { k } else { best });
+            g.particle = tri[heaviest];
+        }
+        Some(g)
     }
 
-    /// Starts holding particle `i` (releasing any previous hold). Fails if `i` is out of range.
+    /// Where the held point is now (m): the held particle, or the soft grab's point Σ b_k x_k.
+    pub fn grabbed_point(&self) -> Option<Vec3> {
+        let g = self.grab?;
+        Some(match g.point {
+            Some(hit) => self.point_on(hit),
+            None => self.particles.position(g.particle as usize),
+        })
+    }
+
+    fn point_on(&self, hit: TriangleHit) -> Vec3 {
+        let tri = self.model.triangles[hit.triangle as usize];
+        (0..3).map(|k| self.particles.position(tri[k] as usize) * hit.barycentric[k]).sum()
+    }
+
+    /// Velocity of the held point (m/s): Σ b_k v_k, or the held particle's.
+    fn grabbed_velocity(&self, g: Grab) -> Vec3 {
+        match g.point {
+            Some(hit) => {
+                let tri = self.model.triangles[hit.triangle as usize];
+                (0..3).map(|k| self.particles.velocity(tri[k] as usize) * hit.barycentric[k]).sum()
+            }
+            None => self.particles.velocity(g.particle as usize),
+        }
+    }
+
+    /// The hard grab: starts holding particle `i` kinematically, exactly at the target
+    /// (releasing any previous hold). Fails if `i` is out of range.
     pub fn grab(&mut self, i: u32) -> Result<(), SimError> {
         self.check_index("grab", i)?;
         self.release(None);
         let target = self.particles.position(i as usize);
-        self.grab = Some(Grab { particle: i, target });
+        self.grab = Some(Grab {
+            particle: i,
+            target,
+            point: None,
+        });
         self.update_inverse_masses();
         Ok(())
+    }
+
+    /// The soft grab: starts pulling the point Σ b_k x_k of triangle `hit.triangle` toward
+    /// the target through a constraint of compliance [`SolverParams::grab_compliance`]
+    /// (releasing any previous hold). The corners keep their mass. The weights must be
+    /// finite and non-negative with a positive sum (they are scaled to sum to 1). Fails if
+    /// the triangle is out of range or the weights are not.
+    pub fn grab_point(&mut self, hit: TriangleHit) -> Result<(), SimError> {
+        let count = self.model.triangles.len();
+        if hit.triangle as usize >= count {
+            return Err(SimError::IndexOutOfRange {
+                what: "grab_point",
+                index: hit.triangle as usize,
+                count,
+            });
+        }
+        for w in hit.barycentric {
+            super::error::check_range("barycentric", w, 0.0, 1e6, "weights >= 0 with a positive sum")?;
+        }
+        let sum: f32 = hit.barycentric.iter().sum();
+        super::error::check_range("barycentric", sum, 1e-6, 3e6, "weights >= 0 with a positive sum")?;
+        let hit = TriangleHit {
+            barycentric: hit.barycentric.map(|w| w / sum),
+            ..hit
+        };
+        self.release(None);
+        let target = self.point_on(hit);
+        self.grab = Some(Grab {
+            particle: 0,
+            target,
+            point: Some(hit),
+        });
+        self.grab = self.grab_state();
+        self.grab_from = target;
+        self.update_inverse_masses();
+        Ok(())
+    }
+
+    /// Grabs what [`Self::pick`] found: softly at the hit point when it hit a triangle
+    /// ([`Self::grab_point`]), else the particle found near the ray, hard ([`Self::grab`]).
+    pub fn grab_pick(&mut self, pick: &Pick) -> Result<(), SimError> {
+        match pick.hit {
+            Some(hit) => self.grab_point(hit),
+            None => self.grab(pick.particle),
+        }
     }
 
     /// Moves the hold target (m). Non-finite targets are ignored; finite ones are clamped
@@ -391,20 +500,35 @@ impl Cloth {
         }
     }
 
-    /// Lets go of the held particle. With `Some(v)` it is thrown with velocity v (m/s, at most
-    /// [`MAX_THROW_SPEED`]; non-finite throws are ignored); with `None` it keeps the velocity
-    /// of its last drag motion.
+    /// Lets go of the held particle or point. With `Some(v)` it is thrown with velocity v
+    /// (m/s, at most [`MAX_THROW_SPEED`]; non-finite throws are ignored): the held particle
+    /// takes v, or the soft grab's corners all gain v − Σ b_k v_k, so the point moves at v and
+    /// the corners keep their relative motion. With `None` it keeps the velocity of its last
+    /// drag motion.
     pub fn release(&mut self, throw: Option<Vec3>) {
-        let Some(g) = self.grab.take() else { return };
+        let Some(g) = self.grab_state() else { return };
         if let Some(v) = throw.filter(|v| v.is_finite()) {
-            self.particles.vel.set(g.particle as usize, v.clamp_length_max(MAX_THROW_SPEED));
+            let v = v.clamp_length_max(MAX_THROW_SPEED);
+            match g.point {
+                Some(hit) => {
+                    let change = v - self.grabbed_velocity(g);
+                    for i in self.model.triangles[hit.triangle as usize] {
+                        let vi = self.particles.velocity(i as usize) + change;
+                        self.particles.vel.set(i as usize, vi.clamp_length_max(MAX_THROW_SPEED));
+                    }
+                }
+                None => self.particles.vel.set(g.particle as usize, v),
+            }
         }
+        self.grab = None;
         self.update_inverse_masses();
     }
 
-    /// Lets go of the held particle and pins it where it is.
+    /// Lets go of the held particle and pins it where it is; a soft grab pins the held
+    /// triangle's corner with the largest weight.
     pub fn release_pinned(&mut self) {
-        if let Some(g) = self.grab.take() {
+        if let Some(g) = self.grab_state() {
+            self.grab = None;
             self.set_pinned(g.particle, true);
         }
     }

@@ -28,11 +28,30 @@ pub struct Pick {
     pub particle: u32,
     /// Ray parameter of the hit (distance along the ray if the direction is normalised).
     pub t: f32,
+    /// The triangle hit and where, when the ray hit one (what [`Cloth::grab_pick`] holds);
+    /// `None` when the particle was found near the ray instead.
+    pub hit: Option<TriangleHit>,
+}
+
+/// A point on a triangle: its index in [`Cloth::triangles`] and the barycentric weights of
+/// its three corners (non-negative, summing to 1): the point is Σ b_k x_k.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TriangleHit {
+    /// Index of the triangle in [`Cloth::triangles`].
+    pub triangle: u32,
+    /// Weights of the triangle's corners, in the triangle's order.
+    pub barycentric: [f32; 3],
 }
 
 /// Möller–Trumbore ray/triangle intersection; returns t, or `None` on a miss or a degenerate
 /// triangle.
 pub fn ray_triangle(ray: &Ray, a: Vec3, b: Vec3, c: Vec3) -> Option<f32> {
+    ray_triangle_uv(ray, a, b, c).map(|(t, _, _)| t)
+}
+
+/// [`ray_triangle`] with the hit's barycentric coordinates (u, v) of `b` and `c`: the hit is
+/// (1 − u − v) a + u b + v c.
+fn ray_triangle_uv(ray: &Ray, a: Vec3, b: Vec3, c: Vec3) -> Option<(f32, f32, f32)> {
     let (e1, e2) = (b - a, c - a);
     let p = ray.direction.cross(e2);
     let det = e1.dot(p);
@@ -45,7 +64,7 @@ pub fn ray_triangle(ray: &Ray, a: Vec3, b: Vec3, c: Vec3) -> Option<f32> {
     let q = s.cross(e1);
     let v = ray.direction.dot(q) * inv;
     let t = e2.dot(q) * inv;
-    (u >= 0.0 && v >= 0.0 && u + v <= 1.0 && t >= 0.0).then_some(t)
+    (u >= 0.0 && v >= 0.0 && u + v <= 1.0 && t >= 0.0).then_some((t, u, v))
 }
 
 impl Cloth {
@@ -58,23 +77,32 @@ impl Cloth {
 
     fn pick_triangle(&self, ray: &Ray) -> Option<Pick> {
         let p = self.particles();
-        let mut best: Option<(f32, [u32; 3])> = None;
-        for &tri in self.triangles() {
+        let mut best: Option<(f32, f32, f32, usize)> = None;
+        for (k, &tri) in self.triangles().iter().enumerate() {
             let [a, b, c] = tri.map(|i| p.position(i as usize));
-            if let Some(t) = ray_triangle(ray, a, b, c) {
-                if best.is_none_or(|(bt, _)| t < bt) {
-                    best = Some((t, tri));
+            if let Some((t, u, v)) = ray_triangle_uv(ray, a, b, c) {
+                if best.is_none_or(|(bt, ..)| t < bt) {
+                    best = Some((t, u, v, k));
                 }
             }
         }
-        let (t, tri) = best?;
-        let hit = ray.at(t);
+        let (t, u, v, k) = best?;
+        let tri = self.triangles()[k];
+        let hit = TriangleHit {
+            triangle: k as u32,
+            barycentric: [(1.0 - u - v).max(0.0), u, v],
+        };
+        let at = ray.at(t);
         let particle = tri.into_iter().min_by(|&i, &j| {
-            let di = p.position(i as usize).distance_squared(hit);
-            let dj = p.position(j as usize).distance_squared(hit);
+            let di = p.position(i as usize).distance_squared(at);
+            let dj = p.position(j as usize).distance_squared(at);
             di.total_cmp(&dj)
         })?;
-        Some(Pick { particle, t })
+        Some(Pick {
+            particle,
+            t,
+            hit: Some(hit),
+        })
     }
 
     fn pick_near_ray(&self, ray: &Ray, radius: f32) -> Option<Pick> {
@@ -89,7 +117,11 @@ impl Cloth {
                 continue;
             }
             if best.is_none_or(|b| t < b.t) {
-                best = Some(Pick { particle: i as u32, t });
+                best = Some(Pick {
+                    particle: i as u32,
+                    t,
+                    hit: None,
+                });
             }
         }
         best

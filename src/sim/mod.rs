@@ -49,7 +49,7 @@ pub use constraints::MAX_PARTS as MAX_THREADS;
 pub use error::SimError;
 pub use grid::{tmp15_model, GridSpec, Orientation, PinMode};
 pub use guard::FRAME_WORK_BUDGET;
-pub use interaction::{Pick, Ray};
+pub use interaction::{Pick, Ray, TriangleHit};
 pub use model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model, ModelBuilder};
 pub use params::{Material, SolverParams, WORLD_EXTENT};
 pub use particles::Particles;

@@ -74,6 +74,13 @@ pub struct SolverParams {
     /// Results are bit-identical for every thread count. A cloth of fewer than 4 096 particles
     /// runs on one. Default 0; range 0 to [`super::MAX_THREADS`] (16).
     pub threads: u32,
+    /// Compliance α of the soft grab ([`crate::sim::Cloth::grab_point`]) in m/N: how far the
+    /// grabbed point trails the cursor per newton of pull (the hard grab,
+    /// [`crate::sim::Cloth::grab`], has none). Default 1e-4 m/N: a 10 N pull, far more than a
+    /// hanging sheet weighs, leaves the point 1 mm behind, so the grab feels firm while the
+    /// load spreads over the picked triangle's corners. 0 holds the point as stiffly as the
+    /// substeps allow. Range [0, 1] m/N.
+    pub grab_compliance: f32,
 }
 
 impl Default for SolverParams {
@@ -98,9 +105,13 @@ impl Default for SolverParams {
             // frame; at 2 the crack wanders, at 4 pieces break off, at 64 it shreds.
             max_splits_per_step: 1,
             threads: 0,
+            grab_compliance: DEFAULT_GRAB_COMPLIANCE,
         }
     }
 }
+
+/// Default [`SolverParams::grab_compliance`] in m/N.
+pub const DEFAULT_GRAB_COMPLIANCE: f32 = 1.0e-4;
 
 impl SolverParams {
     /// Substep length h = Δt / S in seconds.
@@ -140,7 +151,8 @@ impl SolverParams {
             "a distance in [0, 0.5] m",
         )?;
         check_count("max_splits_per_step", self.max_splits_per_step, 0, 1_000_000, "0 to 1000000 splits")?;
-        check_count("threads", self.threads, 0, MAX_THREADS as u32, "0 (auto) to 16 threads")
+        check_count("threads", self.threads, 0, MAX_THREADS as u32, "0 (auto) to 16 threads")?;
+        check_range("grab_compliance", self.grab_compliance, 0.0, 1.0, "a compliance in [0, 1] m/N")
     }
 
     /// Checks what no single field shows: under `material` every compliance divided by h²

@@ -6,18 +6,22 @@
 //! over its own particles) only until the other threads have finished the units sharing
 //! particles with it that come earlier in the sweep ([`super::constraints::Group::waits`],
 //! [`super::constraints::plan_sweep`]); the threads meet at a barrier only around a non-empty
-//! tail group. The per-particle passes split the particles by index at the same places as the
-//! parts. The tail group (constraints re-pointed or added by tearing) is solved by thread 0.
+//! tail group or while a soft grab is held. The per-particle passes split the particles by
+//! index at the same places as the parts. The tail group (constraints re-pointed or added by
+//! tearing) and the soft grab's constraint ([`SoftGrab`], after the tail group) are solved by
+//! thread 0.
 //! One thread runs the same operations in the same part-by-part order, so every thread count
 //! gives bit-identical results. Per substep, each unit
-//! after its wait (the tail between two barriers, and only when it holds constraints):
+//! after its wait (the tail between two barriers, and only when it holds constraints or a soft
+//! grab is held):
 //! ```text
 //! repeat iterations: (first) velocities of the previous substep + predict, own particles
 //!                    | for each distance phase: own part, level by level (or all its strips)
 //!                    | own particles to the [x, y, z, w] copy
 //!                    | for each hinge colour: own part, chunk by chunk (on the copy)
 //!                    | own particles back from the copy
-//!                    | [barrier | tail (thread 0) | barrier] | contacts of own particles
+//!                    | [barrier | tail, soft grab (thread 0) | barrier]
+//!                    | tethers (but the soft grab's corners) and contacts of own particles
 //! (after the last substep) velocities of own particles
 //! ```
 //! (Without the copy — no AVX2 — the hinge phases run on the arrays themselves and the two
@@ -56,6 +60,55 @@ pub(crate) struct FrameSettings {
     pub contact: ContactSettings,
     /// Held particle, where it was at the start of the frame and its target.
     pub held: Option<(usize, Vec3, Vec3)>,
+    /// The soft grab's constraint, when one is held.
+    pub soft_grab: Option<SoftGrab>,
+}
+
+/// The soft grab's XPBD constraint C = |p − target| between the point p = Σ b_k x_k of a
+/// triangle and the cursor target, with compliance α (docs/physics.md §1, "The grab").
+/// Solved by thread 0 in the tail step of every sweep.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SoftGrab {
+    /// The triangle's corners.
+    pub vertices: [usize; 3],
+    /// Their barycentric weights b_k (summing to 1).
+    pub weights: [f32; 3],
+    /// The target at the start of the frame and at its end (m); substep s aims at
+    /// lerp(from, to, (s + 1)/S), as the hard grab does.
+    pub from: Vec3,
+    pub to: Vec3,
+    /// α̃ = α/h² (kg⁻¹).
+    pub alpha_tilde: f32,
+}
+
+impl SoftGrab {
+    /// One projection of the constraint toward `target`, accumulating its multiplier in
+    /// `lambda` (reset by the caller on a substep's first sweep).
+    ///
+    /// # Safety
+    /// The vertices are in bounds of `pos`, and no other thread touches them during the call.
+    unsafe fn project(&self, pos: PosPtr, target: Vec3, lambda: &mut f32) {
+        // SAFETY: the caller guarantees the vertices in bounds and not shared (see # Safety).
+        unsafe {
+            let [a, b, c] = self.vertices.map(|i| pos.get(i));
+            let [ba, bb, bc] = self.weights;
+            let p = xyz(a) * ba + xyz(b) * bb + xyz(c) * bc;
+            let d = p - target;
+            let length = d.length();
+            // Σ w_k b_k² |∇C|², with |∇C| = |n| = 1.
+            let denominator = a[3] * ba * ba + b[3] * bb * bb + c[3] * bc * bc + self.alpha_tilde;
+            if length <= 1e-9 || denominator <= 0.0 {
+                return;
+            }
+            let n = d / length;
+            let delta = (-length - self.alpha_tilde * *lambda) / denominator;
+            *lambda += delta;
+            for (k, (x, weight)) in [a, b, c].into_iter().zip(self.weights).enumerate() {
+                let step = n * (x[3] * weight * delta);
+                pos.shift(self.vertices[k], x, step.to_array());
+            }
+        }
+    }
 }
 
 /// The state of one frame as raw pointers, so several threads can work on disjoint parts.
@@ -85,7 +138,8 @@ pub(crate) struct Frame<'a> {
     pub bounds: &'a [u32],
     /// Units per sweep and the passes' waits of the sweep on several threads.
     pub plan: &'a SweepPlan,
-    /// No constraint in either tail group: the tail step (and its barriers) is skipped.
+    /// No constraint in either tail group: the tail step (and its barriers) is skipped unless
+    /// a soft grab is held.
     pub tail_empty: bool,
     pub colliders: &'a [Collider],
     /// The tethers, prepared for this frame, when there are any.
@@ -145,10 +199,13 @@ impl Frame<'_> {
             let n = self.parts;
             let (first_part, end_part) = (parts.start, parts.end);
             let groups = move |phases: usize| (0..phases).flat_map(move |phase| (first_part..end_part).map(move |part| phase * n + part));
+            let tail_runs = !self.tail_empty || s.soft_grab.is_some();
+            // The soft grab's multiplier: only thread 0 solves it (in the tail).
+            let mut grab_lambda = 0.0f32;
             for substep in 0..s.substeps {
-                let held = s
-                    .held
-                    .map(|(i, from, to)| (i, from.lerp(to, (substep + 1) as f32 / s.substeps as f32)));
+                let progress_of_frame = (substep + 1) as f32 / s.substeps as f32;
+                let held = s.held.map(|(i, from, to)| (i, from.lerp(to, progress_of_frame)));
+                let grab_target = s.soft_grab.map(|g| g.from.lerp(g.to, progress_of_frame));
                 for iteration in 0..s.iterations {
                     let first = iteration == 0;
                     for step in SweepStep::order(self.plan.distances_on_copy) {
@@ -183,11 +240,17 @@ impl Frame<'_> {
                                 }
                             }),
                             SweepStep::Tail => {
-                                if !self.tail_empty {
+                                if tail_runs {
                                     barrier.wait(parties);
                                     if t == 0 {
                                         self.solve_distances(self.distance_phases * n, first);
                                         self.solve_hinge_group(self.hinge_phases * n, first, first && substep == 0);
+                                        if let (Some(grab), Some(target)) = (s.soft_grab, grab_target) {
+                                            if first {
+                                                grab_lambda = 0.0;
+                                            }
+                                            grab.project(self.pos, target, &mut grab_lambda);
+                                        }
                                     }
                                     barrier.wait(parties);
                                 }
@@ -196,7 +259,16 @@ impl Frame<'_> {
                             SweepStep::Pass(pass::CONTACTS) => {
                                 passes(&mut pipeline, pass::CONTACTS, &|r| {
                                     if let Some(tethers) = self.tethers {
+                                        // The soft grab's corners are exempt from their tethers,
+                                        // as the hard grab's kinematic particle is: a pull may
+                                        // stretch the cloth beyond its hanging length.
+                                        let exempt = s.soft_grab.map(|g| g.vertices.map(|i| (r.contains(&i), i, self.pos.get(i))));
                                         tethers.project(self.pos, r.clone(), self.kernel.has_avx2());
+                                        for (own, i, x) in exempt.into_iter().flatten() {
+                                            if own {
+                                                self.pos.set_xyz(i, [x[0], x[1], x[2]]);
+                                            }
+                                        }
                                     }
                                     self.project_contacts(r)
                                 });

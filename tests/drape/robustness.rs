@@ -1,7 +1,9 @@
 //! V9 robustness (degenerate geometry, invalid input rejected before any state change, huge
 //! steps) and the interaction API the app drives: pick, grab, drag, release, pin, live edits.
 
-use drape::sim::{Cloth, Collider, Compliance, EdgeKind, GridSpec, Hinge, Material, ModelBuilder, Ray, SimError, SolverParams};
+use drape::sim::{
+    Cloth, Collider, Compliance, EdgeKind, GridSpec, Hinge, Material, ModelBuilder, PinMode, Ray, SimError, SolverParams, TriangleHit,
+};
 use glam::Vec3;
 
 use crate::common::{all_finite, run, snapshot, validation_params};
@@ -363,6 +365,170 @@ fn grabbed_particle_follows_the_target_and_keeps_the_drag_velocity() {
     assert!(cloth.grab_state().is_none());
     assert!(cloth.particles().inverse_mass(i as usize) > 0.0, "released particle is free again");
     assert!(cloth.particles().velocity(i as usize).distance(expected_velocity) < 1e-3 * expected_velocity.length());
+}
+
+/// A soft grab on the first triangle that has `particle`, with weights 0.5, 0.3, 0.2 on its
+/// corners.
+fn soft_grab_near(cloth: &mut Cloth, particle: u32) -> TriangleHit {
+    let triangle = cloth.triangles().iter().position(|t| t.contains(&particle)).unwrap() as u32;
+    let hit = TriangleHit {
+        triangle,
+        barycentric: [0.5, 0.3, 0.2],
+    };
+    cloth.grab_point(hit).unwrap();
+    hit
+}
+
+/// The held point Σ b_k x_k.
+fn point_of(cloth: &Cloth, hit: TriangleHit) -> Vec3 {
+    let tri = cloth.triangles()[hit.triangle as usize];
+    (0..3)
+        .map(|k| cloth.particles().position(tri[k] as usize) * hit.barycentric[k])
+        .sum()
+}
+
+/// A soft grab pulls the bottom of the hanging curtain 20 cm toward the viewer and holds it:
+/// at rest the point sits within the compliance's lag (α × the pull, a few N here) of the
+/// target, the corners keep their mass, and a stiffer or softer grab lags less or more.
+#[test]
+fn a_soft_grab_holds_the_picked_point_near_the_target_at_rest() {
+    let spec = GridSpec::default();
+    let material = Material::default();
+    let lag = |compliance: f32| {
+        let mut cloth = Cloth::new(spec.build().unwrap(), &material, Vec::new()).unwrap();
+        let params = SolverParams {
+            grab_compliance: compliance,
+            ..SolverParams::default()
+        };
+        let hit = soft_grab_near(&mut cloth, spec.index(20, 39));
+        let grab = cloth.grab_state().unwrap();
+        assert_eq!(grab.point, Some(hit));
+        let tri = cloth.triangles()[hit.triangle as usize];
+        assert!(
+            tri.iter().all(|&i| cloth.particles().inverse_mass(i as usize) > 0.0),
+            "the corners keep their mass"
+        );
+        let target = point_of(&cloth, hit) + Vec3::new(0.0, 0.1, 0.2);
+        cloth.drag_to(target);
+        run(&mut cloth, &params, &material, 300);
+        assert!(all_finite(&cloth));
+        assert!(cloth.grabbed_point().unwrap().distance(point_of(&cloth, hit)) < 1e-6);
+        point_of(&cloth, hit).distance(target)
+    };
+    let default = lag(SolverParams::default().grab_compliance);
+    assert!(default < 3e-3, "the default grab holds within 3 mm: {default} m");
+    // At rest C = α F (the pull F does not depend on α while the lag is small): the lag
+    // grows in proportion to the compliance.
+    let soft = lag(1e-2);
+    let ratio = soft / default;
+    assert!(
+        (50.0..200.0).contains(&ratio),
+        "a 100× softer grab lags about 100× more: {soft} m vs {default} m"
+    );
+    println!("soft grab lag at rest: {default} m (default), {soft} m (1e-2 m/N)");
+}
+
+/// Released with a throw velocity, the soft grab's point moves at that velocity and its
+/// corners keep their relative motion; released without, the cloth keeps the drag's motion.
+#[test]
+fn a_soft_grab_throws_the_point_on_release_and_keeps_the_drag_momentum() {
+    let spec = GridSpec {
+        pins: PinMode::None,
+        ..GridSpec::default()
+    };
+    let material = Material::default();
+    let params = SolverParams {
+        gravity: Vec3::ZERO,
+        air_damping: 0.0,
+        ..SolverParams::default()
+    };
+    let mut cloth = Cloth::new(spec.build().unwrap(), &material, Vec::new()).unwrap();
+    let hit = soft_grab_near(&mut cloth, spec.index(20, 20));
+    let start = point_of(&cloth, hit);
+    let drag = Vec3::new(0.5, 0.0, 0.2); // m/s
+    for frame in 1..=120 {
+        cloth.drag_to(start + drag * frame as f32 * params.dt);
+        cloth.step(&params, &material).unwrap();
+    }
+    let momentum = |c: &Cloth| -> Vec3 {
+        let p = c.particles();
+        (0..p.len()).map(|i| p.velocity(i) * p.mass(i, material.areal_density)).sum()
+    };
+    let mass: f32 = (0..cloth.particles().len())
+        .map(|i| cloth.particles().mass(i, material.areal_density))
+        .sum();
+    let mut kept = cloth.clone();
+    kept.release(None);
+    let carried = momentum(&kept) / mass;
+    assert!(
+        carried.distance(drag) < 0.1 * drag.length(),
+        "the cloth moves with the drag: {carried} vs {drag}"
+    );
+    run(&mut kept, &params, &material, 60);
+    // Free again, the cloth keeps its momentum (within 2 %: the mean velocity drifts by 0.6 %
+    // of the drag speed over the next second as the flapping cloth settles).
+    let after = momentum(&kept) / mass;
+    assert!(
+        after.distance(carried) < 0.02 * drag.length(),
+        "free again, momentum is kept: {after} vs {carried}"
+    );
+    let throw = Vec3::new(-1.0, 2.0, 0.5);
+    let tri = cloth.triangles()[hit.triangle as usize];
+    let relative = |c: &Cloth| cloth_velocity(c, tri[0]) - cloth_velocity(c, tri[1]);
+    let before = relative(&cloth);
+    cloth.release(Some(throw));
+    assert!(cloth.grab_state().is_none());
+    let v: Vec3 = (0..3).map(|k| cloth_velocity(&cloth, tri[k]) * hit.barycentric[k]).sum();
+    assert!(v.distance(throw) < 1e-5, "the point is thrown at {v}, asked {throw}");
+    assert!(relative(&cloth).distance(before) < 1e-5, "the corners keep their relative motion");
+}
+
+fn cloth_velocity(cloth: &Cloth, i: u32) -> Vec3 {
+    cloth.particles().velocity(i as usize)
+}
+
+/// Bad soft grabs are refused with the reason; `grab_pick` grabs a hit triangle softly and a
+/// particle near the ray hard.
+#[test]
+fn soft_grabs_are_validated_and_picks_choose_the_grab() {
+    let spec = GridSpec::default();
+    let mut cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
+    let count = cloth.triangles().len() as u32;
+    let bad = |triangle, barycentric| TriangleHit { triangle, barycentric };
+    assert!(cloth.grab_point(bad(count, [1.0, 0.0, 0.0])).is_err());
+    let message = cloth.grab_point(bad(0, [f32::NAN, 0.0, 0.0])).unwrap_err().to_string();
+    assert!(message.contains("barycentric"), "{message}");
+    assert!(cloth.grab_point(bad(0, [-0.5, 1.0, 0.5])).is_err());
+    assert!(cloth.grab_point(bad(0, [0.0, 0.0, 0.0])).is_err());
+    assert!(cloth.grab_state().is_none());
+    let params = SolverParams {
+        grab_compliance: 2.0,
+        ..SolverParams::default()
+    };
+    let message = params.validate().unwrap_err().to_string();
+    assert!(message.contains("grab_compliance") && message.contains("[0, 1] m/N"), "{message}");
+    let centre = cloth.particles().position(spec.index(20, 20) as usize);
+    let ray = Ray {
+        origin: centre + Vec3::new(0.003, 0.002, 2.0),
+        direction: Vec3::new(0.0, 0.0, -1.0),
+    };
+    let pick = cloth.pick(&ray, 0.02).unwrap();
+    let hit = pick.hit.expect("the ray hits a triangle");
+    let b = hit.barycentric;
+    assert!(b.iter().all(|&w| w >= 0.0) && (b.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+    cloth.grab_pick(&pick).unwrap();
+    assert_eq!(cloth.grab_state().unwrap().point, Some(hit));
+    assert!(
+        cloth.grabbed_point().unwrap().distance(ray.at(pick.t)) < 1e-4,
+        "held where the ray hit"
+    );
+    // Weights are scaled to sum to 1.
+    cloth.grab_point(bad(0, [2.0, 1.0, 1.0])).unwrap();
+    assert_eq!(cloth.grab_state().unwrap().point.unwrap().barycentric, [0.5, 0.25, 0.25]);
+    let near = drape::sim::Pick { hit: None, ..pick };
+    cloth.grab_pick(&near).unwrap();
+    assert_eq!(cloth.grab_state().unwrap().point, None);
+    assert_eq!(cloth.particles().inverse_mass(pick.particle as usize), 0.0, "the hard grab");
 }
 
 #[test]

@@ -1,13 +1,14 @@
 //! Issue 16's tearing scenarios through the public [`Cloth`] API, on the shipped presets: the
 //! presets wait for the user (no tear at rest), a pull rips them, a tear leaves no scrap of
 //! fewer than [`MIN_FRAGMENT_TRIANGLES`] triangles, nothing flies off, and a torn run repeats
-//! bit for bit. The pulls use the hard grab (one particle held at the cursor).
+//! bit for bit. The pulls use the soft grab ([`Cloth::grab_point`]): a point of a triangle at
+//! the pulled corner, spread over its three corners, as the app grabs.
 
 use std::collections::HashMap;
 
 use drape::preset::Preset;
 use drape::sim::tearing::MIN_FRAGMENT_TRIANGLES;
-use drape::sim::{Cloth, Material, Ray};
+use drape::sim::{Cloth, Material, Ray, TriangleHit};
 use glam::Vec3;
 
 use crate::common::{all_finite, load_preset, run};
@@ -160,14 +161,37 @@ fn run_driven(preset: &Preset, material: &Material, frames: u32, mut drive: impl
     }
 }
 
-/// Grabs `particle` in the first frame and moves the grab by `offset(frame)` (m) from where the
-/// particle started; with `release_after`, lets go (keeping the drag's velocity) after that
-/// many frames.
-fn pulled(preset: &Preset, particle: u32, frames: u32, release_after: Option<u32>, offset: impl Fn(u32) -> Vec3) -> Outcome {
-    let start = preset.build().unwrap().particles().position(particle as usize);
+/// A soft grab close to `particle`: the point of the first triangle having it that weighs it
+/// 0.6 and the triangle's other corners 0.2 each. Returns the point (m).
+fn soft_grab_at(cloth: &mut Cloth, particle: u32) -> Vec3 {
+    let triangle = cloth.triangles().iter().position(|t| t.contains(&particle)).unwrap();
+    let tri = cloth.triangles()[triangle];
+    let barycentric = tri.map(|i| if i == particle { 0.6 } else { 0.2 });
+    cloth
+        .grab_point(TriangleHit {
+            triangle: triangle as u32,
+            barycentric,
+        })
+        .unwrap();
+    cloth.grabbed_point().unwrap()
+}
+
+/// Grabs `particle` in the first frame — softly next to it ([`soft_grab_at`]) or, not `soft`,
+/// hard — and moves the grab by `offset(frame)` (m) from where the held point started; with
+/// `release_after`, lets go (keeping the drag's velocity) after that many frames.
+fn pulled(preset: &Preset, particle: u32, soft: bool, frames: u32, release_after: Option<u32>, offset: impl Fn(u32) -> Vec3) -> Outcome {
+    let grab = |cloth: &mut Cloth| {
+        if soft {
+            soft_grab_at(cloth, particle)
+        } else {
+            cloth.grab(particle).unwrap();
+            cloth.particles().position(particle as usize)
+        }
+    };
+    let start = grab(&mut preset.build().unwrap());
     run_driven(preset, &preset.material, frames, |cloth, frame| {
         if frame == 0 {
-            cloth.grab(particle).unwrap();
+            grab(cloth);
         }
         if release_after == Some(frame) {
             cloth.release(None);
@@ -186,7 +210,7 @@ fn steady_corner_drag() -> Outcome {
     let preset = load_preset("tearable_sheet");
     let corner = preset.cloth.index(preset.cloth.columns - 1, preset.cloth.rows - 1);
     let dt = preset.solver.dt;
-    pulled(&preset, corner, (2.0 / dt).round() as u32, None, |frame| {
+    pulled(&preset, corner, true, (2.0 / dt).round() as u32, None, |frame| {
         away_from_the_sheet() * 0.5 * frame as f32 * dt
     })
 }
@@ -222,8 +246,7 @@ fn rip_the_flag_rips_when_its_free_corner_is_pulled_hard() {
     let start = std::cell::Cell::new(Vec3::ZERO);
     let outcome = run_driven(&preset, &preset.material, 3 * flying, |cloth, frame| {
         if frame == flying {
-            start.set(cloth.particles().position(corner as usize));
-            cloth.grab(corner).unwrap();
+            start.set(soft_grab_at(cloth, corner));
         }
         if frame >= flying {
             cloth.drag_to(start.get() + Vec3::X * (frame - flying + 1) as f32 * dt);
@@ -261,28 +284,49 @@ fn the_tearable_sheet_dragged_steadily_by_a_corner_rips_without_scraps() {
 
 /// Issue 16 asks for a crack of at least 10 edges that runs into the sheet. With the hard grab
 /// the whole pull lands on the grabbed particle's few edges, and the tear rings it: the corner
-/// comes off as a 12-triangle piece behind a 4-edge crack.
+/// comes off as a 12-triangle piece behind a 4-edge crack. The soft grab (weights 0.6, 0.2,
+/// 0.2, or 1/3 each, at compliances 1e-4 to 1e-2 m/N) spreads the pull over one triangle's
+/// corners but leaves the same: 5–6 torn edges, pieces [12, 3030], longest crack 4. The tear
+/// criterion (issue 16 item 2) decides where it runs, not the grab.
 #[test]
-#[ignore = "not met with the hard grab (longest crack 4 edges); needs the soft grab of issue 16 item 1"]
+#[ignore = "not met with the soft grab either (longest crack 4 edges, pieces [12, 3030]); waits for tears that run (issue 16 item 2)"]
 fn the_tearable_sheet_dragged_steadily_by_a_corner_opens_a_crack_of_10_edges() {
     let outcome = steady_corner_drag();
     assert!(outcome.crack >= 10, "{}", outcome.summary());
 }
 
-/// The same grab moved 1 m in 0.1 s and let go: no scrap, and nothing flung more than 3 m
-/// from where the sheet hung after 2 s.
-#[test]
-fn a_fast_flick_leaves_no_scraps_and_flings_nothing_far() {
+/// The same corner grabbed and moved 1 m in 0.1 s, then let go (soft or hard grab).
+fn flick(soft: bool) -> Outcome {
     let preset = load_preset("tearable_sheet");
     let corner = preset.cloth.index(preset.cloth.columns - 1, preset.cloth.rows - 1);
     let dt = preset.solver.dt;
     let flick = (0.1 / dt).round() as u32;
-    let outcome = pulled(&preset, corner, (2.0 / dt).round() as u32, Some(flick), |frame| {
+    pulled(&preset, corner, soft, (2.0 / dt).round() as u32, Some(flick), |frame| {
         away_from_the_sheet() * (frame.min(flick) as f32 / flick as f32)
-    });
+    })
+}
+
+fn assert_a_clean_flick(outcome: &Outcome) {
     assert!(outcome.cloth.torn_edges() > 0, "the flick tears: {}", outcome.summary());
     assert!(outcome.smallest_piece() >= MIN_FRAGMENT_TRIANGLES, "{}", outcome.summary());
     assert!(outcome.flown <= 3.0, "{}", outcome.summary());
+}
+
+/// A fast flick with the hard grab: no scrap, and nothing flung more than 3 m from where the
+/// sheet hung after 2 s.
+#[test]
+fn a_fast_flick_leaves_no_scraps_and_flings_nothing_far() {
+    assert_a_clean_flick(&flick(false));
+}
+
+/// The same flick with the soft grab: the corner triangle, all of whose corners the grab
+/// moves at 10 m/s, comes off in an 8-triangle piece that keeps that speed (11 torn edges,
+/// pieces [8, 3034], 4.9 m outside the start box; held at the triangle's centroid instead it
+/// leaves a 3-triangle scrap).
+#[test]
+#[ignore = "not met with the soft grab: an 8-triangle piece flies 4.9 m (limit 3 m); waits for issue 16 items 2-3"]
+fn a_fast_soft_flick_leaves_no_scraps_and_flings_nothing_far() {
+    assert_a_clean_flick(&flick(true));
 }
 
 /// The tearable sheet with 2 kg spread over its bottom row and a notch cut into its left edge

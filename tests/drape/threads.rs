@@ -4,7 +4,7 @@
 //! a 2-core machine the oversubscribed runs are slow but must still be exact.)
 
 use drape::headless::{tmp15_cloth, tmp15_material, tmp15_params};
-use drape::sim::{Cloth, Collider, GridSpec, Material, SolverParams, MAX_THREADS};
+use drape::sim::{Cloth, Collider, GridSpec, Material, SolverParams, TriangleHit, MAX_THREADS};
 use glam::Vec3;
 
 /// An 80 × 64 curtain (5 120 particles, about 33 000 constraints) over the ground, pinned at
@@ -49,9 +49,9 @@ fn step_on(cloth: &mut Cloth, params: &SolverParams, material: &Material) {
     assert_eq!(stats.threads, params.threads, "the step ran on the threads it asked for");
 }
 
-/// Grabs a bottom particle and yanks it down and sideways for 40 frames, tearing the
-/// curtain, on `threads` threads.
-fn yank(threads: u32) -> Run {
+/// Grabs a bottom particle (hard, or `soft`ly at a point of a triangle next to it) and yanks it
+/// down and sideways for 40 frames, tearing the curtain, on `threads` threads.
+fn yank(threads: u32, soft: bool) -> Run {
     let (mut cloth, material, spec) = tearable_curtain();
     let params = SolverParams {
         threads,
@@ -60,7 +60,13 @@ fn yank(threads: u32) -> Run {
     assert_eq!(cloth.threads_used(&params), threads, "the curtain is large enough to split");
     let grabbed = spec.index(spec.columns / 2, spec.rows - 1); // the bottom edge's middle
     let start = cloth.particles().position(grabbed as usize);
-    cloth.grab(grabbed).unwrap();
+    if soft {
+        let triangle = cloth.triangles().iter().position(|t| t.contains(&grabbed)).unwrap() as u32;
+        let barycentric = [0.5, 0.3, 0.2];
+        cloth.grab_point(TriangleHit { triangle, barycentric }).unwrap();
+    } else {
+        cloth.grab(grabbed).unwrap();
+    }
     for frame in 0..40 {
         cloth.drag_to(start + Vec3::new(0.02, -0.03, 0.01) * frame as f32);
         step_on(&mut cloth, &params, &material);
@@ -70,11 +76,21 @@ fn yank(threads: u32) -> Run {
 
 #[test]
 fn a_torn_curtain_of_5120_particles_is_bit_identical_on_1_to_8_threads() {
-    let one = yank(1);
+    torn_curtain_is_bit_identical(false);
+}
+
+/// The same with the soft grab, solved in the tail between barriers (by thread 0).
+#[test]
+fn a_softly_grabbed_torn_curtain_is_bit_identical_on_1_to_8_threads() {
+    torn_curtain_is_bit_identical(true);
+}
+
+fn torn_curtain_is_bit_identical(soft: bool) {
+    let one = yank(1, soft);
     assert!(one.torn > 0, "the yank should tear the curtain");
     assert!(one.positions.iter().all(|p| p.is_finite()));
     for threads in 2..=8 {
-        let run = yank(threads);
+        let run = yank(threads, soft);
         assert_eq!(
             (run.torn, run.pieces),
             (one.torn, one.pieces),
