@@ -40,7 +40,7 @@ pub struct AppArgs {
     /// Save the last frame as PNG before exiting (with --frames).
     #[arg(long, value_name = "FILE.png", requires = "frames")]
     pub screenshot: Option<PathBuf>,
-    /// Solver worker threads (0 = automatic).
+    /// Solver threads: 0 = automatic, 1-16 (bit-identical results for every count).
     #[arg(long, value_name = "N")]
     pub threads: Option<u32>,
 }
@@ -82,7 +82,7 @@ struct SimulateArgs {
     /// Write the final mesh as Wavefront OBJ.
     #[arg(long, value_name = "FILE.obj")]
     out: Option<PathBuf>,
-    /// Solver worker threads (0 = automatic; default: the preset's setting).
+    /// Solver threads: 0 = automatic, 1-16 (default: the preset's setting).
     #[arg(long, value_name = "N")]
     threads: Option<u32>,
 }
@@ -121,7 +121,7 @@ struct BenchArgs {
     /// Run exactly N frames from the initial state instead, with no warm-up.
     #[arg(long)]
     frames: Option<u32>,
-    /// Solver worker threads (0 = automatic).
+    /// Solver threads: 0 = automatic, 1-16 (bit-identical results for every count).
     #[arg(long, default_value_t = 0)]
     threads: u32,
     /// Enable tearing at this engineering strain (to measure the cost of the tear check).
