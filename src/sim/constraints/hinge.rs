@@ -206,10 +206,35 @@ pub(crate) unsafe fn project_raw(
     first: bool,
     refresh_damping: bool,
 ) {
-    // SAFETY: the caller upholds this function's # Safety contract: every particle index in `batch`
-    // must be in bounds of `pos` and `prev`, no other thread may touch those particles during the
-    // call, `kernel` must be supported by this CPU, and unless it is `Kernel::Scalar` no two hinges
-    // of the batch may share a particle.
+    // SAFETY: the caller upholds this function's # Safety contract, which is `project_on`'s.
+    unsafe { project_on(kernel, pos, prev, batch, k, first, refresh_damping) }
+}
+
+/// Particle arrays the hinge kernels run on: scalar access, and on x86-64 the vector loads and
+/// stores of both widths (the solver's positions, or the `[x, y, z, w]` copy).
+#[cfg(target_arch = "x86_64")]
+trait HingePositions: vector::Storage<super::lanes::Avx2> + vector::Storage<super::lanes::Avx512> {}
+#[cfg(target_arch = "x86_64")]
+impl<P: vector::Storage<super::lanes::Avx2> + vector::Storage<super::lanes::Avx512>> HingePositions for P {}
+#[cfg(not(target_arch = "x86_64"))]
+trait HingePositions: ParticleAccess {}
+#[cfg(not(target_arch = "x86_64"))]
+impl<P: ParticleAccess> HingePositions for P {}
+
+/// [`project_raw`] on either kind of particle array.
+///
+/// # Safety
+/// As [`project_raw`], with every index in bounds of `pos`.
+unsafe fn project_on(
+    kernel: Kernel,
+    pos: impl HingePositions,
+    prev: VecPtr,
+    batch: &mut HingeBatch,
+    k: SubstepConstants,
+    first: bool,
+    refresh_damping: bool,
+) {
+    // SAFETY: the caller upholds this function's # Safety contract: as `project_raw`.
     unsafe {
         with_damping(batch, prev, k, refresh_damping, |batch| {
             #[cfg(target_arch = "x86_64")]
@@ -241,17 +266,8 @@ pub(crate) unsafe fn project_raw_aos(
     first: bool,
     refresh_damping: bool,
 ) {
-    // SAFETY: the caller upholds this function's # Safety contract: as `project_raw`, with every
-    // index in bounds of `pos`.
-    unsafe {
-        with_damping(batch, prev, k, refresh_damping, |batch| {
-            #[cfg(target_arch = "x86_64")]
-            if vector_kernel_applies(kernel) {
-                return vector::project(kernel, pos, batch, k.inv_h2, first);
-            }
-            project_scalar(pos, batch, 0..batch.len(), k, first)
-        })
-    }
+    // SAFETY: the caller upholds this function's # Safety contract, which is `project_on`'s.
+    unsafe { project_on(kernel, pos, prev, batch, k, first, refresh_damping) }
 }
 
 /// Copies the positions of particles `range` into the `[x, y, z, w]` copy (before the hinge
