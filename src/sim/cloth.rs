@@ -285,7 +285,9 @@ impl Cloth {
         // Anchors are pinned, so they stay where they are for the whole frame.
         let held = settings.held.map(|(i, ..)| i);
         let particles = &self.particles;
-        self.tethers.prepare_frame(&|i| particles.position(i), held, settings.h);
+        // The soft grab's corners are tethered to nothing while held (see `prepare_frame`).
+        let exempt = settings.soft_grab.map_or(Vec::new(), |g| g.vertices.to_vec());
+        self.tethers.prepare_frame(&|i| particles.position(i), held, &exempt, settings.h);
         let p = &mut self.particles;
         // The solver reads particles by the constraints' indices without bounds checks.
         assert!(self.distances.particle_count() <= p.len() && self.hinges.particle_count() <= p.len());

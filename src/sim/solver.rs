@@ -21,7 +21,7 @@
 //!                    | for each hinge colour: own part, chunk by chunk (on the copy)
 //!                    | own particles back from the copy
 //!                    | [barrier | tail, soft grab (thread 0) | barrier]
-//!                    | tethers (but the soft grab's corners) and contacts of own particles
+//!                    | tethers (none on the soft grab's corners) and contacts of own particles
 //! (after the last substep) velocities of own particles
 //! ```
 //! (Without the copy — no AVX2 — the hinge phases run on the arrays themselves and the two
@@ -259,16 +259,9 @@ impl Frame<'_> {
                             SweepStep::Pass(pass::CONTACTS) => {
                                 passes(&mut pipeline, pass::CONTACTS, &|r| {
                                     if let Some(tethers) = self.tethers {
-                                        // The soft grab's corners are exempt from their tethers,
-                                        // as the hard grab's kinematic particle is: a pull may
-                                        // stretch the cloth beyond its hanging length.
-                                        let exempt = s.soft_grab.map(|g| g.vertices.map(|i| (r.contains(&i), i, self.pos.get(i))));
+                                        // The soft grab's corners have no tethers this frame
+                                        // (`Tethers::prepare_frame`).
                                         tethers.project(self.pos, r.clone(), self.kernel.has_avx2());
-                                        for (own, i, x) in exempt.into_iter().flatten() {
-                                            if own {
-                                                self.pos.set_xyz(i, [x[0], x[1], x[2]]);
-                                            }
-                                        }
                                     }
                                     self.project_contacts(r)
                                 });
