@@ -12,8 +12,8 @@
 
 use glam::Vec3;
 
-use super::cloth::Cloth;
 use super::params::SolverParams;
+use super::particles::Particles;
 
 /// Density of air at sea level and 15 °C in kg/m³.
 pub const AIR_DENSITY: f32 = 1.225;
@@ -24,31 +24,29 @@ pub fn wind_at(params: &SolverParams, t: f64) -> Vec3 {
     params.wind * (1.0 + params.wind_gust * (1.3 * t).sin() * (0.7 * t + 1.0).sin())
 }
 
-impl Cloth {
-    /// Adds `h` seconds of aerodynamic drag to the free particles' velocities.
-    pub(crate) fn apply_aerodynamics(&mut self, h: f32, wind: Vec3, drag_coefficient: f32) {
-        if drag_coefficient <= 0.0 {
-            return;
+/// Adds `h` seconds of the drag of `triangles` in `wind` (m/s) to the free particles'
+/// velocities; `drag_coefficient` is C_d (no drag at 0).
+pub(crate) fn apply_drag(p: &mut Particles, triangles: &[[u32; 3]], h: f32, wind: Vec3, drag_coefficient: f32) {
+    if drag_coefficient <= 0.0 {
+        return;
+    }
+    let scale = 0.5 * AIR_DENSITY * drag_coefficient * h / 3.0;
+    for tri in triangles {
+        let [a, b, c] = tri.map(|i| i as usize);
+        let [xa, xb, xc] = [a, b, c].map(|i| p.position(i));
+        let cross = (xb - xa).cross(xc - xa);
+        let twice_area = cross.length();
+        if twice_area <= 1e-12 {
+            continue; // degenerate triangle: no area, no force
         }
-        let scale = 0.5 * AIR_DENSITY * drag_coefficient * h / 3.0;
-        let p = &mut self.particles;
-        for tri in &self.model.triangles {
-            let [a, b, c] = tri.map(|i| i as usize);
-            let [xa, xb, xc] = [a, b, c].map(|i| p.position(i));
-            let cross = (xb - xa).cross(xc - xa);
-            let twice_area = cross.length();
-            if twice_area <= 1e-12 {
-                continue; // degenerate triangle: no area, no force
-            }
-            let n = cross / twice_area;
-            let relative = wind - (p.vel.get(a) + p.vel.get(b) + p.vel.get(c)) / 3.0;
-            let normal_speed = relative.dot(n);
-            // ½ρ C_d A (u·n)|u·n| n · h / 3 with A = |cross| / 2.
-            let impulse = n * (scale * 0.5 * twice_area * normal_speed * normal_speed.abs());
-            for i in [a, b, c] {
-                let gain = (impulse * p.inverse_mass(i)).clamp_length_max(normal_speed.abs());
-                p.vel.set(i, p.vel.get(i) + gain);
-            }
+        let n = cross / twice_area;
+        let relative = wind - (p.vel.get(a) + p.vel.get(b) + p.vel.get(c)) / 3.0;
+        let normal_speed = relative.dot(n);
+        // ½ρ C_d A (u·n)|u·n| n · h / 3 with A = |cross| / 2.
+        let impulse = n * (scale * 0.5 * twice_area * normal_speed * normal_speed.abs());
+        for i in [a, b, c] {
+            let gain = (impulse * p.inverse_mass(i)).clamp_length_max(normal_speed.abs());
+            p.vel.set(i, p.vel.get(i) + gain);
         }
     }
 }
@@ -56,7 +54,7 @@ impl Cloth {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::{Material, ModelBuilder};
+    use crate::sim::{Cloth, Material, ModelBuilder};
 
     /// One free triangle of area A and corner masses m in a steady wind u along its normal:
     /// after one frame of a single substep each corner has gained h·½ρC_dAu²/(3m).

@@ -5,18 +5,19 @@ use std::time::Instant;
 use glam::Vec3;
 
 use super::collision::{Collider, ContactSettings};
-use super::constraints::distance::{self, DistanceBatch, DistanceItem, Kernel, SubstepConstants};
-use super::constraints::hinge::{self, HingeBatch, HingeItem};
-use super::constraints::{plan_sweep, ConstraintSet, SweepPlan};
+use super::constraints::distance::{self, Kernel, SubstepConstants};
+use super::constraints::hinge;
+use super::constraints::store::ConstraintStore;
 use super::error::SimError;
-use super::guard::Checkpoint;
-use super::interaction::{Pick, TriangleHit};
-use super::model::{DistanceConstraint, EdgeKind, Hinge, Model};
+use super::error::WORLD_EXTENT;
+use super::guard::{self, Checkpoint};
+use super::interaction::{Pick, Ray, TriangleHit};
+use super::model::{DistanceConstraint, EdgeKind, Model};
 use super::parallel::{self, Progress, SpinBarrier};
-use super::params::{Material, SolverParams, WORLD_EXTENT};
+use super::params::{Material, SolverParams};
 use super::particles::COMPENSATED_BELOW_SUBSTEP;
 use super::particles::{AosPtr, Particles, PosW};
-use super::ramp::ComplianceRamp;
+use super::ramp::{self, ComplianceRamp};
 use super::solver::{Frame, FrameSettings, SoftGrab};
 use super::stats::{PhaseTimes, StepStats};
 use super::tearing::TearState;
@@ -48,8 +49,8 @@ pub struct Cloth {
     pub(crate) particles: Particles,
     /// Current topology and rest data; tearing edits it.
     pub(crate) model: Model,
-    pub(crate) distances: ConstraintSet<DistanceBatch>,
-    pub(crate) hinges: ConstraintSet<HingeBatch>,
+    /// The solver's constraints, kept in step with the model's records.
+    pub(crate) constraints: ConstraintStore,
     colliders: Vec<Collider>,
     grab: Option<Grab>,
     /// The soft grab's target at the end of the last step (the start of the next one's
@@ -67,8 +68,6 @@ pub struct Cloth {
     /// Scratch for the hinge phases and a coloured distance sweep: the positions as one
     /// `[x, y, z, w]` per particle (see [`Frame::aos_copy`]).
     aos_positions: Vec<PosW>,
-    /// The sweep's unit counts and pass waits per part, refreshed when the units change.
-    sweep_plan: SweepPlan,
     /// The projection loops the solver runs (the fastest this CPU has unless chosen).
     kernel: Kernel,
     /// Long-range attachments to the pins (empty when the material turns them off).
@@ -98,13 +97,11 @@ impl Cloth {
                 model.pinned[i],
             );
         }
-        let distances = ConstraintSet::new(n, model.distances.iter().map(|c| distance_item(c, material)));
-        let hinges = ConstraintSet::new(n, model.hinges.iter().map(|h| hinge_item(h, material)));
+        let constraints = ConstraintStore::new(&model, material);
         let mut cloth = Self {
             particles,
             model,
-            distances,
-            hinges,
+            constraints,
             colliders,
             grab: None,
             grab_from: Vec3::ZERO,
@@ -115,7 +112,6 @@ impl Cloth {
             time: 0.0,
             ramp: None,
             aos_positions: Vec::new(),
-            sweep_plan: SweepPlan::default(),
             kernel: Kernel::detect(),
             tethers: Tethers::default(),
             tethers_built_for: None,
@@ -182,19 +178,19 @@ impl Cloth {
 
     /// Number of live constraints (distances + hinges).
     pub fn constraint_count(&self) -> usize {
-        self.distances.len() + self.hinges.len()
+        self.constraints.len()
     }
 
     /// Number of distance-constraint colours (batches).
     pub fn colour_count(&self) -> usize {
-        self.distances.colour_count()
+        self.constraints.distances().colour_count()
     }
 
     /// Whether the distance constraints are solved in greedy colours (a mesh not numbered
     /// like a grid, row by row) rather than in the straightforward loop's order (a grid); see
     /// [`super::constraints`]' sweep order.
     pub fn coloured_sweep(&self) -> bool {
-        !self.distances.is_keyed()
+        !self.constraints.distances().is_keyed()
     }
 
     /// Applies `material` at once, without ramping (after a preset load or a reset).
@@ -253,8 +249,8 @@ impl Cloth {
             }),
         };
         let wind = super::aero::wind_at(params, self.time);
-        self.save_checkpoint();
-        self.apply_aerodynamics(params.dt, wind, params.aerodynamic_drag);
+        self.checkpoint.save(&self.particles);
+        super::aero::apply_drag(&mut self.particles, &self.model.triangles, params.dt, wind, params.aerodynamic_drag);
         let aero_ms = started.elapsed().as_secs_f64() * 1e3;
         self.refresh_tethers(material);
         self.guard("aerodynamics", None)?;
@@ -265,10 +261,10 @@ impl Cloth {
         }
         phases.predict_ms += aero_ms;
         self.time += params.dt as f64;
-        self.stats = StepStats::measure(self, material, h);
+        self.stats = self.measure(material, h);
         let tear_started = Instant::now();
         if self.tear_overstrained(params, self.stats.max_strain) > 0 {
-            self.stats = StepStats::measure(self, material, h);
+            self.stats = self.measure(material, h);
         }
         phases.tearing_ms = tear_started.elapsed().as_secs_f64() * 1e3;
         self.stats.step_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -290,7 +286,8 @@ impl Cloth {
         self.tethers.prepare_frame(&|i| particles.position(i), held, &exempt, settings.h);
         let p = &mut self.particles;
         // The solver reads particles by the constraints' indices without bounds checks.
-        assert!(self.distances.particle_count() <= p.len() && self.hinges.particle_count() <= p.len());
+        let (distances, hinges) = (self.constraints.distances(), self.constraints.hinges());
+        assert!(distances.particle_count() <= p.len() && hinges.particle_count() <= p.len());
         assert!(settings.soft_grab.is_none_or(|g| g.vertices.iter().all(|&i| i < p.len())));
         assert!(p.prev.len() == p.len() && p.vel.len() == p.len());
         assert!(p.comp.len() == p.len() && p.comp_prev.len() == p.len());
@@ -299,15 +296,9 @@ impl Cloth {
         let compensated = settings.h < COMPENSATED_BELOW_SUBSTEP;
         // A coloured distance sweep runs on the hinges' [x, y, z, w] copy too, except while
         // corrections are summed compensated (the copy holds plain positions).
-        let distances_on_copy = vector && !self.distances.is_keyed() && !compensated;
-        self.distances.set_parts(threads);
-        self.hinges.set_parts(threads);
-        if self.distances.waits_stale() || self.hinges.waits_stale() || self.sweep_plan.distances_on_copy != distances_on_copy {
-            self.sweep_plan = plan_sweep(&mut self.distances, &mut self.hinges, distances_on_copy);
-        }
-        let bounds = self.distances.bounds().to_vec();
-        debug_assert_eq!(bounds, self.hinges.bounds());
-        let copy_pays = vector && (self.hinges.phase_count() > 0 || distances_on_copy);
+        let distances_on_copy = vector && !distances.is_keyed() && !compensated;
+        let sets = self.constraints.sweep(threads, distances_on_copy);
+        let copy_pays = vector && (sets.hinge_phases > 0 || distances_on_copy);
         let aos_copy = copy_pays.then(|| {
             self.aos_positions.resize(p.len(), [0.0; 4]);
             AosPtr(self.aos_positions.as_mut_ptr())
@@ -320,15 +311,15 @@ impl Cloth {
             comp: p.comp.raw(),
             comp_prev: p.comp_prev.raw(),
             particles: p.len(),
-            parts: self.distances.parts(),
-            distance_phases: self.distances.phase_count(),
-            distances: self.distances.groups_mut().as_mut_ptr(),
-            hinge_phases: self.hinges.phase_count(),
-            hinges: self.hinges.groups_mut().as_mut_ptr(),
+            parts: sets.parts,
+            distance_phases: sets.distance_phases,
+            distances: sets.distances,
+            hinge_phases: sets.hinge_phases,
+            hinges: sets.hinges,
             aos_copy,
-            bounds: &bounds,
-            plan: &self.sweep_plan,
-            tail_empty: self.distances.tail_is_empty() && self.hinges.tail_is_empty(),
+            bounds: &sets.bounds,
+            plan: sets.plan,
+            tail_empty: sets.tail_empty,
             colliders: &self.colliders,
             tethers: (self.tethers.count() > 0).then_some(&self.tethers),
             settings,
@@ -351,6 +342,83 @@ impl Cloth {
         }
         // SAFETY: one thread, on a frame that borrows the state exclusively (see `Frame::run`).
         (1, unsafe { frame.run(0, 1, &barrier, &progress) })
+    }
+
+    /// After `phase`: restores the checkpoint and reports if anything escaped (see
+    /// [`super::guard`]). With the frame's `settings` (the substep loop), the frame is replayed
+    /// without colliders to name the phase that produced the value.
+    fn guard(&mut self, phase: &'static str, settings: Option<FrameSettings>) -> Result<(), SimError> {
+        let Some(mut error) = guard::divergence(&self.particles, phase) else {
+            return Ok(());
+        };
+        self.checkpoint.restore(&mut self.particles);
+        if let (Some(settings), SimError::Diverged { phase, .. }) = (settings, &mut error) {
+            *phase = self.diverging_part(settings);
+        }
+        Err(error)
+    }
+
+    /// Which part of the substep loop `settings` diverges in: a replay without colliders tells
+    /// the contacts from the constraint solve.
+    fn diverging_part(&self, settings: FrameSettings) -> &'static str {
+        if self.colliders.is_empty() {
+            return "constraint solve";
+        }
+        let mut without = self.clone();
+        without.colliders.clear();
+        without.run_substeps(settings, 1);
+        if guard::escaped(&without.particles) {
+            "constraint solve"
+        } else {
+            "contacts"
+        }
+    }
+
+    /// Projections one step with `params` performs: (constraints + particles × colliders) ×
+    /// substeps × iterations. Compared with [`guard::FRAME_WORK_BUDGET`] before a step that would
+    /// freeze an interactive caller.
+    pub fn work_per_step(&self, params: &SolverParams) -> u64 {
+        let per_sweep = self.constraint_count() as u64 + (self.particles.len() * self.colliders.len()) as u64;
+        per_sweep * params.substeps as u64 * params.iterations as u64
+    }
+
+    /// The statistics of the state now, after a step of substep length `h` (s).
+    fn measure(&self, material: &Material, h: f32) -> StepStats {
+        StepStats {
+            constraints: self.constraint_count(),
+            torn_edges: self.torn_edges(),
+            ..StepStats::measure(&self.particles, self.constraints.distances(), material, h)
+        }
+    }
+
+    /// Takes `target` as the material, blending stiffness changes over
+    /// [`super::ramp::RAMP_SECONDS`] or more; `dt` is the frame step about to be taken.
+    fn ramp_material(&mut self, target: &Material, dt: f32) {
+        if self.applied != *target {
+            if ramp::stiffness_differs(&self.applied, target) {
+                let extent = ramp::extent(&self.particles);
+                let now = (&self.applied, self.ramp.as_ref());
+                let started = ComplianceRamp::start(&self.constraints, &self.model, now, target, extent, self.stats.mean_strain);
+                self.ramp = Some(started);
+            }
+            let density_changed = self.applied.areal_density != target.areal_density;
+            self.applied = target.clone();
+            if density_changed {
+                self.update_inverse_masses();
+            }
+        }
+        let Some(ramp) = self.ramp.as_mut() else { return };
+        let done = ramp.advance(dt);
+        self.refresh_compliances();
+        if done {
+            self.ramp = None;
+        }
+    }
+
+    /// Rewrites every constraint's compliance from the applied material (blended while a
+    /// stiffness ramp runs).
+    pub(crate) fn refresh_compliances(&mut self) {
+        ramp::refresh_compliances(&mut self.constraints, &self.model, &self.applied, self.ramp.as_ref());
     }
 
     /// Rebuilds the tethers if pins, topology or the material's tether settings changed since
@@ -586,8 +654,9 @@ impl Cloth {
     /// Tension of distance constraint `id` in N during the last substep (−λ/h²), or `None`
     /// if it was removed. `h` is the substep length used.
     pub fn tension(&self, id: u32, h: f32) -> Option<f32> {
-        let slot = self.distances.slot(id)?;
-        Some(-self.distances.batch(slot).lambda[slot.index as usize] / (h * h))
+        let distances = self.constraints.distances();
+        let slot = distances.slot(id)?;
+        Some(-distances.batch(slot).lambda[slot.index as usize] / (h * h))
     }
 
     /// Per-vertex heat value for rendering: the largest |strain| (or |tension| in N with
@@ -595,7 +664,7 @@ impl Cloth {
     pub fn vertex_heat(&self, force: bool, h: f32, out: &mut Vec<f32>) {
         out.clear();
         out.resize(self.particles.len(), 0.0);
-        for batch in self.distances.iter_batches() {
+        for batch in self.constraints.distances().iter_batches() {
             for slot in 0..batch.id.len() {
                 let c = &self.model.distances[batch.id[slot] as usize];
                 if c.kind != EdgeKind::Stretch {
@@ -627,7 +696,14 @@ impl Cloth {
     /// the sweep is cut into parts, so what is built from it — tethers, cuts — does not
     /// depend on the thread count).
     pub fn live_distance_ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.distances.live_ids()
+        self.constraints.distances().live_ids()
+    }
+
+    /// The particle the ray points at: the corner nearest the first triangle hit, or, when no
+    /// triangle is hit (ropes, a ray grazing the edge), the particle within `radius` m of the
+    /// ray that is nearest the ray's origin.
+    pub fn pick(&self, ray: &Ray, radius: f32) -> Option<Pick> {
+        super::interaction::pick(&self.particles, &self.model.triangles, ray, radius)
     }
 
     /// Area-weighted smooth vertex normals of the current triangles.
@@ -647,23 +723,6 @@ impl Cloth {
     }
 }
 
-pub(crate) fn distance_item(c: &DistanceConstraint, m: &Material) -> DistanceItem {
-    DistanceItem {
-        ends: [c.a, c.b],
-        rest: c.rest,
-        compliance: m.distance_compliance(c),
-        kind: c.kind,
-    }
-}
-
-pub(crate) fn hinge_item(h: &Hinge, m: &Material) -> HingeItem {
-    HingeItem {
-        particles: [h.wings[0], h.wings[1], h.edge[0], h.edge[1]],
-        rest_angle: h.rest_angle,
-        compliance: m.hinge_compliance(h),
-    }
-}
-
 impl Cloth {
     /// Threads a step with `params` uses: what `params.threads` asks, at most
     /// [`Self::max_threads`]. `threads: 0` picks one thread per [`AUTO_CONSTRAINTS_PER_THREAD`]
@@ -679,7 +738,7 @@ impl Cloth {
     /// Most threads this cloth's step can use: 1 below 4 096 particles (not worth the
     /// synchronisation), else [`crate::sim::MAX_THREADS`].
     pub fn max_threads(&self) -> u32 {
-        self.distances.max_parts() as u32
+        self.constraints.max_parts() as u32
     }
 }
 

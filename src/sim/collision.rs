@@ -18,8 +18,8 @@
 use glam::{EulerRot, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
+use super::error::WORLD_EXTENT;
 use super::error::{check_components, check_range, SimError};
-use super::params::WORLD_EXTENT;
 
 /// A static analytic collider. Shapes are solid; cloth is kept `collision_thickness` outside.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -3,6 +3,11 @@
 
 use thiserror::Error;
 
+/// Half the edge of the cube every position lives in, in m (10 km): cloth, colliders, drag
+/// targets. A step that would move a particle outside is refused (see
+/// [`crate::sim::Cloth::step`]).
+pub const WORLD_EXTENT: f32 = 1.0e4;
+
 /// Why the engine refused an input. Nothing was changed when one of these is returned.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum SimError {

@@ -10,11 +10,8 @@
 //! phase; for the substep loop a replay of the frame without colliders tells the contacts
 //! from the constraint solve. A caller (the app) pauses and shows the message.
 
-use super::cloth::Cloth;
-use super::error::SimError;
-use super::params::{SolverParams, WORLD_EXTENT};
-use super::particles::{Positions, Vectors};
-use super::solver::FrameSettings;
+use super::error::{SimError, WORLD_EXTENT};
+use super::particles::{Particles, Positions, Vectors};
 
 /// The particle state at the start of the step.
 #[derive(Debug, Clone, Default)]
@@ -47,73 +44,49 @@ fn first_escape(pos: &Positions, vel: &Vectors) -> Option<usize> {
     (0..pos.len()).find(|&i| arrays.iter().any(|(a, limit)| !within(&a[i..=i], *limit)))
 }
 
-impl Cloth {
-    /// Remembers the current (finite) particle state.
-    pub(crate) fn save_checkpoint(&mut self) {
-        let (c, p) = (&mut self.checkpoint, &self.particles);
-        c.pos.clone_from(&p.pos);
-        c.prev.clone_from(&p.prev);
-        c.vel.clone_from(&p.vel);
+impl Checkpoint {
+    /// Remembers the (finite) state of `p`.
+    pub(crate) fn save(&mut self, p: &Particles) {
+        self.pos.clone_from(&p.pos);
+        self.prev.clone_from(&p.prev);
+        self.vel.clone_from(&p.vel);
     }
 
-    fn restore_checkpoint(&mut self) {
-        let (c, p) = (&self.checkpoint, &mut self.particles);
-        p.pos.clone_from(&c.pos);
-        p.prev.clone_from(&c.prev);
-        p.vel.clone_from(&c.vel);
+    /// Puts the remembered state back into `p`.
+    pub(crate) fn restore(&self, p: &mut Particles) {
+        p.pos.clone_from(&self.pos);
+        p.prev.clone_from(&self.prev);
+        p.vel.clone_from(&self.vel);
     }
+}
 
-    /// After `phase`: restores the checkpoint and reports if anything escaped. With the
-    /// frame's `settings` (the substep loop), the frame is replayed without colliders to
-    /// name the phase that produced the value.
-    pub(crate) fn guard(&mut self, phase: &'static str, settings: Option<FrameSettings>) -> Result<(), SimError> {
-        let Some(particle) = first_escape(&self.particles.pos, &self.particles.vel) else {
-            return Ok(());
-        };
-        let value = self.particles.position(particle);
-        let velocity = self.particles.velocity(particle);
-        let what = if value.is_finite() && velocity.is_finite() {
-            "a particle left the 10 km world"
-        } else {
-            "a non-finite value"
-        };
-        self.restore_checkpoint();
-        let phase = match settings {
-            Some(settings) if !self.colliders().is_empty() => {
-                let mut without = self.clone();
-                without.set_colliders(Vec::new())?;
-                without.run_substeps(settings, 1);
-                match first_escape(&without.particles.pos, &without.particles.vel) {
-                    Some(_) => "constraint solve",
-                    None => "contacts",
-                }
-            }
-            Some(_) => "constraint solve",
-            None => phase,
-        };
-        Err(SimError::Diverged {
-            what,
-            phase,
-            particle,
-            detail: format!("position {value}, velocity {velocity}"),
-        })
-    }
+/// Whether any particle of `p` escaped (see [`first_escape`]).
+pub(crate) fn escaped(p: &Particles) -> bool {
+    first_escape(&p.pos, &p.vel).is_some()
+}
+
+/// The error for the first particle of `p` that escaped during `phase`, if any.
+pub(crate) fn divergence(p: &Particles, phase: &'static str) -> Option<SimError> {
+    let particle = first_escape(&p.pos, &p.vel)?;
+    let value = p.position(particle);
+    let velocity = p.velocity(particle);
+    let what = if value.is_finite() && velocity.is_finite() {
+        "a particle left the 10 km world"
+    } else {
+        "a non-finite value"
+    };
+    Some(SimError::Diverged {
+        what,
+        phase,
+        particle,
+        detail: format!("position {value}, velocity {velocity}"),
+    })
 }
 
 /// Work a frame may take before the app refuses it, in constraint and contact projections
 /// (about 0.1 s at the solver's measured 2–3e8 projections/s on one core; the 100² curtain at
 /// 55 substeps × 8 iterations, 35 million, froze the app for 24 s).
 pub const FRAME_WORK_BUDGET: u64 = 20_000_000;
-
-impl Cloth {
-    /// Projections one step with `params` performs: (constraints + particles × colliders) ×
-    /// substeps × iterations. Compared with [`FRAME_WORK_BUDGET`] before a step that would
-    /// freeze an interactive caller.
-    pub fn work_per_step(&self, params: &SolverParams) -> u64 {
-        let per_sweep = self.constraint_count() as u64 + (self.particles.len() * self.colliders().len()) as u64;
-        per_sweep * params.substeps as u64 * params.iterations as u64
-    }
-}
 
 #[cfg(test)]
 mod tests {

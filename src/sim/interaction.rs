@@ -3,7 +3,7 @@
 
 use glam::Vec3;
 
-use super::cloth::Cloth;
+use super::particles::Particles;
 
 /// A half-line origin + t·direction, t ≥ 0 (direction need not be normalised).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -28,16 +28,16 @@ pub struct Pick {
     pub particle: u32,
     /// Ray parameter of the hit (distance along the ray if the direction is normalised).
     pub t: f32,
-    /// The triangle hit and where, when the ray hit one (what [`Cloth::grab_pick`] holds);
+    /// The triangle hit and where, when the ray hit one (what [`crate::sim::Cloth::grab_pick`] holds);
     /// `None` when the particle was found near the ray instead.
     pub hit: Option<TriangleHit>,
 }
 
-/// A point on a triangle: its index in [`Cloth::triangles`] and the barycentric weights of
+/// A point on a triangle: its index in [`crate::sim::Cloth::triangles`] and the barycentric weights of
 /// its three corners (non-negative, summing to 1): the point is Σ b_k x_k.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TriangleHit {
-    /// Index of the triangle in [`Cloth::triangles`].
+    /// Index of the triangle in [`crate::sim::Cloth::triangles`].
     pub triangle: u32,
     /// Weights of the triangle's corners, in the triangle's order.
     pub barycentric: [f32; 3],
@@ -67,63 +67,60 @@ fn ray_triangle_uv(ray: &Ray, a: Vec3, b: Vec3, c: Vec3) -> Option<(f32, f32, f3
     (u >= 0.0 && v >= 0.0 && u + v <= 1.0 && t >= 0.0).then_some((t, u, v))
 }
 
-impl Cloth {
-    /// The particle the ray points at: the corner nearest the first triangle hit, or, when no
-    /// triangle is hit (ropes, a ray grazing the edge), the particle within `radius` m of the ray
-    /// that is nearest the ray's origin.
-    pub fn pick(&self, ray: &Ray, radius: f32) -> Option<Pick> {
-        self.pick_triangle(ray).or_else(|| self.pick_near_ray(ray, radius))
-    }
+/// The particle the ray points at: the corner nearest the first of `triangles` hit, or, when no
+/// triangle is hit (ropes, a ray grazing the edge), the particle within `radius` m of the ray
+/// that is nearest the ray's origin.
+pub(crate) fn pick(p: &Particles, triangles: &[[u32; 3]], ray: &Ray, radius: f32) -> Option<Pick> {
+    pick_triangle(p, triangles, ray).or_else(|| pick_near_ray(p, ray, radius))
+}
 
-    fn pick_triangle(&self, ray: &Ray) -> Option<Pick> {
-        let p = self.particles();
-        let mut best: Option<(f32, f32, f32, usize)> = None;
-        for (k, &tri) in self.triangles().iter().enumerate() {
-            let [a, b, c] = tri.map(|i| p.position(i as usize));
-            if let Some((t, u, v)) = ray_triangle_uv(ray, a, b, c) {
-                if best.is_none_or(|(bt, ..)| t < bt) {
-                    best = Some((t, u, v, k));
-                }
+fn pick_triangle(p: &Particles, triangles: &[[u32; 3]], ray: &Ray) -> Option<Pick> {
+    let mut best: Option<(f32, f32, f32, usize)> = None;
+    for (k, &tri) in triangles.iter().enumerate() {
+        let [a, b, c] = tri.map(|i| p.position(i as usize));
+        if let Some((t, u, v)) = ray_triangle_uv(ray, a, b, c) {
+            if best.is_none_or(|(bt, ..)| t < bt) {
+                best = Some((t, u, v, k));
             }
         }
-        let (t, u, v, k) = best?;
-        let tri = self.triangles()[k];
-        let hit = TriangleHit {
-            triangle: k as u32,
-            barycentric: [(1.0 - u - v).max(0.0), u, v],
-        };
-        let at = ray.at(t);
-        let particle = tri.into_iter().min_by(|&i, &j| {
-            let di = p.position(i as usize).distance_squared(at);
-            let dj = p.position(j as usize).distance_squared(at);
-            di.total_cmp(&dj)
-        })?;
-        Some(Pick {
-            particle,
-            t,
-            hit: Some(hit),
-        })
     }
+    let (t, u, v, k) = best?;
+    let tri = triangles[k];
+    let hit = TriangleHit {
+        triangle: k as u32,
+        barycentric: [(1.0 - u - v).max(0.0), u, v],
+    };
+    let at = ray.at(t);
+    let particle = tri.into_iter().min_by(|&i, &j| {
+        let di = p.position(i as usize).distance_squared(at);
+        let dj = p.position(j as usize).distance_squared(at);
+        di.total_cmp(&dj)
+    })?;
+    Some(Pick {
+        particle,
+        t,
+        hit: Some(hit),
+    })
+}
 
-    fn pick_near_ray(&self, ray: &Ray, radius: f32) -> Option<Pick> {
-        let len2 = ray.direction.length_squared();
-        if len2 <= 0.0 {
-            return None;
-        }
-        let mut best: Option<Pick> = None;
-        for (i, x) in self.particles().positions().enumerate() {
-            let t = (x - ray.origin).dot(ray.direction) / len2;
-            if t < 0.0 || ray.at(t).distance(x) > radius {
-                continue;
-            }
-            if best.is_none_or(|b| t < b.t) {
-                best = Some(Pick {
-                    particle: i as u32,
-                    t,
-                    hit: None,
-                });
-            }
-        }
-        best
+fn pick_near_ray(p: &Particles, ray: &Ray, radius: f32) -> Option<Pick> {
+    let len2 = ray.direction.length_squared();
+    if len2 <= 0.0 {
+        return None;
     }
+    let mut best: Option<Pick> = None;
+    for (i, x) in p.positions().enumerate() {
+        let t = (x - ray.origin).dot(ray.direction) / len2;
+        if t < 0.0 || ray.at(t).distance(x) > radius {
+            continue;
+        }
+        if best.is_none_or(|b| t < b.t) {
+            best = Some(Pick {
+                particle: i as u32,
+                t,
+                hit: None,
+            });
+        }
+    }
+    best
 }

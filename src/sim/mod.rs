@@ -47,11 +47,12 @@ pub use collision::Collider;
 /// Most threads a step can use ([`SolverParams::threads`]).
 pub use constraints::MAX_PARTS as MAX_THREADS;
 pub use error::SimError;
+pub use error::WORLD_EXTENT;
 pub use grid::{tmp15_model, GridSpec, Orientation, PinMode};
 pub use guard::FRAME_WORK_BUDGET;
 pub use interaction::{Pick, Ray, TriangleHit};
 pub use model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model, ModelBuilder};
-pub use params::{Material, SolverParams, WORLD_EXTENT};
+pub use params::{Material, SolverParams};
 pub use particles::Particles;
 pub use reference::ReferenceSolver;
 pub use stats::{PhaseTimes, StepStats};

@@ -12,19 +12,8 @@
 
 use glam::Vec3;
 
+pub use super::constraints::distance::EdgeKind;
 use super::error::SimError;
-
-/// What a distance constraint models; selects the stiffness multiplier and the statistics it
-/// contributes to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EdgeKind {
-    /// Structural edge: resists stretching along the weave. Counted in strain statistics.
-    Stretch,
-    /// Diagonal edge: resists in-plane shear.
-    Shear,
-    /// Distance to a second neighbour: a cheap bending resistance.
-    Bend,
-}
 
 /// How a constraint's compliance is obtained.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -287,7 +276,7 @@ impl Model {
             return Err(SimError::InvalidGeometry("per-particle arrays differ in length".into()));
         }
         for p in &self.positions {
-            let w = super::params::WORLD_EXTENT;
+            let w = super::error::WORLD_EXTENT;
             super::error::check_components("position", *p, -w, w, "components in [-1e4, 1e4] m")?;
         }
         for (&area, &mass) in self.lumped_area.iter().zip(&self.point_mass) {

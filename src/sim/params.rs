@@ -22,11 +22,6 @@ use super::error::{check_components, check_count, check_range, SimError};
 use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge};
 use super::MAX_THREADS;
 
-/// Half the edge of the cube every position lives in, in m (10 km): cloth, colliders, drag
-/// targets. A step that would move a particle outside is refused (see
-/// [`crate::sim::Cloth::step`]).
-pub const WORLD_EXTENT: f32 = 1.0e4;
-
 /// Largest α̃ = α/h² a step accepts (f32 overflows at 3.4e38; the headroom covers the
 /// geometric factors of thin triangles).
 const MAX_ALPHA_TILDE: f32 = 1.0e34;

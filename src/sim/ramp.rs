@@ -14,8 +14,10 @@
 //! needed.) A new request during a ramp starts from the blended values, so dragging a slider
 //! is smooth too. Density and friction take effect at once (they do not store energy).
 
-use super::cloth::Cloth;
+use super::constraints::store::ConstraintStore;
+use super::model::Model;
 use super::params::Material;
+use super::particles::Particles;
 
 /// Shortest stiffness blend in simulated seconds (changes that move the cloth little).
 pub const RAMP_SECONDS: f32 = 0.3;
@@ -38,14 +40,6 @@ pub(crate) struct ComplianceRamp {
     progress: f32,
 }
 
-impl ComplianceRamp {
-    /// The stretch compliance factor the blend has reached.
-    fn current_stretch_factor(&self) -> f32 {
-        let [from, to] = self.stretch_factor;
-        from + (to - from) * self.progress
-    }
-}
-
 /// Blend duration for a cloth of size `extent` (m) at mean stretch strain `mean_strain` whose
 /// stretch compliance goes from `from` to `to`: the equilibrium moves by about
 /// extent · strain · |1 − to/from|, at [`MAX_RETRACT_SPEED`] at most.
@@ -60,7 +54,7 @@ pub(crate) fn blend_seconds(extent: f32, mean_strain: f32, from: f32, to: f32) -
 }
 
 /// Whether two materials give different compliances.
-fn stiffness_differs(a: &Material, b: &Material) -> bool {
+pub(crate) fn stiffness_differs(a: &Material, b: &Material) -> bool {
     (
         a.youngs_modulus,
         a.poisson_ratio,
@@ -80,90 +74,70 @@ fn stiffness_differs(a: &Material, b: &Material) -> bool {
     )
 }
 
-impl Cloth {
-    /// Takes `target` as the material, blending stiffness changes over [`RAMP_SECONDS`];
-    /// `dt` is the frame step about to be taken.
-    pub(crate) fn ramp_material(&mut self, target: &Material, dt: f32) {
-        if self.applied != *target {
-            if stiffness_differs(&self.applied, target) {
-                self.ramp = Some(self.snapshot_compliances(target));
-            }
-            let density_changed = self.applied.areal_density != target.areal_density;
-            self.applied = target.clone();
-            if density_changed {
-                self.update_inverse_masses();
-            }
-        }
-        let Some(ramp) = self.ramp.as_mut() else { return };
-        ramp.progress = (ramp.progress + dt / ramp.seconds).min(1.0);
-        let done = ramp.progress >= 1.0;
-        self.refresh_compliances();
-        if done {
-            self.ramp = None;
-        }
-    }
-
-    /// The blend from the compliances in use now toward `target`'s.
-    fn snapshot_compliances(&self, target: &Material) -> ComplianceRamp {
-        let mut from_distance = vec![f32::NAN; self.model.distances.len()];
-        for batch in self.distances.iter_batches() {
-            for (slot, &id) in batch.id.iter().enumerate() {
-                from_distance[id as usize] = batch.compliance[slot];
-            }
-        }
-        let mut from_hinge = vec![f32::NAN; self.model.hinges.len()];
-        for batch in self.hinges.iter_batches() {
-            for (&compliance, &id) in batch.compliance.iter().zip(&batch.id) {
-                from_hinge[id as usize] = compliance;
-            }
-        }
-        let from = self
-            .ramp
-            .as_ref()
-            .map_or(self.applied.stretch_compliance_factor(), ComplianceRamp::current_stretch_factor);
+impl ComplianceRamp {
+    /// A blend from the compliances `constraints` use now toward `target`'s. `applied` is the
+    /// material in use and `previous` the blend still running, if any (a new request starts
+    /// from where it got); `extent` (m) and `mean_strain` size the blend's duration (see
+    /// [`blend_seconds`]).
+    pub(crate) fn start(
+        constraints: &ConstraintStore,
+        model: &Model,
+        (applied, previous): (&Material, Option<&ComplianceRamp>),
+        target: &Material,
+        extent: f32,
+        mean_strain: f32,
+    ) -> Self {
+        let [from_distance, from_hinge] = constraints.compliances_by_id(model);
+        let from = previous.map_or(applied.stretch_compliance_factor(), ComplianceRamp::current_stretch_factor);
         let to = target.stretch_compliance_factor();
         ComplianceRamp {
             from_distance,
             from_hinge,
             stretch_factor: [from, to],
-            seconds: blend_seconds(self.extent(), self.stats().mean_strain, from, to),
+            seconds: blend_seconds(extent, mean_strain, from, to),
             progress: 0.0,
         }
     }
 
-    /// Rewrites every constraint's effective compliance from the applied material, blended
-    /// with the ramp's start values while a ramp runs. Constraints created during the ramp
-    /// (tearing) have no start value and take the target at once.
-    pub(crate) fn refresh_compliances(&mut self) {
-        let material = &self.applied;
-        let blend = |from: Option<&f32>, to: f32, ramp: &ComplianceRamp| match from {
-            Some(&f) if f.is_finite() => f + (to - f) * ramp.progress,
+    /// The stretch compliance factor the blend has reached.
+    fn current_stretch_factor(&self) -> f32 {
+        let [from, to] = self.stretch_factor;
+        from + (to - from) * self.progress
+    }
+
+    /// Moves the blend on by a frame of `dt` seconds; true once it has arrived.
+    pub(crate) fn advance(&mut self, dt: f32) -> bool {
+        self.progress = (self.progress + dt / self.seconds).min(1.0);
+        self.progress >= 1.0
+    }
+
+    /// The compliance between `from` (the start value, if the constraint had one) and `to`.
+    /// Constraints created during the ramp (tearing) have no start value and take `to` at once.
+    fn blend(&self, from: Option<&f32>, to: f32) -> f32 {
+        match from {
+            Some(&f) if f.is_finite() => f + (to - f) * self.progress,
             _ => to,
-        };
-        let ramp = self.ramp.as_ref();
-        for batch in self.distances.iter_batches_mut() {
-            for (slot, &id) in batch.id.iter().enumerate() {
-                let to = material.distance_compliance(&self.model.distances[id as usize]);
-                batch.compliance[slot] = ramp.map_or(to, |r| blend(r.from_distance.get(id as usize), to, r));
-            }
-        }
-        for batch in self.hinges.iter_batches_mut() {
-            for (compliance, &id) in batch.compliance.iter_mut().zip(&batch.id) {
-                let to = material.hinge_compliance(&self.model.hinges[id as usize]);
-                *compliance = ramp.map_or(to, |r| blend(r.from_hinge.get(id as usize), to, r));
-            }
         }
     }
 }
 
-impl Cloth {
-    /// Length of the diagonal of the particles' bounding box in m.
-    fn extent(&self) -> f32 {
-        let mut positions = self.particles.positions();
-        let Some(first) = positions.next() else { return 0.0 };
-        let (lo, hi) = positions.fold((first, first), |(lo, hi), p| (lo.min(p), hi.max(p)));
-        lo.distance(hi)
-    }
+/// Rewrites every constraint's effective compliance from `material`, blended with the ramp's
+/// start values while a ramp runs.
+pub(crate) fn refresh_compliances(constraints: &mut ConstraintStore, model: &Model, material: &Material, ramp: Option<&ComplianceRamp>) {
+    constraints.refresh_compliances(
+        model,
+        material,
+        |id, to| ramp.map_or(to, |r| r.blend(r.from_distance.get(id as usize), to)),
+        |id, to| ramp.map_or(to, |r| r.blend(r.from_hinge.get(id as usize), to)),
+    );
+}
+
+/// Length of the diagonal of the particles' bounding box in m.
+pub(crate) fn extent(particles: &Particles) -> f32 {
+    let mut positions = particles.positions();
+    let Some(first) = positions.next() else { return 0.0 };
+    let (lo, hi) = positions.fold((first, first), |(lo, hi), p| (lo.min(p), hi.max(p)));
+    lo.distance(hi)
 }
 
 #[cfg(test)]

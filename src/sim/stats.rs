@@ -1,8 +1,9 @@
 //! Per-step statistics: what the app's stats panel and the CLI's JSON line report.
 
-use super::cloth::Cloth;
-use super::constraints::distance::{strain_sums, Kernel, StrainSums};
+use super::constraints::distance::{strain_sums, DistanceBatch, Kernel, StrainSums};
+use super::constraints::ConstraintSet;
 use super::params::Material;
+use super::particles::Particles;
 
 /// Wall time of a step's phases in ms, summed over its substeps. With two threads it is thread
 /// 0's view: a phase includes the time that thread waited in it for the other one.
@@ -86,26 +87,25 @@ pub struct StepStats {
 }
 
 impl StepStats {
-    /// Measures `cloth` after a step whose substep length was `h` seconds.
-    pub fn measure(cloth: &Cloth, material: &Material, h: f32) -> Self {
-        let p = cloth.particles();
+    /// Measures particles `p` and the distance constraints after a step whose substep length
+    /// was `h` seconds (`constraints` and `torn_edges` are left for the caller).
+    pub(crate) fn measure(p: &Particles, distances: &ConstraintSet<DistanceBatch>, material: &Material, h: f32) -> Self {
         let kinetic_energy = (0..p.len())
             .filter(|&i| p.inverse_mass(i) > 0.0)
             .map(|i| 0.5 * p.mass(i, material.areal_density) as f64 * p.velocity(i).length_squared() as f64)
             .sum();
-        let pos = &cloth.particles.pos;
+        let pos = &p.pos;
         // The solver relies on the same bound for every constraint index.
-        assert!(cloth.distances.particle_count() <= pos.len());
+        assert!(distances.particle_count() <= pos.len());
         let kernel = Kernel::detect();
-        let sums = cloth
-            .distances
+        let sums = distances
             .iter_batches()
             // SAFETY: indices are below the schedule's particle count, checked above.
             .map(|batch| unsafe { strain_sums(kernel, pos, batch) })
             .fold(StrainSums::default(), StrainSums::merge);
         Self {
             particles: p.len(),
-            constraints: cloth.constraint_count(),
+            constraints: 0,
             kinetic_energy,
             max_strain: sums.max_strain,
             mean_strain: if sums.count > 0 {
@@ -114,7 +114,7 @@ impl StepStats {
                 0.0
             },
             max_tension: sums.max_neg_lambda / (h * h),
-            torn_edges: cloth.torn_edges(),
+            torn_edges: 0,
             step_ms: 0.0,
             threads: 1,
             phases: PhaseTimes::default(),

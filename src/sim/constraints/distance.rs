@@ -17,8 +17,19 @@
 //! damping costs one pass over the start positions per substep instead of a scalar solve.
 
 use super::Batch;
-use crate::sim::model::EdgeKind;
 use crate::sim::particles::{AosPtr, ParticleAccess, PosPtr, Positions, VecPtr, Vectors};
+
+/// What a distance constraint models; selects the stiffness multiplier and the statistics it
+/// contributes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EdgeKind {
+    /// Structural edge: resists stretching along the weave. Counted in strain statistics.
+    Stretch,
+    /// Diagonal edge: resists in-plane shear.
+    Shear,
+    /// Distance to a second neighbour: a cheap bending resistance.
+    Bend,
+}
 
 /// Below this length (m) an edge has no direction; it is skipped, never divided by.
 pub(crate) const MIN_LENGTH: f32 = 1e-9;

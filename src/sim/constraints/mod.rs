@@ -117,6 +117,7 @@ pub mod hinge;
 mod lanes;
 mod plan;
 mod schedule;
+pub(crate) mod store;
 
 pub(crate) use plan::{pass, plan_sweep, SweepPlan, SweepStep, Wait};
 use schedule::{chunked, level_schedule, part_cuts, phases, schedule_part, CHUNK};
@@ -855,8 +856,8 @@ mod tests {
         let n = cloth.particles().len();
         let model = &cloth.model;
         for parts in [2, 3, MAX_PARTS] {
-            let distance_items = model.distances.iter().map(|c| crate::sim::cloth::distance_item(c, &material));
-            let hinge_items = model.hinges.iter().map(|h| crate::sim::cloth::hinge_item(h, &material));
+            let distance_items = model.distances.iter().map(|c| store::distance_item(c, &material));
+            let hinge_items = model.hinges.iter().map(|h| store::hinge_item(h, &material));
             let mut distances = ConstraintSet::<DistanceBatch>::with_parts(n, distance_items, parts);
             let mut hinges = ConstraintSet::<HingeBatch>::with_parts(n, hinge_items, parts);
             if parts == 2 {
@@ -960,7 +961,7 @@ mod tests {
         };
         let cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
         let chunks = |parts: usize| {
-            let mut hinges = cloth.hinges.clone();
+            let mut hinges = cloth.constraints.hinges().clone();
             hinges.set_parts(parts);
             let mut chunks: Vec<Vec<u32>> = hinges.iter_batches().map(|b| b.id.clone()).filter(|ids| !ids.is_empty()).collect();
             chunks.sort();

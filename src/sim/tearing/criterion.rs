@@ -53,7 +53,7 @@ impl Cloth {
         let state = &mut self.tearing;
         state.smoothed.resize(self.model.distances.len(), 0.0);
         let mut failing = Vec::new();
-        for batch in self.distances.iter_batches() {
+        for batch in self.constraints.distances().iter_batches() {
             for (slot, &id) in batch.id.iter().enumerate() {
                 let i = id as usize;
                 if batch.kind[slot] != EdgeKind::Stretch || state.spent.get(i).copied().unwrap_or(false) {

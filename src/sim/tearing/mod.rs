@@ -25,7 +25,7 @@
 
 use glam::Vec3;
 
-use super::cloth::{distance_item, hinge_item, Cloth};
+use super::cloth::Cloth;
 use super::interaction::Ray;
 use super::model::{Compliance, DistanceConstraint, EdgeKind};
 use super::params::SolverParams;
@@ -90,7 +90,7 @@ impl Topology {
         t.vertex_distances = vec![Vec::new(); model.particle_count()];
         t.vertex_hinges = vec![Vec::new(); model.particle_count()];
         for (id, c) in model.distances.iter().enumerate() {
-            if cloth.distances.slot(id as u32).is_some() {
+            if cloth.constraints.distances().slot(id as u32).is_some() {
                 add_to(&mut t.vertex_distances, c.a, id as u32);
                 add_to(&mut t.vertex_distances, c.b, id as u32);
             }
@@ -98,7 +98,7 @@ impl Topology {
             t.distance_support.push(support);
         }
         for (id, h) in model.hinges.iter().enumerate() {
-            if cloth.hinges.slot(id as u32).is_some() {
+            if cloth.constraints.hinges().slot(id as u32).is_some() {
                 for v in h.wings.iter().chain(&h.edge) {
                     add_to(&mut t.vertex_hinges, *v, id as u32);
                 }
@@ -357,7 +357,7 @@ impl Cloth {
     /// plane, the constraint is removed. Returns whether the edge tore; it does not when every
     /// possible split would shed a fragment.
     fn tear_edge(&mut self, id: u32) -> bool {
-        if self.distances.slot(id).is_none() {
+        if self.constraints.distances().slot(id).is_none() {
             return false;
         }
         self.ensure_topology();
@@ -470,8 +470,7 @@ impl Cloth {
             }
         }
         self.relump(&family);
-        self.distances.resize_particles(self.particles.len());
-        self.hinges.resize_particles(self.particles.len());
+        self.constraints.resize_particles(self.particles.len());
         // Constraints of the split vertex change ends; constraints of its neighbours (e.g. a
         // quad diagonal whose quad the crack just ran through) may now span the crack.
         let ring = self.ring_of(&family);
@@ -613,7 +612,7 @@ impl Cloth {
     /// Re-attaches a distance constraint after a split of `family` from its supports.
     fn reattach_distance(&mut self, id: u32, family: &Family) {
         let [s0, s1] = self.topology().distance_support[id as usize];
-        if self.distances.slot(id).is_none() || s0 == NONE {
+        if self.constraints.distances().slot(id).is_none() || s0 == NONE {
             return; // removed, or no triangles to decide by: stays with the original vertex
         }
         let old = self.model.distances[id as usize];
@@ -657,7 +656,7 @@ impl Cloth {
 
     /// Re-attaches a hinge after a split of `family`; a hinge across the crack is removed.
     fn reattach_hinge(&mut self, id: u32, family: &Family) {
-        if self.hinges.slot(id).is_none() {
+        if self.constraints.hinges().slot(id).is_none() {
             return;
         }
         let [t1, t2] = self.topology().hinge_support[id as usize];
@@ -669,7 +668,7 @@ impl Cloth {
         let mut all = old.wings.to_vec();
         all.extend_from_slice(&old.edge);
         if !shares_edge(tri1, tri2) {
-            self.hinges.remove(id);
+            self.constraints.remove_hinge(id);
             for v in all {
                 remove_from(&mut self.topology_mut().vertex_hinges, v, id);
             }
@@ -692,8 +691,7 @@ impl Cloth {
             for v in new.wings.iter().chain(&new.edge) {
                 add_to(&mut self.topology_mut().vertex_hinges, *v, id);
             }
-            self.model.hinges[id as usize] = new;
-            self.hinges.replace(id, hinge_item(&new, &self.applied));
+            self.constraints.replace_hinge(&mut self.model, id, new, &self.applied);
         }
     }
 
@@ -705,15 +703,12 @@ impl Cloth {
         add_to(&mut topo.vertex_distances, c.a, id);
         add_to(&mut topo.vertex_distances, c.b, id);
         topo.distance_support[id as usize] = support;
-        self.model.distances[id as usize] = c;
-        self.distances.replace(id, distance_item(&c, &self.applied));
+        self.constraints.replace_distance(&mut self.model, id, c, &self.applied);
     }
 
     /// Adds distance constraint `c` with `support`; returns its id.
     fn add_distance(&mut self, c: DistanceConstraint, support: [u32; 2]) -> u32 {
-        let id = self.distances.insert(distance_item(&c, &self.applied));
-        debug_assert_eq!(id as usize, self.model.distances.len(), "model and solver ids stay in step");
-        self.model.distances.push(c);
+        let id = self.constraints.add_distance(&mut self.model, c, &self.applied);
         let topo = self.topology_mut();
         add_to(&mut topo.vertex_distances, c.a, id);
         add_to(&mut topo.vertex_distances, c.b, id);
@@ -729,7 +724,7 @@ impl Cloth {
     }
 
     fn remove_distance(&mut self, id: u32) {
-        self.distances.remove(id);
+        self.constraints.remove_distance(id);
         let c = self.model.distances[id as usize];
         if let Some(topo) = self.tearing.topology.as_mut() {
             remove_from(&mut topo.vertex_distances, c.a, id);
