@@ -7,7 +7,7 @@ use glam::Vec3;
 use super::collision::{Collider, ContactSettings};
 use super::constraints::distance::{self, Kernel, SubstepConstants};
 use super::constraints::hinge;
-use super::constraints::store::ConstraintStore;
+use super::constraint_store::ConstraintStore;
 use super::error::SimError;
 use super::error::WORLD_EXTENT;
 use super::guard::{self, Checkpoint};

@@ -25,6 +25,7 @@
 pub mod aero;
 pub mod cloth;
 pub mod collision;
+mod constraint_store;
 pub mod constraints;
 pub mod error;
 mod float_mode;

@@ -14,7 +14,7 @@
 //! needed.) A new request during a ramp starts from the blended values, so dragging a slider
 //! is smooth too. Density and friction take effect at once (they do not store energy).
 
-use super::constraints::store::ConstraintStore;
+use super::constraint_store::ConstraintStore;
 use super::model::Model;
 use super::params::Material;
 use super::particles::Particles;

@@ -90,10 +90,12 @@
 //!    and a kernel that masks off lanes with C ≤ 0 (the vector kernel: the scalar maths at
 //!    eight or sixteen lanes through [`lanes::Lanes`], operation for operation, so the widths
 //!    agree bit for bit; test it against the scalar loop as `distance.rs` does).
-//! 3. **The cloth**: a `ConstraintSet<YourBatch>` next to `distances` and `hinges` in `Cloth`
-//!    (`src/sim/cloth.rs`), built in `Cloth::new` from the model, its compliances rewritten
-//!    in `Cloth::refresh_compliances` (`src/sim/ramp.rs`) and its constraints re-pointed in
-//!    tearing (`src/sim/tearing/mod.rs`, where an edge's endpoint moves to a particle copy).
+//! 3. **The store**: a `ConstraintSet<YourBatch>` next to `distances` and `hinges` in
+//!    `ConstraintStore` (`src/sim/constraint_store.rs`, which keeps the model's records and
+//!    the solver's sets in step): built in `ConstraintStore::new` from the model, its
+//!    compliances rewritten in `ConstraintStore::refresh_compliances`, its plan of waits in
+//!    `ConstraintStore::sweep`, and, if tearing can move its particles, re-pointed through a
+//!    `replace_…` of the store from `src/sim/tearing/mod.rs`.
 //! 4. **The sweep**: a [`SweepStep`] variant placed where it belongs in
 //!    [`SweepStep::order`], which both the solver and [`plan_sweep`] iterate (so the plan of
 //!    waits always plays the units in the order the threads run them); a pointer to its
@@ -117,7 +119,6 @@ pub mod hinge;
 mod lanes;
 mod plan;
 mod schedule;
-pub(crate) mod store;
 
 pub(crate) use plan::{pass, plan_sweep, SweepPlan, SweepStep, Wait};
 use schedule::{chunked, level_schedule, part_cuts, phases, schedule_part, CHUNK};
@@ -856,8 +857,8 @@ mod tests {
         let n = cloth.particles().len();
         let model = &cloth.model;
         for parts in [2, 3, MAX_PARTS] {
-            let distance_items = model.distances.iter().map(|c| store::distance_item(c, &material));
-            let hinge_items = model.hinges.iter().map(|h| store::hinge_item(h, &material));
+            let distance_items = model.distances.iter().map(|c| crate::sim::constraint_store::distance_item(c, &material));
+            let hinge_items = model.hinges.iter().map(|h| crate::sim::constraint_store::hinge_item(h, &material));
             let mut distances = ConstraintSet::<DistanceBatch>::with_parts(n, distance_items, parts);
             let mut hinges = ConstraintSet::<HingeBatch>::with_parts(n, hinge_items, parts);
             if parts == 2 {

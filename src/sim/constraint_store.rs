@@ -10,11 +10,11 @@
 //! [`Material::hinge_compliance`]. It also owns the plan of waits between the threads' parts,
 //! refreshed whenever the parts or the sweep's units change.
 
-use super::distance::{DistanceBatch, DistanceItem};
-use super::hinge::{HingeBatch, HingeItem};
-use super::{plan_sweep, ConstraintSet, Group, SweepPlan};
-use crate::sim::model::{DistanceConstraint, Hinge, Model};
-use crate::sim::params::Material;
+use super::constraints::distance::{DistanceBatch, DistanceItem};
+use super::constraints::hinge::{HingeBatch, HingeItem};
+use super::constraints::{plan_sweep, ConstraintSet, Group, SweepPlan};
+use super::model::{DistanceConstraint, Hinge, Model};
+use super::params::Material;
 
 /// The solver's distance and hinge constraints, kept in step with the model's records.
 #[derive(Debug, Clone)]
@@ -40,7 +40,7 @@ pub(crate) struct SweepSets<'a> {
     pub tail_empty: bool,
 }
 
-pub(super) fn distance_item(c: &DistanceConstraint, m: &Material) -> DistanceItem {
+pub(crate) fn distance_item(c: &DistanceConstraint, m: &Material) -> DistanceItem {
     DistanceItem {
         ends: [c.a, c.b],
         rest: c.rest,
@@ -49,7 +49,7 @@ pub(super) fn distance_item(c: &DistanceConstraint, m: &Material) -> DistanceIte
     }
 }
 
-pub(super) fn hinge_item(h: &Hinge, m: &Material) -> HingeItem {
+pub(crate) fn hinge_item(h: &Hinge, m: &Material) -> HingeItem {
     HingeItem {
         particles: [h.wings[0], h.wings[1], h.edge[0], h.edge[1]],
         rest_angle: h.rest_angle,
