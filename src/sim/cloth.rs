@@ -64,7 +64,7 @@ pub struct Cloth {
     /// Simulated time in s (drives wind gusts).
     time: f64,
     /// A stiffness change being blended in (see [`super::ramp`]).
-    pub(crate) ramp: Option<ComplianceRamp>,
+    ramp: Option<ComplianceRamp>,
     /// Scratch for the hinge phases and a coloured distance sweep: the positions as one
     /// `[x, y, z, w]` per particle (see [`Frame::aos_copy`]).
     aos_positions: Vec<PosW>,
@@ -75,7 +75,7 @@ pub struct Cloth {
     /// The tether settings `tethers` was built for; `None` when pins or topology changed since.
     tethers_built_for: Option<(bool, f32)>,
     /// The particle state at the start of the step (see [`super::guard`]).
-    pub(crate) checkpoint: Checkpoint,
+    checkpoint: Checkpoint,
 }
 
 impl Cloth {
@@ -277,7 +277,7 @@ impl Cloth {
     /// [`Self::max_threads`]); returns the number it ran on (1 when the OS refused threads) and
     /// thread 0's time per phase. The phases are cut into one part per thread first (again
     /// whenever the thread count changes).
-    pub(crate) fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> (u32, PhaseTimes) {
+    fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> (u32, PhaseTimes) {
         // Anchors are pinned, so they stay where they are for the whole frame.
         let held = settings.held.map(|(i, ..)| i);
         let particles = &self.particles;
@@ -417,7 +417,7 @@ impl Cloth {
 
     /// Rewrites every constraint's compliance from the applied material (blended while a
     /// stiffness ramp runs).
-    pub(crate) fn refresh_compliances(&mut self) {
+    fn refresh_compliances(&mut self) {
         ramp::refresh_compliances(&mut self.constraints, &self.model, &self.applied, self.ramp.as_ref());
     }
 
