@@ -298,7 +298,7 @@ impl Cloth {
         // corrections are summed compensated (the copy holds plain positions).
         let distances_on_copy = vector && !distances.is_keyed() && !compensated;
         let sets = self.constraints.sweep(threads, distances_on_copy);
-        let copy_pays = vector && (sets.hinge_phases > 0 || distances_on_copy);
+        let copy_pays = vector && sets.copy_used;
         let aos_copy = copy_pays.then(|| {
             self.aos_positions.resize(p.len(), [0.0; 4]);
             AosPtr(self.aos_positions.as_mut_ptr())
@@ -312,10 +312,7 @@ impl Cloth {
             comp_prev: p.comp_prev.raw(),
             particles: p.len(),
             parts: sets.parts,
-            distance_phases: sets.distance_phases,
-            distances: sets.distances,
-            hinge_phases: sets.hinge_phases,
-            hinges: sets.hinges,
+            sets: &sets.sets,
             aos_copy,
             bounds: &sets.bounds,
             plan: sets.plan,

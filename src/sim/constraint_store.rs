@@ -12,9 +12,10 @@
 
 use super::constraints::distance::{DistanceBatch, DistanceItem};
 use super::constraints::hinge::{HingeBatch, HingeItem};
-use super::constraints::{plan_sweep, ConstraintSet, Group, SweepPlan};
+use super::constraints::{plan_sweep, ConstraintSet, Placement, SweepPlan};
 use super::model::{DistanceConstraint, Hinge, Model};
 use super::params::Material;
+use super::solver::{FrameSet, SetInFrame, DISTANCE_KERNELS, HINGE_KERNELS};
 
 /// The solver's distance and hinge constraints, kept in step with the model's records.
 #[derive(Debug, Clone)]
@@ -31,12 +32,12 @@ pub(crate) struct SweepSets<'a> {
     pub parts: usize,
     /// Particle index where each part begins, and the end.
     pub bounds: Vec<u32>,
-    pub distance_phases: usize,
-    pub distances: *mut Group<DistanceBatch>,
-    pub hinge_phases: usize,
-    pub hinges: *mut Group<HingeBatch>,
+    /// The registered sets, lent to the frame.
+    pub sets: Vec<Box<dyn FrameSet>>,
     pub plan: &'a SweepPlan,
-    /// Whether neither set has constraints in its tail group.
+    /// Whether a set placed on the `[x, y, z, w]` copy has phases to solve.
+    pub copy_used: bool,
+    /// Whether no set has constraints in its tail group.
     pub tail_empty: bool,
 }
 
@@ -164,25 +165,35 @@ impl ConstraintStore {
     }
 
     /// Cuts the sweep into `parts` parts (if not already) and refreshes the plan of waits
-    /// when the units changed, then lends the sets to one frame of the solver.
-    /// `distances_on_copy`: whether the distances are solved on the `[x, y, z, w]` copy.
+    /// when the units or the placements changed, then lends the sets to one frame of the
+    /// solver. `distances_on_copy`: whether the distances are solved on the `[x, y, z, w]`
+    /// copy (the hinges always are).
+    ///
+    /// This is where the constraint sets are registered: each is listed once, with its
+    /// placement and its kernels, and the plan and the frame iterate the list.
     pub fn sweep(&mut self, parts: usize, distances_on_copy: bool) -> SweepSets<'_> {
+        let distance_placement = if distances_on_copy { Placement::Copy } else { Placement::Arrays };
+        let placements = [distance_placement, Placement::Copy];
         self.distances.set_parts(parts);
         self.hinges.set_parts(parts);
         let stale = self.distances.waits_stale() || self.hinges.waits_stale();
-        if stale || self.plan.distances_on_copy != distances_on_copy {
-            self.plan = plan_sweep(&mut self.distances, &mut self.hinges, distances_on_copy);
+        if stale || self.plan.placements != placements {
+            self.plan = plan_sweep(&mut [&mut self.distances, &mut self.hinges], &placements);
         }
-        debug_assert_eq!(self.distances.bounds(), self.hinges.bounds());
+        let (distance_phases, hinge_phases) = (self.distances.phase_count(), self.hinges.phase_count());
+        let parts = self.distances.parts();
+        let bounds = self.distances.bounds().to_vec();
+        let tail_empty = self.distances.tail_is_empty() && self.hinges.tail_is_empty();
+        let copy_used = hinge_phases > 0 || distances_on_copy;
+        let distances = SetInFrame::new(self.distances.groups_mut(), distance_phases, parts, distances_on_copy, DISTANCE_KERNELS);
+        let hinges = SetInFrame::new(self.hinges.groups_mut(), hinge_phases, parts, true, HINGE_KERNELS);
         SweepSets {
-            parts: self.distances.parts(),
-            bounds: self.distances.bounds().to_vec(),
-            distance_phases: self.distances.phase_count(),
-            distances: self.distances.groups_mut().as_mut_ptr(),
-            hinge_phases: self.hinges.phase_count(),
-            hinges: self.hinges.groups_mut().as_mut_ptr(),
+            parts,
+            bounds,
+            sets: vec![Box::new(distances), Box::new(hinges)],
             plan: &self.plan,
-            tail_empty: self.distances.tail_is_empty() && self.hinges.tail_is_empty(),
+            copy_used,
+            tail_empty,
         }
     }
 }

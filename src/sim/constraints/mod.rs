@@ -120,7 +120,7 @@ mod lanes;
 mod plan;
 mod schedule;
 
-pub(crate) use plan::{pass, plan_sweep, SweepPlan, SweepStep, Wait};
+pub(crate) use plan::{pass, plan_sweep, Placement, SweepPlan, SweepStep, Wait};
 use schedule::{chunked, level_schedule, part_cuts, phases, schedule_part, CHUNK};
 
 /// Colour index of the serial batch of the tail group (constraints that found no free colour).
@@ -613,13 +613,19 @@ mod tests {
             }
         }
         let (mut planned, mut hinges) = (set.clone(), no_hinges_like(set));
-        let plan = plan_sweep(&mut planned, &mut hinges, false);
+        let plan = plan_both(&mut planned, &mut hinges);
         assert_plan_keeps_the_sweep_order(&planned, &hinges, &plan);
         for id in 0..set.slots.len() as u32 {
             if let Some(slot) = set.slot(id) {
                 assert_eq!(set.batch(slot).id[slot.index as usize], id);
             }
         }
+    }
+
+    /// The plan of a distance set on the arrays and a hinge set on the copy, as the store
+    /// registers them.
+    fn plan_both<A: Batch, B: Batch>(distances: &mut ConstraintSet<A>, hinges: &mut ConstraintSet<B>) -> SweepPlan {
+        plan_sweep(&mut [distances, hinges], &[Placement::Arrays, Placement::Copy])
     }
 
     /// Each part's units of one sweep in order: (particles, waits).
@@ -655,12 +661,13 @@ mod tests {
         };
         let passes =
             |k: usize| move |units: &mut PartUnits| (0..parts).for_each(|p| units[p].push((own(p), plan.pass_waits[p][k].clone())));
-        for step in SweepStep::order(plan.distances_on_copy) {
+        for &step in &plan.order {
             match step {
                 SweepStep::Pass(k) => append(&mut units, &passes(k)),
-                SweepStep::Distances => (0..distances.phase_count()).for_each(|g| append(&mut units, &|u| push_phase(distances, g, u))),
-                SweepStep::Hinges => (0..hinges.phase_count()).for_each(|g| append(&mut units, &|u| push_phase(hinges, g, u))),
-                SweepStep::Tail => {}
+                SweepStep::Set(0) => (0..distances.phase_count()).for_each(|g| append(&mut units, &|u| push_phase(distances, g, u))),
+                SweepStep::Set(1) => (0..hinges.phase_count()).for_each(|g| append(&mut units, &|u| push_phase(hinges, g, u))),
+                SweepStep::Set(k) => unreachable!("two sets registered, not {k}"),
+                SweepStep::Serial => {}
             }
         }
         assert_eq!(plan.units, units.iter().map(|u| u.len() as u32).collect::<Vec<_>>());
@@ -783,7 +790,7 @@ mod tests {
         let n = 64;
         let mut set = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 2);
         let mut hinges = no_hinges_like(&set);
-        let plan = plan_sweep(&mut set, &mut hinges, false);
+        let plan = plan_both(&mut set, &mut hinges);
         let half = n * n / 2;
         for phase in 0..set.phase_count() {
             let part = |p: usize| set.groups[phase * 2 + p].batches.iter().flat_map(|b| b.a.iter().copied());
@@ -816,7 +823,7 @@ mod tests {
         let n = 64;
         let mut set = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, grid(n), 4);
         let mut hinges = no_hinges_like(&set);
-        plan_sweep(&mut set, &mut hinges, false);
+        plan_both(&mut set, &mut hinges);
         let band = n * n / 4;
         assert_eq!(set.bounds(), &[0, band, 2 * band, 3 * band, n * n]);
         for (g, group) in set.groups[..set.phase_count() * 4].iter().enumerate() {
@@ -864,13 +871,13 @@ mod tests {
             if parts == 2 {
                 assert!(hinges.groups.iter().any(|g| g.batches.len() > 1), "colours come in chunks");
             }
-            let plan = plan_sweep(&mut distances, &mut hinges, false);
+            let plan = plan_both(&mut distances, &mut hinges);
             assert_plan_keeps_the_sweep_order(&distances, &hinges, &plan);
             (0..40).for_each(|k| distances.remove(k * 97));
             (0..40).for_each(|k| hinges.remove(k * 89));
             // Two parts of 32 rows hold strips, which the removals turn into levels.
             assert_eq!(distances.waits_stale(), parts == 2);
-            let plan = plan_sweep(&mut distances, &mut hinges, false);
+            let plan = plan_both(&mut distances, &mut hinges);
             assert_plan_keeps_the_sweep_order(&distances, &hinges, &plan);
         }
     }
@@ -895,7 +902,7 @@ mod tests {
         }
         let mut planned = ConstraintSet::<DistanceBatch>::with_parts((n * n) as usize, items.clone(), 2);
         let mut hinges = no_hinges_like(&planned);
-        plan_sweep(&mut planned, &mut hinges, false);
+        plan_both(&mut planned, &mut hinges);
         assert!(planned.groups.iter().any(|g| g.waits.iter().flatten().any(|w| w.units > 0)));
         let mut set = ConstraintSet::<DistanceBatch>::new((n * n) as usize, items);
         assert_valid(&set);

@@ -26,48 +26,44 @@ pub mod pass {
     pub const COUNT: usize = 4;
 }
 
+/// Which positions a constraint set's phases are solved on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// The particle arrays themselves, before the copy-in passes.
+    Arrays,
+    /// The `[x, y, z, w]` copy, between the copy-in and copy-out passes (the arrays
+    /// themselves when the kernel has no use for a copy; the order is the same).
+    Copy,
+}
+
 /// One step of a sweep. The solver runs, and [`plan_sweep`] plays, the steps of
 /// [`SweepStep::order`] in that order, so the two cannot disagree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SweepStep {
     /// A pass over each part's own particles (indexed by [`pass`]), part by part.
     Pass(usize),
-    /// The distance phases, phase by phase, part by part.
-    Distances,
-    /// The hinge phases, phase by phase, part by part.
-    Hinges,
-    /// The tail groups, by one thread between two barriers (no unit of the plan: nothing
-    /// runs beside it).
-    Tail,
+    /// The phases of registered constraint set `k`, phase by phase, part by part.
+    Set(usize),
+    /// The tail groups of every set, then the serial constraints (the soft grab), by one
+    /// thread between two barriers (no unit of the plan: nothing runs beside it).
+    Serial,
 }
 
 impl SweepStep {
-    /// The steps of one sweep: prediction, the distance phases, the copy to the
-    /// `[x, y, z, w]` array (before the distances when they run on it), the hinge phases,
-    /// the copy back, the tail, contacts.
-    pub fn order(distances_on_copy: bool) -> [SweepStep; 7] {
-        use SweepStep::{Distances, Hinges, Pass, Tail};
-        if distances_on_copy {
-            [
-                Pass(pass::PREDICT),
-                Pass(pass::COPY_IN),
-                Distances,
-                Hinges,
-                Pass(pass::COPY_OUT),
-                Tail,
-                Pass(pass::CONTACTS),
-            ]
-        } else {
-            [
-                Pass(pass::PREDICT),
-                Distances,
-                Pass(pass::COPY_IN),
-                Hinges,
-                Pass(pass::COPY_OUT),
-                Tail,
-                Pass(pass::CONTACTS),
-            ]
-        }
+    /// The steps of one sweep for constraint sets placed as `placements` (in registration
+    /// order): prediction, the sets on the arrays, the copy to the `[x, y, z, w]` array, the
+    /// sets on the copy, the copy back, the serial step, contacts.
+    pub fn order(placements: &[Placement]) -> Vec<SweepStep> {
+        let placed = |wanted: Placement| {
+            let sets = placements.iter().enumerate().filter(move |&(_, &p)| p == wanted);
+            sets.map(|(k, _)| SweepStep::Set(k))
+        };
+        let mut steps = vec![SweepStep::Pass(pass::PREDICT)];
+        steps.extend(placed(Placement::Arrays));
+        steps.push(SweepStep::Pass(pass::COPY_IN));
+        steps.extend(placed(Placement::Copy));
+        steps.extend([SweepStep::Pass(pass::COPY_OUT), SweepStep::Serial, SweepStep::Pass(pass::CONTACTS)]);
+        steps
     }
 }
 
@@ -78,33 +74,49 @@ pub(crate) struct SweepPlan {
     pub units: Vec<u32>,
     /// Waits of each part's passes (indexed by [`pass`]), as [`Group::waits`].
     pub pass_waits: Vec<[Vec<Wait>; pass::COUNT]>,
-    /// The distance phases run on the `[x, y, z, w]` copy, after the copy-in passes (a
-    /// coloured distance sweep with a vector kernel; see [`super::distance_copy`]).
-    pub distances_on_copy: bool,
+    /// Where each registered set's phases run.
+    pub placements: Vec<Placement>,
+    /// The steps of one sweep ([`SweepStep::order`] of the placements).
+    pub order: Vec<SweepStep>,
 }
 
-/// Fills the waits of both constraint sets (cut into the same parts) and returns the passes'
-/// waits, by playing two sweeps in the one-thread order ([`SweepStep::order`]) and remembering for each particle the part that last touched it and how many of
-/// that part's units were done by then. A unit waits, for each other part, for the largest
-/// such count among its particles; that is enough, because the unit it waits for waited in
-/// turn for the particle's earlier touches. The second sweep's waits are kept, counted from
-/// the start of the waited-for part's sweep (negative: in the previous sweep). The tail groups
-/// are not played: they run between barriers.
-pub(crate) fn plan_sweep<A: Batch, B: Batch>(
-    distances: &mut ConstraintSet<A>,
-    hinges: &mut ConstraintSet<B>,
-    distances_on_copy: bool,
-) -> SweepPlan {
-    assert_eq!(distances.bounds, hinges.bounds, "both sets are cut into the same parts");
-    let parts = distances.parts;
+/// A constraint set as [`plan_sweep`] sees it: phases cut into parts, each a list of units.
+pub(crate) trait PlannedSet {
+    /// Particle index where each part begins, and the end.
+    fn part_bounds(&self) -> &[u32];
+    /// Particles the constraints may touch.
+    fn particle_span(&self) -> usize;
+    /// Units of `part` in one sweep of the phases.
+    fn phase_units(&self, part: usize) -> u32;
+    /// Plays one sweep of the phases into `touches` (phase by phase, part by part, unit by
+    /// unit) and returns each phase part's waits, converted by `keep`.
+    fn play(&self, touches: &mut Touches, keep: &dyn Fn(&[Option<i64>]) -> Vec<Wait>) -> Vec<Vec<Vec<Wait>>>;
+    /// Stores the phase parts' waits computed by [`plan_sweep`].
+    fn set_waits(&mut self, waits: Vec<Vec<Vec<Wait>>>);
+}
+
+/// Fills the waits of the constraint sets (cut into the same parts, placed as `placements`)
+/// and returns the plan, by playing two sweeps in the one-thread order
+/// ([`SweepStep::order`]) and remembering for each particle the part that last touched it and
+/// how many of that part's units were done by then. A unit waits, for each other part, for the
+/// largest such count among its particles; that is enough, because the unit it waits for
+/// waited in turn for the particle's earlier touches. The second sweep's waits are kept,
+/// counted from the start of the waited-for part's sweep (negative: in the previous sweep).
+/// The tail groups are not played: they run between barriers.
+pub(crate) fn plan_sweep(sets: &mut [&mut dyn PlannedSet], placements: &[Placement]) -> SweepPlan {
+    assert_eq!(sets.len(), placements.len(), "one placement per set");
+    let bounds = sets[0].part_bounds().to_vec();
+    assert!(sets.iter().all(|s| s.part_bounds() == bounds), "all sets are cut into the same parts");
+    let parts = bounds.len() - 1;
     let units: Vec<u32> = (0..parts)
-        .map(|part| pass::COUNT as u32 + distances.phase_units(part) + hinges.phase_units(part))
+        .map(|part| pass::COUNT as u32 + sets.iter().map(|s| s.phase_units(part)).sum::<u32>())
         .collect();
-    let bounds = distances.bounds.clone();
     let own = |part: usize| bounds[part]..bounds[part + 1];
-    let mut touches = Touches::new(distances.particles.max(hinges.particles), parts);
+    let span = sets.iter().map(|s| s.particle_span()).max().unwrap_or(0);
+    let mut touches = Touches::new(span, parts);
     let mut pass_waits = vec![<[Vec<Wait>; pass::COUNT]>::default(); parts];
-    let (mut distance_waits, mut hinge_waits) = (Vec::new(), Vec::new());
+    let mut set_waits = vec![Vec::new(); sets.len()];
+    let order = SweepStep::order(placements);
     for sweep in 0..2 {
         let keep = |counts: &[Option<i64>]| -> Vec<Wait> {
             let waits = counts.iter().enumerate().filter_map(|(part, count)| count.map(|c| (part, c)));
@@ -114,32 +126,32 @@ pub(crate) fn plan_sweep<A: Batch, B: Batch>(
             };
             waits.map(relative).collect()
         };
-        let mut passes = |touches: &mut Touches, k: usize| {
-            for (part, waits) in pass_waits.iter_mut().enumerate() {
-                waits[k] = keep(&touches.pass(part, own(part)));
-            }
-        };
-        for step in SweepStep::order(distances_on_copy) {
+        for &step in &order {
             match step {
-                SweepStep::Pass(k) => passes(&mut touches, k),
-                SweepStep::Distances => distance_waits = distances.play(&mut touches, keep),
-                SweepStep::Hinges => hinge_waits = hinges.play(&mut touches, keep),
-                SweepStep::Tail => {}
+                SweepStep::Pass(k) => {
+                    for (part, waits) in pass_waits.iter_mut().enumerate() {
+                        waits[k] = keep(&touches.pass(part, own(part)));
+                    }
+                }
+                SweepStep::Set(k) => set_waits[k] = sets[k].play(&mut touches, &keep),
+                SweepStep::Serial => {}
             }
         }
     }
-    distances.set_waits(distance_waits);
-    hinges.set_waits(hinge_waits);
+    for (set, waits) in sets.iter_mut().zip(set_waits) {
+        set.set_waits(waits);
+    }
     SweepPlan {
         units,
         pass_waits,
-        distances_on_copy,
+        placements: placements.to_vec(),
+        order,
     }
 }
 
 /// For [`plan_sweep`]: per particle, the part that last touched it and that
 /// part's unit count then.
-struct Touches {
+pub(crate) struct Touches {
     last: Vec<Option<(usize, i64)>>,
     done: Vec<i64>,
 }
@@ -192,10 +204,21 @@ impl Unit<'_> {
     }
 }
 
-impl<B: Batch> ConstraintSet<B> {
-    /// Plays one sweep of the phases into `touches` (phase by phase, part by part, unit by
-    /// unit) and returns each phase part's waits, converted by `keep`.
-    fn play(&self, touches: &mut Touches, keep: impl Fn(&[Option<i64>]) -> Vec<Wait>) -> Vec<Vec<Vec<Wait>>> {
+impl<B: Batch> PlannedSet for ConstraintSet<B> {
+    fn part_bounds(&self) -> &[u32] {
+        &self.bounds
+    }
+
+    fn particle_span(&self) -> usize {
+        self.particles
+    }
+
+    fn phase_units(&self, part: usize) -> u32 {
+        let groups = self.groups[..self.phase_count() * self.parts].iter();
+        groups.skip(part).step_by(self.parts).map(|g| g.unit_count() as u32).sum()
+    }
+
+    fn play(&self, touches: &mut Touches, keep: &dyn Fn(&[Option<i64>]) -> Vec<Wait>) -> Vec<Vec<Vec<Wait>>> {
         let parts = self.parts;
         let groups = &self.groups[..self.phase_count() * parts];
         let play_group = |(g, group): (usize, &Group<B>), touches: &mut Touches| -> Vec<Vec<Wait>> {
@@ -212,13 +235,6 @@ impl<B: Batch> ConstraintSet<B> {
         groups.iter().enumerate().map(|group| play_group(group, touches)).collect()
     }
 
-    /// Units of `part` in one sweep of the phases.
-    fn phase_units(&self, part: usize) -> u32 {
-        let groups = self.groups[..self.phase_count() * self.parts].iter();
-        groups.skip(part).step_by(self.parts).map(|g| g.unit_count() as u32).sum()
-    }
-
-    /// Stores the phase parts' waits computed by [`plan_sweep`].
     fn set_waits(&mut self, waits: Vec<Vec<Vec<Wait>>>) {
         for (group, waits) in self.groups.iter_mut().zip(waits) {
             group.waits = waits;

@@ -33,15 +33,18 @@ use std::ops::Range;
 use glam::Vec3;
 
 use super::collision::{project_contact, Collider, ContactSettings};
-use super::constraints::distance::{self, DistanceBatch, Kernel, SubstepConstants};
-use super::constraints::distance_copy;
-use super::constraints::hinge::{self, HingeBatch};
-use super::constraints::{pass, Group, SweepPlan, SweepStep, Wait, MAX_PARTS};
+use super::constraints::distance::{Kernel, SubstepConstants};
+use super::constraints::hinge;
+use super::constraints::{pass, SweepPlan, SweepStep, Wait, MAX_PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::{Progress, SpinBarrier};
 use super::particles::{two_sum, xyz, AosPtr, PosPtr, VecPtr};
 use super::stats::{PhaseClock, PhaseTimes};
 use super::tethers::Tethers;
+
+mod sets;
+
+pub(crate) use sets::{FrameSet, SetInFrame, SweepPoint, DISTANCE_KERNELS, HINGE_KERNELS};
 
 /// Everything the substep loop needs besides the state.
 #[derive(Debug, Clone, Copy)]
@@ -122,24 +125,20 @@ pub(crate) struct Frame<'a> {
     pub particles: usize,
     /// Parts each phase is cut into.
     pub parts: usize,
-    /// Phase parts (`phase * parts + part`), then the tail group.
-    pub distances: *mut Group<DistanceBatch>,
-    pub distance_phases: usize,
-    /// Same layout for the hinges.
-    pub hinges: *mut Group<HingeBatch>,
-    pub hinge_phases: usize,
-    /// The `[x, y, z, w]` copy the hinge phases (and a coloured distance sweep) run on, one
-    /// entry per particle, when the vector kernel can use it (AVX2, something to run on it);
-    /// otherwise they run on `pos`. The copy is filled after the distance phases (before them when they run on it
-    /// too, [`SweepPlan::distances_on_copy`]) and copied back before the tail.
+    /// The registered constraint sets, in the order [`SweepPlan::placements`] places.
+    pub sets: &'a [Box<dyn FrameSet>],
+    /// The `[x, y, z, w]` copy the sets placed on it run on (the hinges, and a coloured
+    /// distance sweep), one entry per particle, when the vector kernel can use it (AVX2,
+    /// something to run on it); otherwise they run on `pos`. The copy is filled after the sets
+    /// placed on the arrays and copied back before the serial step ([`SweepStep::order`]).
     pub aos_copy: Option<AosPtr>,
     /// Bounds of the per-particle passes (`parts + 1` entries) from
     /// [`super::constraints::ConstraintSet::bounds`].
     pub bounds: &'a [u32],
     /// Units per sweep and the passes' waits of the sweep on several threads.
     pub plan: &'a SweepPlan,
-    /// No constraint in either tail group: the tail step (and its barriers) is skipped unless
-    /// a soft grab is held.
+    /// No constraint in any set's tail group: the serial step (and its barriers) is skipped
+    /// unless a soft grab is held.
     pub tail_empty: bool,
     pub colliders: &'a [Collider],
     /// The tethers, prepared for this frame, when there are any.
@@ -208,7 +207,11 @@ impl Frame<'_> {
                 let grab_target = s.soft_grab.map(|g| g.from.lerp(g.to, progress_of_frame));
                 for iteration in 0..s.iterations {
                     let first = iteration == 0;
-                    for step in SweepStep::order(self.plan.distances_on_copy) {
+                    let at = SweepPoint {
+                        first,
+                        first_of_frame: first && substep == 0,
+                    };
+                    for &step in &self.plan.order {
                         match step {
                             SweepStep::Pass(pass::PREDICT) => {
                                 passes(&mut pipeline, pass::PREDICT, &|r| {
@@ -223,28 +226,23 @@ impl Frame<'_> {
                                     hinge::copy_to_aos(self.kernel, self.pos, copy, r);
                                 }
                             }),
-                            SweepStep::Distances => {
-                                for g in groups(self.distance_phases) {
-                                    self.solve_distance_units(g, &mut pipeline, first);
+                            SweepStep::Set(k) => {
+                                let set = &self.sets[k];
+                                for g in groups(set.phase_count()) {
+                                    set.solve_units(self, g, &mut pipeline, at);
                                 }
-                                clock.lap(PhaseClock::DISTANCES);
-                            }
-                            SweepStep::Hinges => {
-                                for g in groups(self.hinge_phases) {
-                                    self.solve_hinge_units(g, &mut pipeline, first, first && substep == 0);
-                                }
+                                clock.lap(set.clock());
                             }
                             SweepStep::Pass(pass::COPY_OUT) => passes(&mut pipeline, pass::COPY_OUT, &|r| {
                                 if let Some(copy) = self.aos_copy {
                                     hinge::copy_from_aos(self.kernel, copy, self.pos, r);
                                 }
                             }),
-                            SweepStep::Tail => {
+                            SweepStep::Serial => {
                                 if tail_runs {
                                     barrier.wait(parties);
                                     if t == 0 {
-                                        self.solve_distances(self.distance_phases * n, first);
-                                        self.solve_hinge_group(self.hinge_phases * n, first, first && substep == 0);
+                                        self.sets.iter().for_each(|set| set.solve_tail(self, at));
                                         if let (Some(grab), Some(target)) = (s.soft_grab, grab_target) {
                                             if first {
                                                 grab_lambda = 0.0;
@@ -279,85 +277,6 @@ impl Frame<'_> {
             }
             clock.lap(PhaseClock::PREDICT);
             clock.times()
-        }
-    }
-
-    /// Phase part `g`'s distance units in order, each after the other threads' units it
-    /// waits for; on the `[x, y, z, w]` copy when the plan says so.
-    ///
-    /// # Safety
-    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
-    /// this reads or writes during the call.
-    unsafe fn solve_distance_units(&self, g: usize, pipeline: &mut Pipeline, first: bool) {
-        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with another thread (see # Safety).
-        unsafe {
-            let k = self.settings.constants;
-            let group = &mut *self.distances.add(g);
-            let copy = self.aos_copy.filter(|_| self.plan.distances_on_copy);
-            for unit in 0..group.unit_count() {
-                let chained = group.chained;
-                let (batches, waits) = group.unit_mut(unit);
-                pipeline.unit(g % self.parts, waits, || match copy {
-                    Some(copy) => distance_copy::project_group(self.kernel, copy, self.prev, batches, chained, k, first),
-                    None => distance::project_group(self.kernel, self.pos, self.prev, batches, chained, k, first),
-                });
-            }
-        }
-    }
-
-    /// Phase part `g`'s hinge units (chunks of a colour) in order, each after the other
-    /// thread's units it waits for; on the `[x, y, z, w]` copy when there is one.
-    ///
-    /// # Safety
-    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
-    /// this reads or writes during the call.
-    unsafe fn solve_hinge_units(&self, g: usize, pipeline: &mut Pipeline, first: bool, refresh: bool) {
-        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with another thread (see # Safety).
-        unsafe {
-            let k = self.settings.constants;
-            let group = &mut *self.hinges.add(g);
-            for (batch, waits) in group.batches.iter_mut().zip(&group.waits) {
-                pipeline.unit(g % self.parts, waits, || match self.aos_copy {
-                    Some(copy) => hinge::project_raw_aos(self.kernel, copy, self.prev, batch, k, first, refresh),
-                    None => hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first, refresh),
-                });
-            }
-        }
-    }
-
-    /// Group `g`'s distance batches in order (a tail group's serial batch one at a time).
-    ///
-    /// # Safety
-    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
-    /// this reads or writes during the call.
-    unsafe fn solve_distances(&self, g: usize, first: bool) {
-        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with another thread (see # Safety).
-        unsafe {
-            let k = self.settings.constants;
-            let group = &mut *self.distances.add(g);
-            distance::project_group(self.kernel, self.pos, self.prev, &mut group.batches, group.chained, k, first);
-            distance::project_raw(Kernel::Scalar, self.pos, self.prev, &mut group.tail, k, first);
-        }
-    }
-
-    /// Group `g`'s hinge batches in order on `pos` (a tail group's serial batch one at a time).
-    ///
-    /// # Safety
-    /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
-    /// this reads or writes during the call.
-    unsafe fn solve_hinge_group(&self, g: usize, first: bool, refresh: bool) {
-        // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
-        // not shared with another thread (see # Safety).
-        unsafe {
-            let k = self.settings.constants;
-            let group = &mut *self.hinges.add(g);
-            for batch in &mut group.batches {
-                hinge::project_raw(self.kernel, self.pos, self.prev, batch, k, first, refresh);
-            }
-            hinge::project_raw(Kernel::Scalar, self.pos, self.prev, &mut group.tail, k, first, refresh);
         }
     }
 
@@ -512,7 +431,7 @@ impl Frame<'_> {
 /// its parts and what it last saw of the other parts', counted from the start of the frame
 /// (see [`super::constraints::Group::waits`]). Alone (no progress counters) it just runs the
 /// work.
-struct Pipeline<'a> {
+pub(crate) struct Pipeline<'a> {
     progress: Option<&'a Progress>,
     /// Units finished per part (only this thread's parts advance).
     done: [u32; MAX_PARTS],
