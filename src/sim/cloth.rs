@@ -5,9 +5,9 @@ use std::time::Instant;
 use glam::Vec3;
 
 use super::collision::{Collider, ContactSettings};
+use super::constraint_store::ConstraintStore;
 use super::constraints::distance::{self, Kernel, SubstepConstants};
 use super::constraints::hinge;
-use super::constraint_store::ConstraintStore;
 use super::error::SimError;
 use super::error::WORLD_EXTENT;
 use super::guard::{self, Checkpoint};

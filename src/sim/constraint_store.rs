@@ -185,7 +185,13 @@ impl ConstraintStore {
         let bounds = self.distances.bounds().to_vec();
         let tail_empty = self.distances.tail_is_empty() && self.hinges.tail_is_empty();
         let copy_used = hinge_phases > 0 || distances_on_copy;
-        let distances = SetInFrame::new(self.distances.groups_mut(), distance_phases, parts, distances_on_copy, DISTANCE_KERNELS);
+        let distances = SetInFrame::new(
+            self.distances.groups_mut(),
+            distance_phases,
+            parts,
+            distances_on_copy,
+            DISTANCE_KERNELS,
+        );
         let hinges = SetInFrame::new(self.hinges.groups_mut(), hinge_phases, parts, true, HINGE_KERNELS);
         SweepSets {
             parts,

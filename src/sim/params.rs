@@ -13,7 +13,7 @@
 //! 1 kPa sheet scaled by 1e4 / 1e-3) is 1.2e20, so α̃ = α/h² stays below 1e37 — and
 //! [`SolverParams::validate_with`] refuses the rare corner where it would not. Forces are
 //! bounded (|g| ≤ 100 m/s², wind ≤ 100 m/s) and so are the scene's sizes
-//! ([`WORLD_EXTENT`]), so squared lengths and energies stay far below f32's 3.4e38.
+//! ([`super::error::WORLD_EXTENT`]), so squared lengths and energies stay far below f32's 3.4e38.
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};

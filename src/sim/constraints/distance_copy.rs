@@ -12,7 +12,8 @@
 //! for bit, and one thread or two the same as well.
 //!
 //! The solver copies the positions in before the distance phases when they run here
-//! ([`super::SweepPlan::distances_on_copy`]), instead of before the hinge phases.
+//! (a [`super::Placement::Copy`] set in [`super::SweepPlan::placements`]), instead of before the
+//! hinge phases.
 
 use super::distance::{project_one, with_damping, DistanceBatch, Kernel, SubstepConstants};
 use crate::sim::particles::{AosPtr, VecPtr};

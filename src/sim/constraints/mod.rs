@@ -72,10 +72,11 @@
 //!
 //! # Adding a constraint type
 //!
-//! Today a new type is wired in by hand in five places; the distance constraint is the one to
-//! copy. Take as a worked example a *stretch limit*: C = |x_a − x_b| − (1 + s) L ≤ 0 on
-//! every stretch edge (unilateral, compliance 0), which caps the strain at s whatever the
-//! iteration error.
+//! A type is its maths, its storage and its kernels, registered once; the schedule, the plan
+//! of waits, the threads and the frame loop then handle it without knowing its type. The
+//! distance constraint is the one to copy. Take as a worked example a *stretch limit*:
+//! C = |x_a − x_b| − (1 + s) L ≤ 0 on every stretch edge (unilateral, compliance 0), which
+//! caps the strain at s whatever the iteration error.
 //!
 //! 1. **The maths**, readable and scalar, with the theory in the module's `//!` docs: the
 //!    constraint, its gradients and the XPBD update (docs/physics.md §1). For the limit it is
@@ -90,26 +91,33 @@
 //!    and a kernel that masks off lanes with C ≤ 0 (the vector kernel: the scalar maths at
 //!    eight or sixteen lanes through [`lanes::Lanes`], operation for operation, so the widths
 //!    agree bit for bit; test it against the scalar loop as `distance.rs` does).
-//! 3. **The store**: a `ConstraintSet<YourBatch>` next to `distances` and `hinges` in
-//!    `ConstraintStore` (`src/sim/constraint_store.rs`, which keeps the model's records and
-//!    the solver's sets in step): built in `ConstraintStore::new` from the model, its
-//!    compliances rewritten in `ConstraintStore::refresh_compliances`, its plan of waits in
-//!    `ConstraintStore::sweep`, and, if tearing can move its particles, re-pointed through a
-//!    `replace_…` of the store from `src/sim/tearing/mod.rs`.
-//! 4. **The sweep**: a [`SweepStep`] variant placed where it belongs in
-//!    [`SweepStep::order`], which both the solver and [`plan_sweep`] iterate (so the plan of
-//!    waits always plays the units in the order the threads run them); a pointer to its
-//!    groups in `solver::Frame`, its phases solved in `Frame::run`'s arm of that step (each
-//!    unit through `pipeline.unit` with its waits), its `play` in [`plan_sweep`]'s arm, and its
-//!    tail group in the [`SweepStep::Tail`] arm.
+//! 3. **The kernels**: a `SetKernels<YourBatch>` constant in `src/sim/solver/sets.rs`: how
+//!    to project one unit of a phase (its batches, on the `[x, y, z, w]` copy when it is
+//!    given one) and the tail group (by one thread, on the particle arrays), and which phase
+//!    of the Stats panel's timings it is charged to. For the limit, the distance kernels with
+//!    the masked projection.
+//! 4. **The registration**: a `ConstraintSet<YourBatch>` in `ConstraintStore`
+//!    (`src/sim/constraint_store.rs`, which keeps the model's records and the solver's sets in
+//!    step), built in `ConstraintStore::new` from the model and its compliances rewritten in
+//!    `ConstraintStore::refresh_compliances`; then one entry in `ConstraintStore::sweep`'s
+//!    list: its [`Placement`] (on the arrays, or on the copy beside the hinges) and a
+//!    `SetInFrame` of its groups with its kernels. [`SweepStep::order`] places it,
+//!    [`plan_sweep`] plays it (through [`plan::PlannedSet`], implemented for every
+//!    [`ConstraintSet`]) and `Frame::run` solves it (through `FrameSet`) from that list, so
+//!    the plan of waits always plays the units in the order the threads run them. If tearing
+//!    can move its particles, it is re-pointed through a `replace_…` of the store from
+//!    `src/sim/tearing/`.
 //! 5. **The tests**: the closed form the constraint exists for (for the limit: a sheet pulled
 //!    at one iteration never exceeds strain s), bit-identical frames on one and several threads and
-//!    with either vector kernel (`src/sim/solver.rs`' tests), and the statistics
+//!    with either vector kernel (`src/sim/solver/mod.rs`' tests), and the statistics
 //!    (`src/sim/stats.rs`) if it carries a force worth showing.
 //!
-//! Steps 3 and 4 are the engine's debt (issue 14): the order of a sweep is one list now, but
-//! each constraint set is still wired by hand into it; a set should be registered (its batch
-//! type, kernel and play) rather than wired.
+//! Passes over the particles (prediction, the copies, tethers and contacts) are the
+//! [`pass`] steps of the same order, and serial work (the tail groups, the soft grab) is its
+//! [`SweepStep::Serial`] step. A pass that sums over the particles (a closed mesh's volume)
+//! has no kind of its own yet: it would be a pass whose parts write partial sums that one
+//! thread combines in part order in the serial step, so the sum does not depend on the thread
+//! count.
 
 pub mod bend;
 pub mod distance;
@@ -864,7 +872,10 @@ mod tests {
         let n = cloth.particles().len();
         let model = &cloth.model;
         for parts in [2, 3, MAX_PARTS] {
-            let distance_items = model.distances.iter().map(|c| crate::sim::constraint_store::distance_item(c, &material));
+            let distance_items = model
+                .distances
+                .iter()
+                .map(|c| crate::sim::constraint_store::distance_item(c, &material));
             let hinge_items = model.hinges.iter().map(|h| crate::sim::constraint_store::hinge_item(h, &material));
             let mut distances = ConstraintSet::<DistanceBatch>::with_parts(n, distance_items, parts);
             let mut hinges = ConstraintSet::<HingeBatch>::with_parts(n, hinge_items, parts);

@@ -106,7 +106,10 @@ pub(crate) trait PlannedSet {
 pub(crate) fn plan_sweep(sets: &mut [&mut dyn PlannedSet], placements: &[Placement]) -> SweepPlan {
     assert_eq!(sets.len(), placements.len(), "one placement per set");
     let bounds = sets[0].part_bounds().to_vec();
-    assert!(sets.iter().all(|s| s.part_bounds() == bounds), "all sets are cut into the same parts");
+    assert!(
+        sets.iter().all(|s| s.part_bounds() == bounds),
+        "all sets are cut into the same parts"
+    );
     let parts = bounds.len() - 1;
     let units: Vec<u32> = (0..parts)
         .map(|part| pass::COUNT as u32 + sets.iter().map(|s| s.phase_units(part)).sum::<u32>())

@@ -1,5 +1,9 @@
 //! The substep loop of [`super::Cloth::step`], run by one thread or one thread per part.
 //!
+//! A sweep is the list [`SweepPlan::order`]: passes over the particles, the registered
+//! constraint sets ([`sets`]: each a [`FrameSet`], solved without knowing its type) and one
+//! serial step. With today's two sets (distances on the arrays, hinges on the copy):
+//!
 //! Work split (see [`super::constraints`]): the sweep is a sequence of phases, each cut into
 //! T parts (bands of rows of a grid); thread t solves part t of every phase. A thread waits
 //! before each unit (a distance level, a group of strips, a chunk of a hinge colour, a pass

@@ -5,7 +5,7 @@
 //! ([`DISTANCE_KERNELS`] and [`HINGE_KERNELS`] are the examples) and is registered in
 //! `ConstraintStore::sweep` (`src/sim/constraint_store.rs`).
 
-use super::{Frame, Pipeline, PhaseClock};
+use super::{Frame, PhaseClock, Pipeline};
 use crate::sim::constraints::distance::{self, DistanceBatch, Kernel};
 use crate::sim::constraints::distance_copy;
 use crate::sim::constraints::hinge::{self, HingeBatch};
@@ -181,6 +181,14 @@ unsafe fn hinge_tail(frame: &Frame, group: &mut Group<HingeBatch>, at: SweepPoin
         for batch in &mut group.batches {
             hinge::project_raw(kernel, frame.pos, frame.prev, batch, k, at.first, at.first_of_frame);
         }
-        hinge::project_raw(Kernel::Scalar, frame.pos, frame.prev, &mut group.tail, k, at.first, at.first_of_frame);
+        hinge::project_raw(
+            Kernel::Scalar,
+            frame.pos,
+            frame.prev,
+            &mut group.tail,
+            k,
+            at.first,
+            at.first_of_frame,
+        );
     }
 }
