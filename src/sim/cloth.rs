@@ -20,7 +20,7 @@ use super::particles::{AosPtr, Particles, PosW};
 use super::ramp::{self, ComplianceRamp};
 use super::solver::{Frame, FrameSettings, SoftGrab};
 use super::stats::{PhaseTimes, StepStats};
-use super::tearing::TearState;
+use super::tearing::{self, TearEditor, TearState};
 use super::tethers::Tethers;
 
 /// Fastest throw [`Cloth::release`] gives a particle, in m/s.
@@ -46,21 +46,21 @@ pub struct Grab {
 /// A simulated cloth (or rope, or any particle model) with its colliders.
 #[derive(Debug, Clone)]
 pub struct Cloth {
-    pub(crate) particles: Particles,
+    particles: Particles,
     /// Current topology and rest data; tearing edits it.
-    pub(crate) model: Model,
+    model: Model,
     /// The solver's constraints, kept in step with the model's records.
-    pub(crate) constraints: ConstraintStore,
+    constraints: ConstraintStore,
     colliders: Vec<Collider>,
     grab: Option<Grab>,
     /// The soft grab's target at the end of the last step (the start of the next one's
     /// interpolation).
     grab_from: Vec3,
     /// The material the compliances were last computed from (ramps toward the requested one).
-    pub(crate) applied: Material,
+    applied: Material,
     stats: StepStats,
-    pub(crate) topology_version: u64,
-    pub(crate) tearing: TearState,
+    topology_version: u64,
+    tearing: TearState,
     /// Simulated time in s (drives wind gusts).
     time: f64,
     /// A stiffness change being blended in (see [`super::ramp`]).
@@ -263,7 +263,8 @@ impl Cloth {
         self.time += params.dt as f64;
         self.stats = self.measure(material, h);
         let tear_started = Instant::now();
-        if self.tear_overstrained(params, self.stats.max_strain) > 0 {
+        let max_strain = self.stats.max_strain;
+        if self.edit_topology(|editor| editor.tear_overstrained(params, max_strain)) > 0 {
             self.stats = self.measure(material, h);
         }
         phases.tearing_ms = tear_started.elapsed().as_secs_f64() * 1e3;
@@ -379,6 +380,56 @@ impl Cloth {
         per_sweep * params.substeps as u64 * params.iterations as u64
     }
 
+    /// The solver's constraints (tests of their schedule).
+    #[cfg(test)]
+    pub(crate) fn constraint_store(&self) -> &ConstraintStore {
+        &self.constraints
+    }
+
+    /// Edges torn by strain or cut so far.
+    pub fn torn_edges(&self) -> usize {
+        self.tearing.torn_edges
+    }
+
+    /// Number of connected pieces (particles joined by triangles or live distance constraints).
+    pub fn piece_count(&self) -> usize {
+        let labels = self.piece_labels();
+        labels.iter().enumerate().filter(|&(i, &l)| i == l as usize).count()
+    }
+
+    /// For every particle, the smallest particle index of its connected piece.
+    pub fn piece_labels(&self) -> Vec<u32> {
+        tearing::piece_labels(self.particles.len(), &self.model, &self.constraints)
+    }
+
+    /// Cuts the cloth along the surface swept between two world-space rays (a mouse stroke
+    /// from the camera): every stretch edge crossing it is cut (see [`super::tearing`]).
+    /// Returns the number of edges cut.
+    pub fn cut(&mut self, from: &Ray, to: &Ray) -> usize {
+        self.edit_topology(|editor| editor.cut(from, to))
+    }
+
+    /// Runs a tearing edit, then brings what depends on the topology up to date if it changed:
+    /// inverse masses (masses were re-lumped), the tethers (a tear can free a piece from its
+    /// pins or force a detour around the crack) and the topology version.
+    pub(crate) fn edit_topology<R>(&mut self, edit: impl FnOnce(&mut TearEditor) -> R) -> R {
+        let mut editor = TearEditor {
+            particles: &mut self.particles,
+            model: &mut self.model,
+            constraints: &mut self.constraints,
+            applied: &self.applied,
+            tearing: &mut self.tearing,
+            changed: false,
+        };
+        let result = edit(&mut editor);
+        if editor.changed {
+            self.update_inverse_masses();
+            self.invalidate_tethers();
+            self.topology_version += 1;
+        }
+        result
+    }
+
     /// The statistics of the state now, after a step of substep length `h` (s).
     fn measure(&self, material: &Material, h: f32) -> StepStats {
         StepStats {
@@ -438,7 +489,7 @@ impl Cloth {
     }
 
     /// Marks the tethers for a rebuild before the next step (pins or topology changed).
-    pub(crate) fn invalidate_tethers(&mut self) {
+    fn invalidate_tethers(&mut self) {
         self.tethers_built_for = None;
     }
 
@@ -449,7 +500,7 @@ impl Cloth {
 
     /// Inverse masses from lumped areas, point masses and pins. A massless free particle
     /// (no area, no point mass) is treated as pinned rather than divided by.
-    pub(crate) fn update_inverse_masses(&mut self) {
+    fn update_inverse_masses(&mut self) {
         let density = self.applied.areal_density;
         let held = self.grab.filter(|g| g.point.is_none()).map(|g| g.particle as usize);
         let p = &mut self.particles;

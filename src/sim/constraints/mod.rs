@@ -870,7 +870,7 @@ mod tests {
         let cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
         let material = Material::default();
         let n = cloth.particles().len();
-        let model = &cloth.model;
+        let model = cloth.model();
         for parts in [2, 3, MAX_PARTS] {
             let distance_items = model
                 .distances
@@ -980,7 +980,7 @@ mod tests {
         };
         let cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
         let chunks = |parts: usize| {
-            let mut hinges = cloth.constraints.hinges().clone();
+            let mut hinges = cloth.constraint_store().hinges().clone();
             hinges.set_parts(parts);
             let mut chunks: Vec<Vec<u32>> = hinges.iter_batches().map(|b| b.id.clone()).filter(|ids| !ids.is_empty()).collect();
             chunks.sort();

@@ -9,13 +9,13 @@
 //! reaching another group's triangle means nothing is cut off; running out of triangles before
 //! [`MIN_FRAGMENT_TRIANGLES`] means the split would shed a fragment, and it is not made.
 
-use super::super::cloth::Cloth;
+use super::TearEditor;
 
 /// Fewest triangles a piece cut off by a tear may have. Smaller scraps (a grabbed vertex with
 /// its two or three triangles, a corner sliver) fly about as confetti.
 pub const MIN_FRAGMENT_TRIANGLES: usize = 8;
 
-impl Cloth {
+impl TearEditor<'_> {
     /// Whether splitting vertex `v` into the fan `groups` would leave a piece of fewer than
     /// [`MIN_FRAGMENT_TRIANGLES`] triangles.
     pub(super) fn sheds_fragment(&self, v: u32, groups: &[Vec<u32>]) -> bool {

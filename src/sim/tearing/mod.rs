@@ -25,10 +25,11 @@
 
 use glam::Vec3;
 
-use super::cloth::Cloth;
+use super::constraint_store::ConstraintStore;
 use super::interaction::Ray;
-use super::model::{Compliance, DistanceConstraint, EdgeKind};
-use super::params::SolverParams;
+use super::model::{Compliance, DistanceConstraint, EdgeKind, Model};
+use super::params::{Material, SolverParams};
+use super::particles::Particles;
 
 mod criterion;
 mod fragments;
@@ -38,7 +39,7 @@ pub use fragments::MIN_FRAGMENT_TRIANGLES;
 /// Marks an unused support slot.
 const NONE: u32 = u32::MAX;
 
-/// Tearing bookkeeping kept by a [`Cloth`].
+/// Tearing bookkeeping kept by a [`crate::sim::Cloth`].
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TearState {
     /// Adjacency and supports, built on the first tear or cut and then kept up to date.
@@ -78,8 +79,7 @@ fn shares_edge(a: [u32; 3], b: [u32; 3]) -> bool {
 }
 
 impl Topology {
-    fn build(cloth: &Cloth) -> Self {
-        let model = &cloth.model;
+    fn build(model: &Model, constraints: &ConstraintStore) -> Self {
         let mut t = Topology {
             vertex_triangles: vec![Vec::new(); model.particle_count()],
             ..Default::default()
@@ -90,7 +90,7 @@ impl Topology {
         t.vertex_distances = vec![Vec::new(); model.particle_count()];
         t.vertex_hinges = vec![Vec::new(); model.particle_count()];
         for (id, c) in model.distances.iter().enumerate() {
-            if cloth.constraints.distances().slot(id as u32).is_some() {
+            if constraints.distances().slot(id as u32).is_some() {
                 add_to(&mut t.vertex_distances, c.a, id as u32);
                 add_to(&mut t.vertex_distances, c.b, id as u32);
             }
@@ -98,7 +98,7 @@ impl Topology {
             t.distance_support.push(support);
         }
         for (id, h) in model.hinges.iter().enumerate() {
-            if cloth.constraints.hinges().slot(id as u32).is_some() {
+            if constraints.hinges().slot(id as u32).is_some() {
                 for v in h.wings.iter().chain(&h.edge) {
                     add_to(&mut t.vertex_hinges, *v, id as u32);
                 }
@@ -189,41 +189,51 @@ impl Family {
     }
 }
 
-impl Cloth {
-    /// Edges torn by strain or cut so far.
-    pub fn torn_edges(&self) -> usize {
-        self.tearing.torn_edges
-    }
+/// Tearing's hands on a cloth: the state a split edits (particles, model, the solver's
+/// constraints and tearing's own bookkeeping), borrowed from the cloth for one tear check or
+/// cut. The cloth re-lumps inverse masses, rebuilds its tethers and bumps its topology version
+/// afterwards when [`Self::changed`] is set.
+pub(crate) struct TearEditor<'a> {
+    pub particles: &'a mut Particles,
+    pub model: &'a mut Model,
+    pub constraints: &'a mut ConstraintStore,
+    /// The material new and re-pointed constraints take.
+    pub applied: &'a Material,
+    pub tearing: &'a mut TearState,
+    /// The topology changed (a vertex was split or a constraint removed).
+    pub changed: bool,
+}
 
-    /// Number of connected pieces (particles joined by triangles or live distance constraints).
-    pub fn piece_count(&self) -> usize {
-        let labels = self.piece_labels();
-        labels.iter().enumerate().filter(|&(i, &l)| i == l as usize).count()
+/// For every particle (of `particle_count`), the smallest particle index of its connected
+/// piece: particles joined by `model`'s triangles or a live distance constraint.
+pub(crate) fn piece_labels(particle_count: usize, model: &Model, constraints: &ConstraintStore) -> Vec<u32> {
+    let mut parent: Vec<u32> = (0..particle_count as u32).collect();
+    fn root(parent: &mut [u32], mut i: u32) -> u32 {
+        while parent[i as usize] != i {
+            parent[i as usize] = parent[parent[i as usize] as usize];
+            i = parent[i as usize];
+        }
+        i
     }
+    let mut join = |a: u32, b: u32| {
+        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+        parent[ra.max(rb) as usize] = ra.min(rb);
+    };
+    for tri in &model.triangles {
+        join(tri[0], tri[1]);
+        join(tri[1], tri[2]);
+    }
+    for id in constraints.distances().live_ids() {
+        let c = model.distances[id as usize];
+        join(c.a, c.b);
+    }
+    (0..parent.len() as u32).map(|i| root(&mut parent, i)).collect()
+}
 
-    /// For every particle, the smallest particle index of its connected piece.
-    pub fn piece_labels(&self) -> Vec<u32> {
-        let mut parent: Vec<u32> = (0..self.particles.len() as u32).collect();
-        fn root(parent: &mut [u32], mut i: u32) -> u32 {
-            while parent[i as usize] != i {
-                parent[i as usize] = parent[parent[i as usize] as usize];
-                i = parent[i as usize];
-            }
-            i
-        }
-        let mut join = |a: u32, b: u32| {
-            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-            parent[ra.max(rb) as usize] = ra.min(rb);
-        };
-        for tri in &self.model.triangles {
-            join(tri[0], tri[1]);
-            join(tri[1], tri[2]);
-        }
-        for id in self.live_distance_ids().collect::<Vec<_>>() {
-            let c = self.model.distances[id as usize];
-            join(c.a, c.b);
-        }
-        (0..parent.len() as u32).map(|i| root(&mut parent, i)).collect()
+impl TearEditor<'_> {
+    /// Ids of the live distance constraints, ascending.
+    fn live_distance_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.constraints.distances().live_ids()
     }
 
     /// End-of-frame tear check (see [`criterion`]): folds the frame's strains into their
@@ -232,7 +242,7 @@ impl Cloth {
     /// is the frame's largest strain: without averaging (a zero response time) the scan is
     /// skipped when no edge can have reached its threshold, so idle tearing costs nothing.
     /// Returns the number of edges that tore.
-    pub(crate) fn tear_overstrained(&mut self, params: &SolverParams, max_strain: f32) -> usize {
+    pub fn tear_overstrained(&mut self, params: &SolverParams, max_strain: f32) -> usize {
         let Some(limit) = self.applied.tear_strain else {
             self.tearing.smoothed.clear();
             return 0;
@@ -330,9 +340,16 @@ impl Cloth {
         crossed.len()
     }
 
+    /// Builds the topology if needed, then runs `then` (tests reach single splits this way).
+    #[cfg(test)]
+    fn ensure_topology_and<R>(&mut self, then: impl FnOnce(&mut Self) -> R) -> R {
+        self.ensure_topology();
+        then(self)
+    }
+
     fn ensure_topology(&mut self) {
         if self.tearing.topology.is_none() {
-            self.tearing.topology = Some(Topology::build(self));
+            self.tearing.topology = Some(Topology::build(self.model, self.constraints));
         }
     }
 
@@ -344,11 +361,9 @@ impl Cloth {
         self.tearing.topology.as_mut().expect("topology is built before any split")
     }
 
+    /// Tells the cloth to bring what depends on the topology up to date.
     fn finish_topology_change(&mut self) {
-        self.update_inverse_masses();
-        // A tear can free a piece from its pins or force a detour around the crack.
-        self.invalidate_tethers();
-        self.topology_version += 1;
+        self.changed = true;
     }
 
     /// Fails distance constraint `id`: splits the first of its endpoints, in
@@ -691,7 +706,7 @@ impl Cloth {
             for v in new.wings.iter().chain(&new.edge) {
                 add_to(&mut self.topology_mut().vertex_hinges, *v, id);
             }
-            self.constraints.replace_hinge(&mut self.model, id, new, &self.applied);
+            self.constraints.replace_hinge(self.model, id, new, self.applied);
         }
     }
 
@@ -703,12 +718,12 @@ impl Cloth {
         add_to(&mut topo.vertex_distances, c.a, id);
         add_to(&mut topo.vertex_distances, c.b, id);
         topo.distance_support[id as usize] = support;
-        self.constraints.replace_distance(&mut self.model, id, c, &self.applied);
+        self.constraints.replace_distance(self.model, id, c, self.applied);
     }
 
     /// Adds distance constraint `c` with `support`; returns its id.
     fn add_distance(&mut self, c: DistanceConstraint, support: [u32; 2]) -> u32 {
-        let id = self.constraints.add_distance(&mut self.model, c, &self.applied);
+        let id = self.constraints.add_distance(self.model, c, self.applied);
         let topo = self.topology_mut();
         add_to(&mut topo.vertex_distances, c.a, id);
         add_to(&mut topo.vertex_distances, c.b, id);

@@ -205,9 +205,10 @@ fn v7b_split_on_3x3_conserves_mass_and_momentum_deterministically() {
         c.kind == EdgeKind::Stretch && [c.a.min(c.b), c.a.max(c.b)] == [0, 1]
     });
     let id = top_edge.expect("the top row has stretch edges");
-    cloth.ensure_topology();
-    assert!(cloth.tear_edge(id), "the edge tears");
-    cloth.finish_topology_change();
+    assert!(
+        cloth.edit_topology(|e| e.ensure_topology_and(|e| e.tear_edge(id))),
+        "the edge tears"
+    );
     assert!(cloth.particles().len() > 9, "a vertex was split");
     assert!(
         (total_mass(&cloth) - mass).abs() <= 1e-6 * mass,
@@ -220,9 +221,7 @@ fn v7b_split_on_3x3_conserves_mass_and_momentum_deterministically() {
         momentum(&cloth)
     );
     assert_manifold(&cloth);
-    twin.ensure_topology();
-    twin.tear_edge(id);
-    twin.finish_topology_change();
+    twin.edit_topology(|e| e.ensure_topology_and(|e| e.tear_edge(id)));
     assert_eq!(twin.triangles(), cloth.triangles());
     assert_eq!(position_bits(&twin), position_bits(&cloth));
 }
@@ -239,7 +238,6 @@ fn a_tear_that_would_shed_a_scrap_is_not_made() {
         "too small to part in two pieces"
     );
     let before = (position_bits(&cloth), cloth.triangles().to_vec(), cloth.constraint_count());
-    cloth.ensure_topology();
     let centre_edges: Vec<u32> = cloth
         .live_distance_ids()
         .filter(|&id| {
@@ -249,7 +247,8 @@ fn a_tear_that_would_shed_a_scrap_is_not_made() {
         .collect();
     assert_eq!(centre_edges.len(), 4);
     for id in centre_edges {
-        assert!(!cloth.tear_edge(id), "edge {id} would have shed a scrap");
+        let torn = cloth.edit_topology(|e| e.ensure_topology_and(|e| e.tear_edge(id)));
+        assert!(!torn, "edge {id} would have shed a scrap");
     }
     assert_eq!(cloth.torn_edges(), 0);
     assert_eq!(
@@ -445,9 +444,8 @@ proptest! {
                 0 => {
                     let ids: Vec<u32> = cloth.live_distance_ids().collect();
                     if !ids.is_empty() {
-                        cloth.ensure_topology();
-                        cloth.tear_edge(ids[pick as usize % ids.len()]);
-                        cloth.finish_topology_change();
+                        let id = ids[pick as usize % ids.len()];
+                        cloth.edit_topology(|e| e.ensure_topology_and(|e| e.tear_edge(id)));
                     }
                 }
                 1 => {
