@@ -1,5 +1,6 @@
 //! [`Cloth`]: the simulation state and the XPBD frame loop (docs/physics.md §1).
 
+use std::sync::atomic::AtomicU32;
 use std::time::Instant;
 
 use glam::Vec3;
@@ -17,6 +18,7 @@ use super::params::{Material, SolverParams, WORLD_EXTENT};
 use super::particles::COMPENSATED_BELOW_SUBSTEP;
 use super::particles::{AosPtr, Particles, PosW};
 use super::ramp::ComplianceRamp;
+use super::self_contact::{SelfContactPass, SelfContacts};
 use super::solver::{Frame, FrameSettings, SoftGrab};
 use super::stats::{PhaseTimes, StepStats};
 use super::tearing::TearState;
@@ -77,6 +79,8 @@ pub struct Cloth {
     tethers_built_for: Option<(bool, f32)>,
     /// The particle state at the start of the step (see [`super::guard`]).
     pub(crate) checkpoint: Checkpoint,
+    /// Self-contacts: the spatial hash and the frame's candidate pairs.
+    self_contacts: SelfContacts,
 }
 
 impl Cloth {
@@ -120,6 +124,7 @@ impl Cloth {
             tethers: Tethers::default(),
             tethers_built_for: None,
             checkpoint: Checkpoint::default(),
+            self_contacts: SelfContacts::default(),
         };
         cloth.update_inverse_masses();
         Ok(cloth)
@@ -224,7 +229,7 @@ impl Cloth {
             iterations: params.iterations,
             gravity: params.gravity,
             air: (-params.air_damping * h).exp(),
-            max_speed: params.max_speed,
+            max_speed: params.speed_clamp(),
             constants: SubstepConstants {
                 inv_h2: 1.0 / (h * h),
                 damping_over_h: params.constraint_damping / h,
@@ -251,6 +256,7 @@ impl Cloth {
                     alpha_tilde: params.grab_compliance / (h * h),
                 })
             }),
+            self_contact: params.self_contact(),
         };
         let wind = super::aero::wind_at(params, self.time);
         self.save_checkpoint();
@@ -258,7 +264,11 @@ impl Cloth {
         let aero_ms = started.elapsed().as_secs_f64() * 1e3;
         self.refresh_tethers(material);
         self.guard("aerodynamics", None)?;
+        let self_started = Instant::now();
+        self.prepare_self_contacts(params);
+        let self_ms = self_started.elapsed().as_secs_f64() * 1e3;
         let (threads, mut phases) = self.run_substeps(settings, self.threads_used(params) as usize);
+        phases.self_contacts_ms += self_ms;
         self.guard("substeps", Some(settings))?;
         if let Some(g) = self.grab {
             self.grab_from = g.target;
@@ -274,6 +284,7 @@ impl Cloth {
         self.stats.step_ms = started.elapsed().as_secs_f64() * 1e3;
         self.stats.threads = threads;
         self.stats.phases = phases;
+        self.stats.self_contacts = self.self_contacts.active;
         Ok(&self.stats)
     }
 
@@ -312,6 +323,14 @@ impl Cloth {
             self.aos_positions.resize(p.len(), [0.0; 4]);
             AosPtr(self.aos_positions.as_mut_ptr())
         });
+        let self_pass = settings
+            .self_contact
+            .filter(|_| !self.self_contacts.pairs.is_empty())
+            .map(|settings| SelfContactPass {
+                pairs: &self.self_contacts.pairs,
+                settings,
+                active: AtomicU32::new(0),
+            });
         let pos = p.pos.raw();
         let frame = Frame {
             pos: if compensated { pos.compensated(p.comp.raw()) } else { pos },
@@ -331,6 +350,7 @@ impl Cloth {
             tail_empty: self.distances.tail_is_empty() && self.hinges.tail_is_empty(),
             colliders: &self.colliders,
             tethers: (self.tethers.count() > 0).then_some(&self.tethers),
+            self_contacts: self_pass.as_ref(),
             settings,
             kernel,
         };
@@ -346,11 +366,39 @@ impl Cloth {
                 *first_thread.lock().unwrap_or_else(|e| e.into_inner()) = phases;
             }
         };
-        if threads > 1 && parallel::run(&job, threads) {
-            return (threads as u32, first_thread.into_inner().unwrap_or_else(|e| e.into_inner()));
-        }
-        // SAFETY: one thread, on a frame that borrows the state exclusively (see `Frame::run`).
-        (1, unsafe { frame.run(0, 1, &barrier, &progress) })
+        let ran = if threads > 1 && parallel::run(&job, threads) {
+            (threads as u32, first_thread.into_inner().unwrap_or_else(|e| e.into_inner()))
+        } else {
+            // SAFETY: one thread, on a frame that borrows the state exclusively (see `Frame::run`).
+            (1, unsafe { frame.run(0, 1, &barrier, &progress) })
+        };
+        self.self_contacts.active = self_pass.map_or(0, |pass| pass.active.into_inner() as usize);
+        ran
+    }
+
+    /// Lists the frame's self-contact candidates (or none while self-collision is off), from
+    /// the state at the frame's start (see [`super::self_contact`]).
+    fn prepare_self_contacts(&mut self, params: &SolverParams) {
+        self.self_contacts.active = 0;
+        let Some(settings) = params.self_contact() else {
+            self.self_contacts.pairs.clear();
+            return;
+        };
+        let key = (self.topology_version, self.particles.len(), self.model.distances.len());
+        let (distances, model) = (&self.distances, &self.model);
+        let edges = || {
+            distances.live_ids().map(|id| {
+                let c = &model.distances[id as usize];
+                (c.a, c.b)
+            })
+        };
+        self.self_contacts.refresh_adjacency(key, edges);
+        let p = &self.particles;
+        let fastest = (0..p.len()).map(|i| p.velocity(i).length()).fold(0.0, f32::max);
+        let clamp = params.speed_clamp();
+        let speed = fastest + params.gravity.length() * params.dt;
+        let travel = params.dt * if clamp > 0.0 { speed.min(clamp) } else { speed };
+        self.self_contacts.prepare_frame(p, &self.model.positions, settings, travel);
     }
 
     /// Rebuilds the tethers if pins, topology or the material's tether settings changed since
