@@ -2,15 +2,21 @@
 //! "Self-contact"), after Ten Minute Physics 15 (Müller, "Self collisions of cloth").
 //!
 //! # Detection, once per frame
-//! Every particle is put into a spatial hash (cells of edge r, a table of 2n buckets filled by
-//! a counting sort into two flat arrays) at the frame's start positions, and every pair closer
-//! than its reach is listed: reach = d_min + 2 u, with d_min the pair's contact distance below
-//! and u the farthest a particle can travel in the frame, u = Δt · min(v_clamp, max_i |v_i| +
-//! |g| Δt). Two particles farther apart than their reach at the frame's start cannot come
-//! closer than d_min during it, so the list holds every contact the frame can make. Pairs
-//! joined by a live distance constraint (edges, shear diagonals, bend edges) and pairs of two
-//! fixed particles are left out. The cell edge is the largest reach, so each particle looks at
-//! its 27 neighbouring cells (each bucket once, even when two cells hash alike).
+//! Every particle is put into a spatial hash (cells of edge r, a table of buckets filled by a
+//! counting sort into two flat arrays) at the frame's start positions, and every pair closer
+//! than its reach is listed: reach = d_min + 2M, with d_min the pair's contact distance below
+//! and M = u + [`SKIN`] · thickness, u the farthest a particle can travel in the frame,
+//! u = Δt · min(v_clamp, max_i |v_i| + |g| Δt). Two particles farther apart than their reach
+//! cannot come closer than d_min while neither has moved more than M, so the list holds every
+//! contact of the frame, and of the next frames as long as every particle's displacement since
+//! the list was made plus the frame's travel stays within M (a Verlet list: a cloth at rest
+//! keeps its list, a moving one lists anew every frame). Pairs joined by a live distance
+//! constraint (edges, shear diagonals, bend edges) are left out; pairs of two fixed particles
+//! are listed (pins change between frames) and skipped by the projection. The cell edge is the
+//! largest reach, so a pair lies in the same or neighbouring cells: each particle looks at its
+//! own cell and the 13 neighbours ahead of it (a half stencil, so each pair is met once),
+//! skipping entries of other cells that share a bucket. A new topology (tearing, cutting) or
+//! thickness lists anew at once.
 //!
 //! # Response, every sweep of every substep
 //! Each listed pair is a unilateral distance constraint C = |x_a − x_b| − d_min ≥ 0 with
@@ -51,6 +57,11 @@ use super::particles::{xyz, Particles, PosPtr, VecPtr};
 /// self-collision is on: v_clamp = `CLAMP_FRACTION` · thickness / h (Ten Minute Physics 15).
 pub const CLAMP_FRACTION: f32 = 0.2;
 
+/// Extra margin of a candidate list, as a fraction of the thickness: a list stays valid until
+/// some particle has moved this far beyond the travel it was made for (see
+/// [`SelfContacts::prepare_frame`]).
+pub const SKIN: f32 = 0.25;
+
 /// What the self-contact pass needs of the parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct SelfContactSettings {
@@ -79,9 +90,13 @@ pub(crate) struct Pair {
 /// The spatial hash, the constraint adjacency it excludes and the frame's candidate pairs.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SelfContacts {
-    /// First entry of each bucket (`buckets + 1` entries) and the particles by bucket.
+    /// First entry of each bucket (`buckets + 1` entries), and the particles by bucket with
+    /// their cells (so a bucket shared by two cells yields each particle once).
     bucket_start: Vec<u32>,
-    entries: Vec<u32>,
+    entries: Vec<(u32, IVec3)>,
+    /// Scratch: the frame's start positions and the counting sort's fill pointers.
+    points: Vec<Vec3>,
+    fill: Vec<u32>,
     /// Particles joined to each particle by a live distance constraint, sorted (CSR).
     adjacency_start: Vec<u32>,
     adjacency: Vec<u32>,
@@ -91,12 +106,19 @@ pub(crate) struct SelfContacts {
     pub pairs: Vec<Pair>,
     /// Pairs in contact in the last sweep of the last frame.
     pub active: usize,
+    /// Positions the pairs were listed at, the margin they were listed with (m) and what they
+    /// were listed for (adjacency key, thickness bits); `None` before the first list.
+    listed_at: Vec<Vec3>,
+    listed_margin: f32,
+    listed_for: Option<((u64, usize, usize), u32)>,
 }
 
-/// Hash of a cell (the multipliers of Ten Minute Physics 15).
+/// Bucket of a cell among `buckets` (a power of two): the multipliers of Ten Minute Physics
+/// 15, their top bits taken by a Fibonacci multiply (a mask, not a division).
 fn bucket_of(cell: IVec3, buckets: usize) -> usize {
     let h = cell.x.wrapping_mul(92_837_111) ^ cell.y.wrapping_mul(689_287_499) ^ cell.z.wrapping_mul(283_923_481);
-    h.unsigned_abs() as usize % buckets
+    let mixed = (h as u32 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (mixed >> (64 - buckets.trailing_zeros())) as usize & (buckets - 1)
 }
 
 /// The cell of `p` for cell edge `edge` (m).
@@ -141,56 +163,79 @@ impl SelfContacts {
             .is_ok()
     }
 
-    /// Lists this frame's candidate pairs from the particles at the frame's start; `rest` are
-    /// the rest positions, `travel` the farthest a particle can move in the frame (m).
-    /// [`Self::refresh_adjacency`] must have run for the current topology.
+    /// Makes sure the candidate pairs hold every contact of this frame: keeps the last list
+    /// while no particle has moved more than its margin allows (below), else lists anew from
+    /// the particles at the frame's start. `rest` are the rest positions, `travel` the
+    /// farthest a particle can move in the frame (m). [`Self::refresh_adjacency`] must have
+    /// run for the current topology.
+    ///
+    /// A list made with margin M (every pair closer than d_min + 2M) stays complete while
+    /// every particle's displacement since then plus this frame's travel is at most M: two
+    /// particles farther apart than that moved at most 2M toward each other. Lists are made
+    /// with M = travel + [`SKIN`] · thickness, so a cloth at rest keeps its list.
     pub fn prepare_frame(&mut self, particles: &Particles, rest: &[Vec3], settings: SelfContactSettings, travel: f32) {
         let n = particles.len();
-        self.pairs.clear();
         debug_assert_eq!(self.adjacency_start.len(), n + 1, "adjacency of the current topology");
+        let listed_for = self.adjacency_key.map(|key| (key, settings.thickness.to_bits()));
+        if listed_for.is_some() && self.listed_for == listed_for && self.listed_at.len() == n {
+            let moved = particles
+                .positions()
+                .zip(&self.listed_at)
+                .map(|(p, q)| p.distance_squared(*q))
+                .fold(0.0, f32::max);
+            if moved.sqrt() + travel <= self.listed_margin {
+                return;
+            }
+        }
+        self.pairs.clear();
+        self.listed_margin = travel + SKIN * settings.thickness;
+        self.listed_at.clear();
+        self.listed_at.extend(particles.positions());
+        self.listed_for = listed_for;
         if n < 2 {
             return;
         }
-        let edge = settings.thickness + 2.0 * travel;
-        let buckets = 2 * n;
-        let cells: Vec<IVec3> = particles.positions().map(|p| cell_of(p, edge)).collect();
+        let margin = self.listed_margin;
+        let edge = settings.thickness + 2.0 * margin;
+        let buckets = (2 * n).next_power_of_two();
+        self.points.clear();
+        self.points.extend(particles.positions());
         self.bucket_start.clear();
         self.bucket_start.resize(buckets + 1, 0);
-        for &c in &cells {
-            self.bucket_start[bucket_of(c, buckets) + 1] += 1;
+        for &p in &self.points {
+            self.bucket_start[bucket_of(cell_of(p, edge), buckets) + 1] += 1;
         }
         for b in 0..buckets {
             self.bucket_start[b + 1] += self.bucket_start[b];
         }
-        let mut fill = self.bucket_start.clone();
-        self.entries.resize(n, 0);
-        for (i, &c) in cells.iter().enumerate() {
+        self.fill.clone_from(&self.bucket_start);
+        self.entries.resize(n, (0, IVec3::ZERO));
+        for (i, &p) in self.points.iter().enumerate() {
+            let c = cell_of(p, edge);
             let b = bucket_of(c, buckets);
-            self.entries[fill[b] as usize] = i as u32;
-            fill[b] += 1;
+            self.entries[self.fill[b] as usize] = (i as u32, c);
+            self.fill[b] += 1;
         }
-        let mut near = Vec::with_capacity(27);
-        for (i, &c) in cells.iter().enumerate() {
-            let (p, w) = (particles.position(i), particles.inverse_mass(i));
-            near.clear();
-            for dz in -1..=1 {
-                for dy in -1..=1 {
-                    for dx in -1..=1 {
-                        near.push(bucket_of(c + IVec3::new(dx, dy, dz), buckets));
+        for i in 0..n {
+            let p = self.points[i];
+            let c = cell_of(p, edge);
+            // The cell itself (later particles only) and the 13 cells of the half stencil
+            // ahead of it: every pair of neighbouring cells is looked at once.
+            for offset in HALF_STENCIL {
+                let cell = c + offset;
+                let b = bucket_of(cell, buckets);
+                for k in self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize {
+                    let (j, in_cell) = self.entries[k];
+                    if in_cell != cell || (offset == IVec3::ZERO && j as usize <= i) {
+                        continue;
                     }
-                }
-            }
-            near.sort_unstable();
-            near.dedup();
-            for &b in &near {
-                for &j in &self.entries[self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize] {
-                    if j as usize <= i || (w == 0.0 && particles.inverse_mass(j as usize) == 0.0) {
+                    let distance2 = p.distance_squared(self.points[j as usize]);
+                    if distance2 >= edge * edge {
                         continue;
                     }
                     let min_distance = settings.thickness.min(rest[i].distance(rest[j as usize]));
-                    let reach = min_distance + 2.0 * travel;
-                    let close = p.distance_squared(particles.position(j as usize)) < reach * reach;
-                    if min_distance > 0.0 && close && !self.adjacent(i, j) {
+                    let reach = min_distance + 2.0 * margin;
+                    if min_distance > 0.0 && distance2 < reach * reach && !self.adjacent(i, j) {
                         self.pairs.push(Pair {
                             a: i as u32,
                             b: j,
@@ -202,6 +247,25 @@ impl SelfContacts {
         }
     }
 }
+
+/// The cell itself and the 13 of its 26 neighbours with (z, y, x) lexicographically ahead of
+/// it: with the mirror offsets of the other 13 they cover each neighbouring pair once.
+const HALF_STENCIL: [IVec3; 14] = [
+    IVec3::new(0, 0, 0),
+    IVec3::new(1, 0, 0),
+    IVec3::new(-1, 1, 0),
+    IVec3::new(0, 1, 0),
+    IVec3::new(1, 1, 0),
+    IVec3::new(-1, -1, 1),
+    IVec3::new(0, -1, 1),
+    IVec3::new(1, -1, 1),
+    IVec3::new(-1, 0, 1),
+    IVec3::new(0, 0, 1),
+    IVec3::new(1, 0, 1),
+    IVec3::new(-1, 1, 1),
+    IVec3::new(0, 1, 1),
+    IVec3::new(1, 1, 1),
+];
 
 /// The self-contact pass of one frame, as the solver's thread 0 runs it.
 #[derive(Debug)]
@@ -273,15 +337,14 @@ mod tests {
     };
 
     /// Pairs are found within their reach and nowhere else, whatever cells they fall in;
-    /// constraint neighbours and two fixed particles are left out; the rest distance caps
-    /// the contact distance.
+    /// constraint neighbours are left out; the rest distance caps the contact distance.
     #[test]
     fn pairs_are_listed_within_reach_only() {
         let points = [
             (Vec3::new(0.0, 0.0, 0.0), 1.0),
-            (Vec3::new(0.0, 0.013, 0.0), 1.0),   // within 0.01 + 2·0.002 of 0
-            (Vec3::new(0.0, -0.015, 0.0), 1.0),  // beyond every reach of 0
-            (Vec3::new(0.0, 0.013, 0.004), 1.0), // adjacent to 1 by an edge
+            (Vec3::new(0.0, 0.016, 0.0), 1.0),   // within 0.01 + 2 (0.002 + 0.0025) of 0
+            (Vec3::new(0.0, -0.021, 0.0), 1.0),  // beyond every reach of 0
+            (Vec3::new(0.0, 0.016, 0.004), 1.0), // adjacent to 1 by an edge
             (Vec3::new(0.009, 0.0, 0.0), 0.0),   // fixed, near fixed 5
             (Vec3::new(0.009, 0.0, 0.005), 0.0), // fixed
         ];
@@ -290,15 +353,15 @@ mod tests {
         rest[3] = rest[1] + Vec3::new(0.0, 0.0, 0.002);
         let mut contacts = SelfContacts::default();
         contacts.refresh_adjacency((0, points.len(), 1), || [(1u32, 3u32)].into_iter());
-        contacts.prepare_frame(&p, &rest, SETTINGS, 0.002);
-        let listed: Vec<(u32, u32)> = contacts.pairs.iter().map(|q| (q.a, q.b)).collect();
+        let travel = 0.002;
+        contacts.prepare_frame(&p, &rest, SETTINGS, travel);
+        let listed: Vec<(u32, u32)> = contacts.pairs.iter().map(|q| (q.a.min(q.b), q.a.max(q.b))).collect();
+        let margin = travel + SKIN * SETTINGS.thickness;
         let mut expected = Vec::new();
         for i in 0..points.len() {
             for j in i + 1..points.len() {
                 let min = SETTINGS.thickness.min(rest[i].distance(rest[j]));
-                let reach = min + 0.004;
-                let both_fixed = points[i].1 == 0.0 && points[j].1 == 0.0;
-                if points[i].0.distance(points[j].0) < reach && !both_fixed && (i, j) != (1, 3) {
+                if points[i].0.distance(points[j].0) < min + 2.0 * margin && (i, j) != (1, 3) {
                     expected.push((i as u32, j as u32));
                 }
             }
@@ -306,7 +369,28 @@ mod tests {
         let mut sorted = listed.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, expected);
-        assert!(!expected.is_empty() && expected.contains(&(0, 1)) && !expected.contains(&(0, 2)));
+        assert!(expected.contains(&(0, 1)) && expected.contains(&(4, 5)) && !expected.contains(&(0, 2)));
+    }
+
+    /// A list is kept while the particles stay within its margin and made anew when one moves
+    /// beyond it.
+    #[test]
+    fn a_list_is_kept_until_a_particle_leaves_its_margin() {
+        let points = [(Vec3::ZERO, 1.0), (Vec3::new(0.0, 0.05, 0.0), 1.0)];
+        let mut p = particles(&points);
+        let rest = [Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)];
+        let mut contacts = SelfContacts::default();
+        contacts.refresh_adjacency((0, 2, 0), std::iter::empty);
+        contacts.prepare_frame(&p, &rest, SETTINGS, 0.0);
+        assert!(contacts.pairs.is_empty());
+        // Within the margin (0.25 × 1 cm): the stale, empty list stays.
+        p.set_position(1, Vec3::new(0.0, 0.048, 0.0));
+        contacts.prepare_frame(&p, &rest, SETTINGS, 0.0);
+        assert!(contacts.pairs.is_empty());
+        // Beyond it the pair is found.
+        p.set_position(1, Vec3::new(0.0, 0.012, 0.0));
+        contacts.prepare_frame(&p, &rest, SETTINGS, 0.0);
+        assert_eq!(contacts.pairs.len(), 1);
     }
 
     /// Two free particles closer than the thickness end exactly the thickness apart, mass
