@@ -1,6 +1,6 @@
 //! [`Cloth`]: the simulation state and the XPBD frame loop (docs/physics.md §1).
 
-use std::sync::atomic::AtomicU32;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use glam::Vec3;
@@ -223,7 +223,7 @@ impl Cloth {
         let started = Instant::now();
         self.ramp_material(material, params.dt);
         let h = params.substep_dt();
-        let settings = FrameSettings {
+        let mut settings = FrameSettings {
             h,
             substeps: params.substeps,
             iterations: params.iterations,
@@ -265,7 +265,10 @@ impl Cloth {
         self.refresh_tethers(material);
         self.guard("aerodynamics", None)?;
         let self_started = Instant::now();
-        self.prepare_self_contacts(params);
+        self.self_contacts.active = 0;
+        if let Some(contact) = settings.self_contact.as_mut() {
+            contact.travel = self.prepare_self_contacts(params);
+        }
         let self_ms = self_started.elapsed().as_secs_f64() * 1e3;
         let (threads, mut phases) = self.run_substeps(settings, self.threads_used(params) as usize);
         phases.self_contacts_ms += self_ms;
@@ -284,7 +287,7 @@ impl Cloth {
         self.stats.step_ms = started.elapsed().as_secs_f64() * 1e3;
         self.stats.threads = threads;
         self.stats.phases = phases;
-        self.stats.self_contacts = self.self_contacts.active;
+        self.stats.self_contacts = self.self_contacts.active as usize;
         Ok(&self.stats)
     }
 
@@ -323,14 +326,11 @@ impl Cloth {
             self.aos_positions.resize(p.len(), [0.0; 4]);
             AosPtr(self.aos_positions.as_mut_ptr())
         });
-        let self_pass = settings
-            .self_contact
-            .filter(|_| !self.self_contacts.pairs.is_empty())
-            .map(|settings| SelfContactPass {
-                pairs: &self.self_contacts.pairs,
-                settings,
-                active: AtomicU32::new(0),
-            });
+        let self_pass = settings.self_contact.map(|contact| SelfContactPass {
+            contacts: Mutex::new(&mut self.self_contacts),
+            rest: &self.model.positions,
+            settings: contact,
+        });
         let pos = p.pos.raw();
         let frame = Frame {
             pos: if compensated { pos.compensated(p.comp.raw()) } else { pos },
@@ -372,18 +372,15 @@ impl Cloth {
             // SAFETY: one thread, on a frame that borrows the state exclusively (see `Frame::run`).
             (1, unsafe { frame.run(0, 1, &barrier, &progress) })
         };
-        self.self_contacts.active = self_pass.map_or(0, |pass| pass.active.into_inner() as usize);
         ran
     }
 
-    /// Lists the frame's self-contact candidates (or none while self-collision is off), from
-    /// the state at the frame's start (see [`super::self_contact`]).
-    fn prepare_self_contacts(&mut self, params: &SolverParams) {
-        self.self_contacts.active = 0;
-        let Some(settings) = params.self_contact() else {
-            self.self_contacts.pairs.clear();
-            return;
-        };
+    /// Before a frame with self-collision on: the constraint adjacency the self-contacts
+    /// leave out (rebuilt when the topology changed), and how far a particle can move from
+    /// one substep's check of the candidate list to the next, 2 h · min(v_clamp,
+    /// max_i |v_i| + |g| Δt): one substep's prediction and as much again for the constraint
+    /// corrections (see [`super::self_contact`]).
+    fn prepare_self_contacts(&mut self, params: &SolverParams) -> f32 {
         let key = (self.topology_version, self.particles.len(), self.model.distances.len());
         let (distances, model) = (&self.distances, &self.model);
         let edges = || {
@@ -397,8 +394,7 @@ impl Cloth {
         let fastest = (0..p.len()).map(|i| p.velocity(i).length()).fold(0.0, f32::max);
         let clamp = params.speed_clamp();
         let speed = fastest + params.gravity.length() * params.dt;
-        let travel = params.dt * if clamp > 0.0 { speed.min(clamp) } else { speed };
-        self.self_contacts.prepare_frame(p, &self.model.positions, settings, travel);
+        2.0 * params.substep_dt() * if clamp > 0.0 { speed.min(clamp) } else { speed }
     }
 
     /// Rebuilds the tethers if pins, topology or the material's tether settings changed since

@@ -179,6 +179,7 @@ impl SolverParams {
         self.self_collision.then_some(SelfContactSettings {
             thickness: self.self_thickness,
             friction: self.self_friction,
+            travel: 0.0,
         })
     }
 

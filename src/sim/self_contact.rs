@@ -47,11 +47,11 @@
 //! the barriers of the tail step (after the tail group and the soft grab, before tethers and
 //! collider contacts), so every thread count gives the same result.
 
-use std::sync::atomic::{AtomicU32, Ordering};
-
 use glam::{IVec3, Vec3};
 
-use super::particles::{xyz, Particles, PosPtr, VecPtr};
+use std::sync::Mutex;
+
+use super::particles::{xyz, PosPtr, VecPtr};
 
 /// Fraction of the thickness a particle may move in one substep's prediction while
 /// self-collision is on: v_clamp = `CLAMP_FRACTION` · thickness / h (Ten Minute Physics 15).
@@ -59,7 +59,7 @@ pub const CLAMP_FRACTION: f32 = 0.2;
 
 /// Extra margin of a candidate list, as a fraction of the thickness: a list stays valid until
 /// some particle has moved this far beyond the travel it was made for (see
-/// [`SelfContacts::prepare_frame`]).
+/// [`SelfContacts::prepare`]).
 pub const SKIN: f32 = 0.25;
 
 /// What the self-contact pass needs of the parameters.
@@ -69,6 +69,9 @@ pub(crate) struct SelfContactSettings {
     pub thickness: f32,
     /// Coulomb friction coefficient between layers (static and kinetic alike).
     pub friction: f32,
+    /// How far a particle can move from one substep's check of the candidate list to the
+    /// next (m), set per frame by the cloth.
+    pub travel: f32,
 }
 
 impl SelfContactSettings {
@@ -105,7 +108,7 @@ pub(crate) struct SelfContacts {
     /// This frame's candidate pairs, in projection order.
     pub pairs: Vec<Pair>,
     /// Pairs in contact in the last sweep of the last frame.
-    pub active: usize,
+    pub active: u32,
     /// Positions the pairs were listed at, the margin they were listed with (m) and what they
     /// were listed for (adjacency key, thickness bits); `None` before the first list.
     listed_at: Vec<Vec3>,
@@ -163,23 +166,22 @@ impl SelfContacts {
             .is_ok()
     }
 
-    /// Makes sure the candidate pairs hold every contact of this frame: keeps the last list
-    /// while no particle has moved more than its margin allows (below), else lists anew from
-    /// the particles at the frame's start. `rest` are the rest positions, `travel` the
-    /// farthest a particle can move in the frame (m). [`Self::refresh_adjacency`] must have
-    /// run for the current topology.
+    /// Makes sure the candidate pairs hold every contact until the next call: keeps the last
+    /// list while no particle has moved more than its margin allows (below), else lists anew
+    /// from the `n` particles' current positions. `rest` are the rest positions, `travel` the
+    /// farthest a particle can move until the next call (m). [`Self::refresh_adjacency`]
+    /// must have run for the current topology.
     ///
     /// A list made with margin M (every pair closer than d_min + 2M) stays complete while
     /// every particle's displacement since then plus this frame's travel is at most M: two
     /// particles farther apart than that moved at most 2M toward each other. Lists are made
     /// with M = travel + [`SKIN`] · thickness, so a cloth at rest keeps its list.
-    pub fn prepare_frame(&mut self, particles: &Particles, rest: &[Vec3], settings: SelfContactSettings, travel: f32) {
-        let n = particles.len();
+    pub fn prepare(&mut self, n: usize, position: impl Fn(usize) -> Vec3, rest: &[Vec3], settings: SelfContactSettings, travel: f32) {
         debug_assert_eq!(self.adjacency_start.len(), n + 1, "adjacency of the current topology");
         let listed_for = self.adjacency_key.map(|key| (key, settings.thickness.to_bits()));
         if listed_for.is_some() && self.listed_for == listed_for && self.listed_at.len() == n {
-            let moved = particles
-                .positions()
+            let moved = (0..n)
+                .map(&position)
                 .zip(&self.listed_at)
                 .map(|(p, q)| p.distance_squared(*q))
                 .fold(0.0, f32::max);
@@ -190,7 +192,7 @@ impl SelfContacts {
         self.pairs.clear();
         self.listed_margin = travel + SKIN * settings.thickness;
         self.listed_at.clear();
-        self.listed_at.extend(particles.positions());
+        self.listed_at.extend((0..n).map(&position));
         self.listed_for = listed_for;
         if n < 2 {
             return;
@@ -199,7 +201,7 @@ impl SelfContacts {
         let edge = settings.thickness + 2.0 * margin;
         let buckets = (2 * n).next_power_of_two();
         self.points.clear();
-        self.points.extend(particles.positions());
+        self.points.extend((0..n).map(&position));
         self.bucket_start.clear();
         self.bucket_start.resize(buckets + 1, 0);
         for &p in &self.points {
@@ -270,52 +272,71 @@ const HALF_STENCIL: [IVec3; 14] = [
 /// The self-contact pass of one frame, as the solver's thread 0 runs it.
 #[derive(Debug)]
 pub(crate) struct SelfContactPass<'a> {
-    pub pairs: &'a [Pair],
+    /// The hash and the candidate pairs (only thread 0 locks them).
+    pub contacts: Mutex<&'a mut SelfContacts>,
+    /// Rest positions (m).
+    pub rest: &'a [Vec3],
     pub settings: SelfContactSettings,
-    /// Pairs in contact during the last sweep (for the statistics).
-    pub active: AtomicU32,
 }
 
 impl SelfContactPass<'_> {
-    /// Projects every pair once (module docs) and records how many were in contact.
+    /// One sweep's self-contacts on the `n` particles: on a substep's first sweep (`first`)
+    /// the candidate list is checked and remade if a particle left its margin
+    /// ([`SelfContacts::prepare`]); then every pair is projected once (module docs) and the
+    /// pairs in contact are counted into [`SelfContacts::active`].
     ///
     /// # Safety
-    /// Every pair's particles are in bounds of `pos` and `prev`, and no other thread touches
-    /// the particles during the call.
-    pub unsafe fn project(&self, pos: PosPtr, prev: VecPtr) {
-        let mu = self.settings.friction;
-        let mut active = 0;
-        for pair in self.pairs {
-            let (ia, ib) = (pair.a as usize, pair.b as usize);
-            // SAFETY: the caller guarantees the pair in bounds and unshared (see # Safety).
-            unsafe {
-                let (a, b) = (pos.get(ia), pos.get(ib));
-                let weights = a[3] + b[3];
-                let d = xyz(a) - xyz(b);
-                let distance2 = d.length_squared();
-                if distance2 >= pair.min_distance * pair.min_distance || distance2 == 0.0 || weights <= 0.0 {
-                    continue;
-                }
-                active += 1;
-                let distance = distance2.sqrt();
-                let n = d / distance;
-                let depth = pair.min_distance - distance;
-                let (ka, kb) = (a[3] / weights, b[3] / weights);
-                let (xa, xb) = (xyz(a) + n * (depth * ka), xyz(b) - n * (depth * kb));
-                let relative = (xa - prev.get(ia)) - (xb - prev.get(ib));
-                let tangential = relative - n * relative.dot(n);
-                let slip = tangential.length();
-                let cancel = if slip > 0.0 {
-                    tangential * (mu * depth / slip).min(1.0)
-                } else {
-                    Vec3::ZERO
-                };
-                pos.shift(ia, a, (xa - cancel * ka - xyz(a)).to_array());
-                pos.shift(ib, b, (xb + cancel * kb - xyz(b)).to_array());
-            }
+    /// `n` particles are in bounds of `pos` and `prev`, and no other thread touches them
+    /// during the call.
+    pub unsafe fn run(&self, pos: PosPtr, prev: VecPtr, n: usize, first: bool) {
+        let mut contacts = self.contacts.lock().unwrap_or_else(|e| e.into_inner());
+        if first {
+            // SAFETY: the caller guarantees the particles in bounds and unshared (# Safety).
+            let position = |i| unsafe { xyz(pos.get(i)) };
+            contacts.prepare(n, position, self.rest, self.settings, self.settings.travel);
         }
-        self.active.store(active, Ordering::Relaxed);
+        // SAFETY: the list indexes particles below `n` (made from them); as above.
+        contacts.active = unsafe { project(&contacts.pairs, self.settings.friction, pos, prev) };
     }
+}
+
+/// Projects every pair once (module docs); returns how many were in contact.
+///
+/// # Safety
+/// Every pair's particles are in bounds of `pos` and `prev`, and no other thread touches the
+/// particles during the call.
+unsafe fn project(pairs: &[Pair], mu: f32, pos: PosPtr, prev: VecPtr) -> u32 {
+    let mut active = 0;
+    for pair in pairs {
+        let (ia, ib) = (pair.a as usize, pair.b as usize);
+        // SAFETY: the caller guarantees the pair in bounds and unshared (see # Safety).
+        unsafe {
+            let (a, b) = (pos.get(ia), pos.get(ib));
+            let weights = a[3] + b[3];
+            let d = xyz(a) - xyz(b);
+            let distance2 = d.length_squared();
+            if distance2 >= pair.min_distance * pair.min_distance || distance2 == 0.0 || weights <= 0.0 {
+                continue;
+            }
+            active += 1;
+            let distance = distance2.sqrt();
+            let n = d / distance;
+            let depth = pair.min_distance - distance;
+            let (ka, kb) = (a[3] / weights, b[3] / weights);
+            let (xa, xb) = (xyz(a) + n * (depth * ka), xyz(b) - n * (depth * kb));
+            let relative = (xa - prev.get(ia)) - (xb - prev.get(ib));
+            let tangential = relative - n * relative.dot(n);
+            let slip = tangential.length();
+            let cancel = if slip > 0.0 {
+                tangential * (mu * depth / slip).min(1.0)
+            } else {
+                Vec3::ZERO
+            };
+            pos.shift(ia, a, (xa - cancel * ka - xyz(a)).to_array());
+            pos.shift(ib, b, (xb + cancel * kb - xyz(b)).to_array());
+        }
+    }
+    active
 }
 
 #[cfg(test)]
@@ -334,6 +355,7 @@ mod tests {
     const SETTINGS: SelfContactSettings = SelfContactSettings {
         thickness: 0.01,
         friction: 0.0,
+        travel: 0.0,
     };
 
     /// Pairs are found within their reach and nowhere else, whatever cells they fall in;
@@ -354,7 +376,7 @@ mod tests {
         let mut contacts = SelfContacts::default();
         contacts.refresh_adjacency((0, points.len(), 1), || [(1u32, 3u32)].into_iter());
         let travel = 0.002;
-        contacts.prepare_frame(&p, &rest, SETTINGS, travel);
+        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, travel);
         let listed: Vec<(u32, u32)> = contacts.pairs.iter().map(|q| (q.a.min(q.b), q.a.max(q.b))).collect();
         let margin = travel + SKIN * SETTINGS.thickness;
         let mut expected = Vec::new();
@@ -381,15 +403,15 @@ mod tests {
         let rest = [Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)];
         let mut contacts = SelfContacts::default();
         contacts.refresh_adjacency((0, 2, 0), std::iter::empty);
-        contacts.prepare_frame(&p, &rest, SETTINGS, 0.0);
+        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
         assert!(contacts.pairs.is_empty());
         // Within the margin (0.25 × 1 cm): the stale, empty list stays.
         p.set_position(1, Vec3::new(0.0, 0.048, 0.0));
-        contacts.prepare_frame(&p, &rest, SETTINGS, 0.0);
+        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
         assert!(contacts.pairs.is_empty());
         // Beyond it the pair is found.
         p.set_position(1, Vec3::new(0.0, 0.012, 0.0));
-        contacts.prepare_frame(&p, &rest, SETTINGS, 0.0);
+        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
         assert_eq!(contacts.pairs.len(), 1);
     }
 
@@ -402,25 +424,20 @@ mod tests {
         let rest = [Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)];
         let mut contacts = SelfContacts::default();
         contacts.refresh_adjacency((0, 2, 0), std::iter::empty);
-        contacts.prepare_frame(&p, &rest, SETTINGS, 0.0);
+        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
         assert_eq!(contacts.pairs.len(), 1);
-        let pass = SelfContactPass {
-            pairs: &contacts.pairs,
-            settings: SETTINGS,
-            active: AtomicU32::new(0),
-        };
         let centre = |p: &Particles| (p.position(0) / 1.0 + p.position(1) / 3.0) / (1.0 + 1.0 / 3.0);
         let before = centre(&p);
         let prev = p.prev.raw();
         // SAFETY: both particles exist; one thread.
-        unsafe { pass.project(p.pos.raw(), prev) };
+        let active = unsafe { project(&contacts.pairs, 0.0, p.pos.raw(), prev) };
         let gap = p.position(0).distance(p.position(1));
         assert!((gap - SETTINGS.thickness).abs() < 1e-7, "{gap}");
         assert!(centre(&p).distance(before) < 1e-8);
-        assert_eq!(pass.active.load(Ordering::Relaxed), 1);
+        assert_eq!(active, 1);
         let moved = p.position(1);
         // SAFETY: as above.
-        unsafe { pass.project(p.pos.raw(), p.prev.raw()) };
+        unsafe { project(&contacts.pairs, 0.0, p.pos.raw(), p.prev.raw()) };
         assert!(p.position(1).distance(moved) < 1e-8);
     }
 }

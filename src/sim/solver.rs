@@ -260,7 +260,7 @@ impl Frame<'_> {
                                         }
                                         if let Some(pass) = self.self_contacts {
                                             clock.lap(PhaseClock::HINGES);
-                                            pass.project(self.pos, self.prev);
+                                            pass.run(self.pos, self.prev, self.particles, first);
                                             clock.lap(PhaseClock::SELF_CONTACTS);
                                         }
                                     }

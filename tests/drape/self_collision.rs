@@ -100,10 +100,9 @@ fn the_falling_strip_piles_up_without_passing_through_itself() {
     let energy = cloth.stats().kinetic_energy;
     assert!(energy < 1e-4, "the pile still moves: {energy} J");
     let without = falling_strip(false, 300);
-    assert!(
-        intersecting_pairs(&without) > 0,
-        "the strip does not fold through itself without self-collision"
-    );
+    let crossings = intersecting_pairs(&without);
+    eprintln!("falling strip: {energy:e} J, {top} m high; without self-collision {crossings} intersecting pairs");
+    assert!(crossings > 0, "the strip does not fold through itself without self-collision");
 }
 
 /// Self-contacts are solved serially on thread 0, so the strip (6 000 particles, split into
