@@ -1,22 +1,27 @@
 //! Self-contact: particle–particle contacts between parts of one cloth (docs/physics.md §4,
 //! "Self-contact"), after Ten Minute Physics 15 (Müller, "Self collisions of cloth").
 //!
-//! # Detection, once per frame
-//! Every particle is put into a spatial hash (cells of edge r, a table of buckets filled by a
-//! counting sort into two flat arrays) at the frame's start positions, and every pair closer
-//! than its reach is listed: reach = d_min + 2M, with d_min the pair's contact distance below
-//! and M = u + [`SKIN`] · thickness, u the farthest a particle can travel in the frame,
-//! u = Δt · min(v_clamp, max_i |v_i| + |g| Δt). Two particles farther apart than their reach
-//! cannot come closer than d_min while neither has moved more than M, so the list holds every
-//! contact of the frame, and of the next frames as long as every particle's displacement since
-//! the list was made plus the frame's travel stays within M (a Verlet list: a cloth at rest
-//! keeps its list, a moving one lists anew every frame). Pairs joined by a live distance
-//! constraint (edges, shear diagonals, bend edges) are left out; pairs of two fixed particles
-//! are listed (pins change between frames) and skipped by the projection. The cell edge is the
-//! largest reach, so a pair lies in the same or neighbouring cells: each particle looks at its
-//! own cell and the 13 neighbours ahead of it (a half stencil, so each pair is met once),
-//! skipping entries of other cells that share a bucket. A new topology (tearing, cutting) or
-//! thickness lists anew at once.
+//! # Detection, checked every substep
+//! A candidate list holds every pair closer than its reach d_min + 2M, with d_min the pair's
+//! contact distance below and M the list's margin. It is made from a spatial hash over the
+//! particles (cells of edge thickness + 2M, a power-of-two table of buckets filled by a
+//! counting sort into two flat arrays). Two particles farther apart than their reach cannot
+//! come closer than d_min while neither has moved more than M, so the list stays complete as
+//! long as every particle's displacement since it was made, plus how far it can move before
+//! the next check, is at most M (a Verlet list). Thread 0 checks that on the first sweep of
+//! every substep, with u = 2 h · min(v_clamp, max_i |v_i| + |g| Δt) (a substep's prediction
+//! and as much again for the constraint corrections; the speeds at the frame's start), and
+//! remakes the list with M = u + [`SKIN`] · thickness when it fails: a cloth at rest keeps its
+//! list for good, a falling one remakes it about every substep, each time with a reach of a
+//! few substeps' travel rather than a frame's.
+//!
+//! Pairs joined by a live distance constraint (edges, shear diagonals, bend edges) are left
+//! out; pairs of two fixed particles are listed (pins change between frames) and skipped by
+//! the projection. The cell edge is the largest reach, so a pair lies in the same or
+//! neighbouring cells: each particle looks at its own cell and the 13 neighbours ahead of it
+//! (a half stencil, so each pair is met once), skipping entries of other cells that share a
+//! bucket. A new topology (tearing, cutting: new particles, removed edges) or thickness remakes
+//! the list at once.
 //!
 //! # Response, every sweep of every substep
 //! Each listed pair is a unilateral distance constraint C = |x_a − x_b| − d_min ≥ 0 with
@@ -43,7 +48,7 @@
 //! reaches it after 0.18 s. A thinner thickness or more substeps raise it.
 //!
 //! # Determinism
-//! The list is built serially in particle order and projected serially by thread 0 between
+//! The list is checked, made (in particle order) and projected serially by thread 0 between
 //! the barriers of the tail step (after the tail group and the soft grab, before tethers and
 //! collider contacts), so every thread count gives the same result.
 
