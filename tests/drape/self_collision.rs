@@ -4,10 +4,10 @@
 //! the layer beneath it. The same scenes without self-collision intersect, so the checker
 //! and the scenes can fail.
 
-use drape::sim::{Cloth, Collider, GridSpec, Material, Orientation, PinMode, SolverParams};
+use drape::sim::{Cloth, Collider, GridSpec, Material, Orientation, PinMode, Ray, SolverParams};
 use glam::{DVec3, Vec2, Vec3};
 
-use crate::common::{load_preset, run};
+use crate::common::{load_preset, pendulum, run, untethered, validation_params, G};
 
 /// Whether segment p–q crosses triangle `t` (Möller–Trumbore, both ends included).
 fn segment_hits_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool {
@@ -243,4 +243,82 @@ fn self_collision_settings_out_of_range_are_refused() {
         assert!(message.contains(field) && message.contains(range), "{message}");
     }
     assert_eq!(cloth.particles().positions().collect::<Vec<_>>(), before);
+}
+
+/// A hanging 1 m sheet (51 × 51, 2 cm thickness) cut in two across its middle: the lower
+/// half falls to the ground, then the upper half is unpinned and falls onto it. Returns the
+/// cloth after 300 frames of rest.
+fn cut_sheet(on: bool) -> Cloth {
+    let spec = GridSpec {
+        columns: 51,
+        rows: 51,
+        origin: Vec3::new(0.0, 1.6, 0.0),
+        ..GridSpec::default()
+    };
+    let material = Material::default();
+    let params = SolverParams {
+        self_collision: on,
+        self_thickness: 0.02,
+        ..SolverParams::default()
+    };
+    let mut cloth = Cloth::new(spec.build().unwrap(), &material, vec![Collider::Ground { height: 0.0 }]).unwrap();
+    run(&mut cloth, &params, &material, 30);
+    let across = |x: f32| Ray {
+        origin: Vec3::new(x, 1.11, 1.0),
+        direction: Vec3::new(0.0, 0.0, -1.0),
+    };
+    assert!(cloth.cut(&across(-1.0), &across(1.0)) > 0);
+    run(&mut cloth, &params, &material, 90);
+    for corner in [spec.index(0, 0), spec.index(50, 0)] {
+        cloth.set_pinned(corner, false);
+    }
+    run(&mut cloth, &params, &material, 300);
+    assert_eq!(cloth.piece_count(), 2);
+    cloth
+}
+
+/// Tearing and cutting keep self-collision working: the particles a cut adds are listed at
+/// once, so the two halves of a cut sheet pile on each other without intersecting (and
+/// intersect without self-collision).
+#[test]
+fn the_halves_of_a_cut_sheet_pile_without_intersecting() {
+    let cloth = cut_sheet(true);
+    assert_eq!(intersecting_pairs(&cloth), 0);
+    let crossings = intersecting_pairs(&cut_sheet(false));
+    eprintln!("cut sheet: without self-collision {crossings} intersecting pairs");
+    assert!(crossings > 0, "the halves do not pass through each other without self-collision");
+}
+
+/// Where the cloth never touches itself, self-collision changes nothing, bit for bit: the
+/// default curtain settling from its preset (120 frames), and V1's hanging mass at its
+/// equilibrium for every (substeps, iterations) of docs/physics.md §10 (600 frames).
+#[test]
+fn scenes_without_self_contact_are_unchanged_by_self_collision() {
+    let preset = load_preset("default");
+    let curtain = |on: bool| {
+        let solver = SolverParams {
+            self_collision: on,
+            ..preset.solver.clone()
+        };
+        let mut cloth = preset.build().unwrap();
+        for _ in 0..120 {
+            assert_eq!(cloth.step(&solver, &preset.material).unwrap().self_contacts, 0);
+        }
+        cloth.particles().positions().collect::<Vec<Vec3>>()
+    };
+    assert!(curtain(true) == curtain(false), "the default curtain moved differently");
+    let material = untethered();
+    for (substeps, iterations) in [(1, 1), (1, 5), (10, 1), (4, 5)] {
+        let hanging = |on: bool| {
+            let mut cloth = pendulum(Vec3::new(0.0, 1.0, 0.0), Vec3::new(0.0, -1.0, 0.0), 1.0, 1e-3, &material);
+            cloth.set_state(1, Vec3::new(0.0, -G * 1e-3, 0.0), Vec3::ZERO).unwrap();
+            let params = SolverParams {
+                self_collision: on,
+                ..validation_params(1.0 / 60.0, substeps, iterations)
+            };
+            run(&mut cloth, &params, &material, 600);
+            cloth.particles().position(1)
+        };
+        assert_eq!(hanging(true), hanging(false), "V1 at S = {substeps}, n_it = {iterations}");
+    }
 }
