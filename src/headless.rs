@@ -64,15 +64,21 @@ pub struct SimulateSummary {
     pub ms_per_frame: f64,
     /// Height (y) of the lowest particle at the end (m).
     pub min_y: f32,
+    /// Self-contacts touching in the last frame (0 while self-collision is off).
+    pub self_contacts: usize,
+    /// Mean wall time per frame spent on self-contacts (ms; part of `ms_per_frame`).
+    pub self_contact_ms: f64,
 }
 
 /// Runs `frames` frames of `cloth` and summarises the end state.
 pub fn simulate(cloth: &mut Cloth, params: &SolverParams, material: &Material, frames: u32) -> Result<SimulateSummary, SimError> {
     let started = Instant::now();
+    let mut self_contact_ms = 0.0;
     for _ in 0..frames {
-        cloth.step(params, material)?;
+        self_contact_ms += cloth.step(params, material)?.phases.self_contacts_ms;
     }
     let elapsed = started.elapsed().as_secs_f64() * 1e3;
+    let per_frame = |ms: f64| if frames > 0 { ms / frames as f64 } else { 0.0 };
     let stats = cloth.stats();
     Ok(SimulateSummary {
         frames,
@@ -83,8 +89,10 @@ pub fn simulate(cloth: &mut Cloth, params: &SolverParams, material: &Material, f
         torn_edges: cloth.torn_edges(),
         pieces: cloth.piece_count(),
         kinetic_energy: stats.kinetic_energy,
-        ms_per_frame: if frames > 0 { elapsed / frames as f64 } else { 0.0 },
+        ms_per_frame: per_frame(elapsed),
         min_y: lowest_height(cloth),
+        self_contacts: stats.self_contacts,
+        self_contact_ms: per_frame(self_contact_ms),
     })
 }
 

@@ -435,6 +435,11 @@ impl Panels {
                 "Edges torn by strain or cut with the right mouse button since the last reset",
             );
             row("pieces", state.pieces().to_string(), "Connected pieces of cloth");
+            row(
+                "self-contacts",
+                format!("{} · {:.2} ms", stats.self_contacts, stats.phases.self_contacts_ms),
+                "Pairs of particles of the cloth touching each other in the last step, and the time spent finding and solving them (0 while self-collision is off)",
+            );
         });
         phase_rows(ui, &times.phases, times.upload_ms);
         self.plot(ui, "energy", "kinetic energy (J)", 1, ENERGY_PLOT_FLOOR_J);
@@ -711,6 +716,38 @@ fn solver_panel(ui: &mut Ui, state: &mut AppState) {
                 .on_hover_text(format!("Gravity {axis} component in m/s²"));
         }
     });
+    self_collision_controls(ui, s);
+}
+
+/// A slider over a length in m shown and typed in mm (clamped only when typed).
+fn millimetres(value: &mut f32, range: std::ops::RangeInclusive<f32>) -> egui::Slider<'_> {
+    egui::Slider::new(value, range)
+        .clamping(egui::SliderClamping::Edits)
+        .custom_formatter(|v, _| format!("{:.1} mm", v * 1e3))
+        .custom_parser(|t| parse_si(t.trim_end_matches("mm").trim()).map(|mm| mm * 1e-3))
+}
+
+/// Self-collision on/off, thickness and friction between layers.
+fn self_collision_controls(ui: &mut Ui, s: &mut drape::sim::SolverParams) {
+    ui.checkbox(&mut s.self_collision, "self-collision").on_hover_text(
+        "The cloth collides with itself: folds lie on each other instead of passing through. \
+         Slows fast motion to a fifth of the thickness per substep. Default off",
+    );
+    ui.add_enabled_ui(s.self_collision, |ui| {
+        ui.add(
+            millimetres(&mut s.self_thickness, 0.001..=0.05)
+                .logarithmic(true)
+                .text("self thickness"),
+        )
+        .on_hover_text("Distance kept between layers of the cloth (1–50 mm). Keep it near the particle spacing. Default 10 mm");
+        slider(
+            ui,
+            &mut s.self_friction,
+            0.0..=2.0,
+            "self friction",
+            "Friction between layers of the cloth (Coulomb coefficient). Default 0.3",
+        );
+    });
 }
 
 fn air_panel(ui: &mut Ui, state: &mut AppState) {
@@ -744,14 +781,8 @@ fn air_panel(ui: &mut Ui, state: &mut AppState) {
         "max speed (m/s)",
         "Particles never move faster than this, so a wild drag cannot blow the cloth up. 0 = no limit. Default 50",
     );
-    ui.add(
-        egui::Slider::new(&mut s.collision_thickness, 0.0..=0.05)
-            .text("collision thickness")
-            .clamping(egui::SliderClamping::Edits)
-            .custom_formatter(|v, _| format!("{:.1} mm", v * 1e3))
-            .custom_parser(|t| parse_si(t.trim_end_matches("mm").trim()).map(|mm| mm * 1e-3)),
-    )
-    .on_hover_text("Gap kept between the cloth and colliders or the ground. Default 10 mm");
+    ui.add(millimetres(&mut s.collision_thickness, 0.0..=0.05).text("collision thickness"))
+        .on_hover_text("Gap kept between the cloth and colliders or the ground. Default 10 mm");
     ui.add(
         egui::Slider::new(&mut s.max_splits_per_step, 1..=1024)
             .logarithmic(true)

@@ -1,5 +1,6 @@
 //! [`Cloth`]: the simulation state and the XPBD frame loop (docs/physics.md §1).
 
+use std::sync::Mutex;
 use std::time::Instant;
 
 use glam::Vec3;
@@ -18,6 +19,7 @@ use super::params::{Material, SolverParams};
 use super::particles::COMPENSATED_BELOW_SUBSTEP;
 use super::particles::{AosPtr, Particles, PosW};
 use super::ramp::{self, ComplianceRamp};
+use super::self_contact::{SelfContactPass, SelfContacts};
 use super::solver::{Frame, FrameSettings, SoftGrab};
 use super::stats::{PhaseTimes, StepStats};
 use super::tearing::{self, TearEditor, TearState};
@@ -76,6 +78,8 @@ pub struct Cloth {
     tethers_built_for: Option<(bool, f32)>,
     /// The particle state at the start of the step (see [`super::guard`]).
     checkpoint: Checkpoint,
+    /// Self-contacts: the spatial hash and the frame's candidate pairs.
+    self_contacts: SelfContacts,
 }
 
 impl Cloth {
@@ -116,6 +120,7 @@ impl Cloth {
             tethers: Tethers::default(),
             tethers_built_for: None,
             checkpoint: Checkpoint::default(),
+            self_contacts: SelfContacts::default(),
         };
         cloth.update_inverse_masses();
         Ok(cloth)
@@ -214,13 +219,13 @@ impl Cloth {
         let started = Instant::now();
         self.ramp_material(material, params.dt);
         let h = params.substep_dt();
-        let settings = FrameSettings {
+        let mut settings = FrameSettings {
             h,
             substeps: params.substeps,
             iterations: params.iterations,
             gravity: params.gravity,
             air: (-params.air_damping * h).exp(),
-            max_speed: params.max_speed,
+            max_speed: params.speed_clamp(),
             constants: SubstepConstants {
                 inv_h2: 1.0 / (h * h),
                 damping_over_h: params.constraint_damping / h,
@@ -247,6 +252,7 @@ impl Cloth {
                     alpha_tilde: params.grab_compliance / (h * h),
                 })
             }),
+            self_contact: params.self_contact(),
         };
         let wind = super::aero::wind_at(params, self.time);
         self.checkpoint.save(&self.particles);
@@ -254,7 +260,14 @@ impl Cloth {
         let aero_ms = started.elapsed().as_secs_f64() * 1e3;
         self.refresh_tethers(material);
         self.guard("aerodynamics", None)?;
+        let self_started = Instant::now();
+        self.self_contacts.active = 0;
+        if let Some(contact) = settings.self_contact.as_mut() {
+            contact.travel = self.prepare_self_contacts(params);
+        }
+        let self_ms = self_started.elapsed().as_secs_f64() * 1e3;
         let (threads, mut phases) = self.run_substeps(settings, self.threads_used(params) as usize);
+        phases.self_contacts_ms += self_ms;
         self.guard("substeps", Some(settings))?;
         if let Some(g) = self.grab {
             self.grab_from = g.target;
@@ -271,6 +284,7 @@ impl Cloth {
         self.stats.step_ms = started.elapsed().as_secs_f64() * 1e3;
         self.stats.threads = threads;
         self.stats.phases = phases;
+        self.stats.self_contacts = self.self_contacts.active as usize;
         Ok(&self.stats)
     }
 
@@ -304,6 +318,11 @@ impl Cloth {
             self.aos_positions.resize(p.len(), [0.0; 4]);
             AosPtr(self.aos_positions.as_mut_ptr())
         });
+        let self_pass = settings.self_contact.map(|contact| SelfContactPass {
+            contacts: Mutex::new(&mut self.self_contacts),
+            rest: &self.model.positions,
+            settings: contact,
+        });
         let pos = p.pos.raw();
         let frame = Frame {
             pos: if compensated { pos.compensated(p.comp.raw()) } else { pos },
@@ -320,6 +339,7 @@ impl Cloth {
             tail_empty: sets.tail_empty,
             colliders: &self.colliders,
             tethers: (self.tethers.count() > 0).then_some(&self.tethers),
+            self_contacts: self_pass.as_ref(),
             settings,
             kernel,
         };
@@ -340,6 +360,28 @@ impl Cloth {
         }
         // SAFETY: one thread, on a frame that borrows the state exclusively (see `Frame::run`).
         (1, unsafe { frame.run(0, 1, &barrier, &progress) })
+    }
+
+    /// Before a frame with self-collision on: the constraint adjacency the self-contacts
+    /// leave out (rebuilt when the topology changed), and how far a particle can move from
+    /// one substep's check of the candidate list to the next, 2 h · min(v_clamp,
+    /// max_i |v_i| + |g| Δt): one substep's prediction and as much again for the constraint
+    /// corrections (see [`super::self_contact`]).
+    fn prepare_self_contacts(&mut self, params: &SolverParams) -> f32 {
+        let key = (self.topology_version, self.particles.len(), self.model.distances.len());
+        let (distances, model) = (self.constraints.distances(), &self.model);
+        let edges = || {
+            distances.live_ids().map(|id| {
+                let c = &model.distances[id as usize];
+                (c.a, c.b)
+            })
+        };
+        self.self_contacts.refresh_adjacency(key, edges);
+        let p = &self.particles;
+        let fastest = (0..p.len()).map(|i| p.velocity(i).length()).fold(0.0, f32::max);
+        let clamp = params.speed_clamp();
+        let speed = fastest + params.gravity.length() * params.dt;
+        2.0 * params.substep_dt() * if clamp > 0.0 { speed.min(clamp) } else { speed }
     }
 
     /// After `phase`: restores the checkpoint and reports if anything escaped (see

@@ -38,6 +38,7 @@ pub mod params;
 pub mod particles;
 pub mod ramp;
 pub mod reference;
+pub mod self_contact;
 mod solver;
 pub mod stats;
 pub mod tearing;

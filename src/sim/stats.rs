@@ -19,13 +19,16 @@ pub struct PhaseTimes {
     pub contacts_ms: f64,
     /// The tear check and vertex splits.
     pub tearing_ms: f64,
+    /// Self-contacts: the spatial hash and pair list once per frame, and their projection in
+    /// every sweep (0 while self-collision is off).
+    pub self_contacts_ms: f64,
 }
 
 /// Adds the time since the last lap to one phase; a handful of clock reads per substep.
 pub(crate) struct PhaseClock {
     last: std::time::Instant,
-    /// Seconds per phase, in [`PhaseTimes`] field order (without tearing).
-    seconds: [f64; 4],
+    /// Seconds per phase: predict, distances, hinges, contacts, self-contacts.
+    seconds: [f64; 5],
 }
 
 impl PhaseClock {
@@ -33,11 +36,12 @@ impl PhaseClock {
     pub(crate) const DISTANCES: usize = 1;
     pub(crate) const HINGES: usize = 2;
     pub(crate) const CONTACTS: usize = 3;
+    pub(crate) const SELF_CONTACTS: usize = 4;
 
     pub(crate) fn start() -> Self {
         Self {
             last: std::time::Instant::now(),
-            seconds: [0.0; 4],
+            seconds: [0.0; 5],
         }
     }
 
@@ -56,6 +60,7 @@ impl PhaseClock {
             hinges_ms: ms[Self::HINGES],
             contacts_ms: ms[Self::CONTACTS],
             tearing_ms: 0.0,
+            self_contacts_ms: ms[Self::SELF_CONTACTS],
         }
     }
 }
@@ -77,6 +82,9 @@ pub struct StepStats {
     pub max_tension: f32,
     /// Edges torn by strain or cut since the cloth was built.
     pub torn_edges: usize,
+    /// Self-contacts (particle pairs closer than their contact distance) projected in the
+    /// last sweep of the step (0 while self-collision is off).
+    pub self_contacts: usize,
     /// Wall time of the step in ms.
     pub step_ms: f64,
     /// Threads the solver ran on: [`super::Cloth::threads_used`], or 1 if the OS refused the
@@ -115,6 +123,7 @@ impl StepStats {
             },
             max_tension: sums.max_neg_lambda / (h * h),
             torn_edges: 0,
+            self_contacts: 0,
             step_ms: 0.0,
             threads: 1,
             phases: PhaseTimes::default(),
@@ -144,7 +153,14 @@ mod tests {
         for _ in 0..3 {
             let stats = cloth.step(&params, &material).unwrap().clone();
             let p = stats.phases;
-            let parts = [p.predict_ms, p.distances_ms, p.hinges_ms, p.contacts_ms, p.tearing_ms];
+            let parts = [
+                p.predict_ms,
+                p.distances_ms,
+                p.hinges_ms,
+                p.contacts_ms,
+                p.tearing_ms,
+                p.self_contacts_ms,
+            ];
             assert!(parts.iter().all(|t| t.is_finite() && *t >= 0.0), "{p:?}");
             assert!(p.distances_ms > 0.0 && p.hinges_ms > 0.0, "{p:?}");
             let sum: f64 = parts.iter().sum();

@@ -30,7 +30,7 @@ fn number(value: &Value, key: &str) -> f64 {
     value[key].as_f64().unwrap_or_else(|| panic!("`{key}` is not a number in {value}"))
 }
 
-const SIMULATE_KEYS: [&str; 7] = [
+const SIMULATE_KEYS: [&str; 9] = [
     "frames",
     "particles",
     "constraints",
@@ -38,6 +38,8 @@ const SIMULATE_KEYS: [&str; 7] = [
     "max_strain",
     "kinetic_energy",
     "ms_per_frame",
+    "self_contacts",
+    "self_contact_ms",
 ];
 
 /// Checks an OBJ file: `v`, `vn`, `f a//a b//b c//c` lines, as many normals as vertices,

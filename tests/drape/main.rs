@@ -12,6 +12,8 @@
 //! - [`fuzz`]: the fuzz target's property on proptest-mutated presets;
 //! - [`tearing`]: issue 16's tearing scenarios on the shipped presets (no tear at rest, a pull
 //!   rips, no scraps, nothing flung far, a torn run repeats bit for bit);
+//! - [`self_collision`]: issue 17's scenes (the falling strip, a folded sheet) end with no
+//!   intersecting triangles, at rest, bit-identical on every thread count;
 //! - [`threads`]: a torn cloth of more than 4 096 particles, bit-identical on one and two
 //!   threads;
 //! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands.
@@ -24,6 +26,7 @@ mod presets;
 mod realism;
 mod reliability;
 mod robustness;
+mod self_collision;
 mod tearing;
 mod threads;
 mod validation;

@@ -40,9 +40,12 @@ fn every_shipped_preset_loads_builds_and_runs_120_frames() {
             "{}: name and description",
             path.display()
         );
-        // Modest resolutions keep every preset interactive (≥ 60 fps).
+        // Modest resolutions keep every preset interactive (≥ 60 fps), except the falling
+        // strip, Ten Minute Physics 15's 30 × 200 scene reproduced as it is (about 27 ms a
+        // frame on one core).
+        let tmp15_strip = path.ends_with("falling_strip.ron") && (preset.cloth.columns, preset.cloth.rows) == (30, 200);
         assert!(
-            preset.cloth.columns <= 48 && preset.cloth.rows <= 48,
+            tmp15_strip || (preset.cloth.columns <= 48 && preset.cloth.rows <= 48),
             "{}: resolution",
             path.display()
         );

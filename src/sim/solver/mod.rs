@@ -12,19 +12,19 @@
 //! [`super::constraints::plan_sweep`]); the threads meet at a barrier only around a non-empty
 //! tail group or while a soft grab is held. The per-particle passes split the particles by
 //! index at the same places as the parts. The tail group (constraints re-pointed or added by
-//! tearing) and the soft grab's constraint ([`SoftGrab`], after the tail group) are solved by
-//! thread 0.
+//! tearing), the soft grab's constraint ([`SoftGrab`], after the tail group) and the
+//! self-contacts ([`super::self_contact`], last) are solved by thread 0.
 //! One thread runs the same operations in the same part-by-part order, so every thread count
 //! gives bit-identical results. Per substep, each unit
-//! after its wait (the tail between two barriers, and only when it holds constraints or a soft
-//! grab is held):
+//! after its wait (the tail between two barriers, and only when it holds constraints, a soft
+//! grab is held or self-contacts are on):
 //! ```text
 //! repeat iterations: (first) velocities of the previous substep + predict, own particles
 //!                    | for each distance phase: own part, level by level (or all its strips)
 //!                    | own particles to the [x, y, z, w] copy
 //!                    | for each hinge colour: own part, chunk by chunk (on the copy)
 //!                    | own particles back from the copy
-//!                    | [barrier | tail, soft grab (thread 0) | barrier]
+//!                    | [barrier | tail, soft grab, self-contacts (thread 0) | barrier]
 //!                    | tethers (none on the soft grab's corners) and contacts of own particles
 //! (after the last substep) velocities of own particles
 //! ```
@@ -43,6 +43,7 @@ use super::constraints::{pass, SweepPlan, SweepStep, Wait, MAX_PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::{Progress, SpinBarrier};
 use super::particles::{two_sum, xyz, AosPtr, PosPtr, VecPtr};
+use super::self_contact::{SelfContactPass, SelfContactSettings};
 use super::stats::{PhaseClock, PhaseTimes};
 use super::tethers::Tethers;
 
@@ -61,7 +62,8 @@ pub(crate) struct FrameSettings {
     pub gravity: Vec3,
     /// Air damping factor exp(−k h) per substep.
     pub air: f32,
-    /// Speed clamp in m/s (0 = none).
+    /// Speed clamp in m/s (0 = none): [`super::SolverParams::max_speed`], lowered while
+    /// self-collision is on ([`super::self_contact`]).
     pub max_speed: f32,
     pub constants: SubstepConstants,
     pub contact: ContactSettings,
@@ -69,6 +71,8 @@ pub(crate) struct FrameSettings {
     pub held: Option<(usize, Vec3, Vec3)>,
     /// The soft grab's constraint, when one is held.
     pub soft_grab: Option<SoftGrab>,
+    /// Self-contact settings while self-collision is on.
+    pub self_contact: Option<SelfContactSettings>,
 }
 
 /// The soft grab's XPBD constraint C = |p − target| between the point p = Σ b_k x_k of a
@@ -147,6 +151,9 @@ pub(crate) struct Frame<'a> {
     pub colliders: &'a [Collider],
     /// The tethers, prepared for this frame, when there are any.
     pub tethers: Option<&'a Tethers>,
+    /// The self-contact pass, when self-collision is on and the frame has candidate pairs
+    /// (solved by thread 0 in the tail step).
+    pub self_contacts: Option<&'a SelfContactPass<'a>>,
     pub settings: FrameSettings,
     pub kernel: Kernel,
 }
@@ -202,7 +209,7 @@ impl Frame<'_> {
             let n = self.parts;
             let (first_part, end_part) = (parts.start, parts.end);
             let groups = move |phases: usize| (0..phases).flat_map(move |phase| (first_part..end_part).map(move |part| phase * n + part));
-            let tail_runs = !self.tail_empty || s.soft_grab.is_some();
+            let tail_runs = !self.tail_empty || s.soft_grab.is_some() || self.self_contacts.is_some();
             // The soft grab's multiplier: only thread 0 solves it (in the tail).
             let mut grab_lambda = 0.0f32;
             for substep in 0..s.substeps {
@@ -252,6 +259,11 @@ impl Frame<'_> {
                                                 grab_lambda = 0.0;
                                             }
                                             grab.project(self.pos, target, &mut grab_lambda);
+                                        }
+                                        if let Some(pass) = self.self_contacts {
+                                            clock.lap(PhaseClock::HINGES);
+                                            pass.run(self.pos, self.prev, self.particles, first);
+                                            clock.lap(PhaseClock::SELF_CONTACTS);
                                         }
                                     }
                                     barrier.wait(parties);

@@ -1,0 +1,324 @@
+//! Issue 17's self-collision scenarios, judged by what a user sees: after the cloth has
+//! folded and piled, no two of its triangles that share no vertex intersect (a triangle–
+//! triangle test on the final mesh), the pile is at rest, and a folded flap lies on top of
+//! the layer beneath it. The same scenes without self-collision intersect, so the checker
+//! and the scenes can fail.
+
+use drape::sim::{Cloth, Collider, GridSpec, Material, Orientation, PinMode, Ray, SolverParams};
+use glam::{DVec3, Vec2, Vec3};
+
+use crate::common::{load_preset, pendulum, run, untethered, validation_params, G};
+
+/// Whether segment p–q crosses triangle `t` (Möller–Trumbore, both ends included).
+fn segment_hits_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool {
+    let (e1, e2, d) = (b - a, c - a, q - p);
+    let h = d.cross(e2);
+    let det = e1.dot(h);
+    if det.abs() < 1e-18 {
+        return false; // parallel to the plane (coplanar overlaps are not counted)
+    }
+    let s = p - a;
+    let u = s.dot(h) / det;
+    let k = s.cross(e1);
+    let v = d.dot(k) / det;
+    let t = e2.dot(k) / det;
+    (0.0..=1.0).contains(&u) && v >= 0.0 && u + v <= 1.0 && (0.0..=1.0).contains(&t)
+}
+
+/// Whether triangles `x` and `y` intersect: two triangles in general position intersect
+/// exactly when an edge of one crosses the other.
+fn triangles_intersect(x: [DVec3; 3], y: [DVec3; 3]) -> bool {
+    let crosses = |s: [DVec3; 3], t: [DVec3; 3]| (0..3).any(|k| segment_hits_triangle(s[k], s[(k + 1) % 3], t));
+    crosses(x, y) || crosses(y, x)
+}
+
+/// Pairs of triangles of `cloth` that share no vertex and intersect (sweep and prune along x
+/// over their bounding boxes, then the exact test).
+fn intersecting_pairs(cloth: &Cloth) -> usize {
+    let p = cloth.particles();
+    let tris: Vec<([u32; 3], [DVec3; 3])> = cloth
+        .triangles()
+        .iter()
+        .map(|&t| (t, t.map(|i| p.position(i as usize).as_dvec3())))
+        .collect();
+    let boxes: Vec<(DVec3, DVec3)> = tris
+        .iter()
+        .map(|(_, v)| (v[0].min(v[1]).min(v[2]), v[0].max(v[1]).max(v[2])))
+        .collect();
+    let mut order: Vec<usize> = (0..tris.len()).collect();
+    order.sort_by(|&i, &j| boxes[i].0.x.total_cmp(&boxes[j].0.x));
+    let mut count = 0;
+    for (k, &i) in order.iter().enumerate() {
+        for &j in &order[k + 1..] {
+            if boxes[j].0.x > boxes[i].1.x {
+                break;
+            }
+            let overlap = boxes[i].0.cmple(boxes[j].1).all() && boxes[j].0.cmple(boxes[i].1).all();
+            let shared = tris[i].0.iter().any(|v| tris[j].0.contains(v));
+            if overlap && !shared && triangles_intersect(tris[i].1, tris[j].1) {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// The checker on known cases: crossing triangles intersect, parallel and separated ones do
+/// not, a triangle poking through another's interior does.
+#[test]
+fn the_checker_finds_crossings_and_only_crossings() {
+    let flat = [DVec3::new(0.0, 0.0, 0.0), DVec3::new(1.0, 0.0, 0.0), DVec3::new(0.0, 0.0, 1.0)];
+    let above = flat.map(|v| v + DVec3::new(0.0, 0.01, 0.0));
+    let through = [DVec3::new(0.2, -0.5, 0.2), DVec3::new(0.3, 0.5, 0.2), DVec3::new(0.25, 0.5, 0.3)];
+    let beside = through.map(|v| v + DVec3::new(2.0, 0.0, 0.0));
+    assert!(!triangles_intersect(flat, above));
+    assert!(triangles_intersect(flat, through) && triangles_intersect(through, flat));
+    assert!(!triangles_intersect(flat, beside));
+}
+
+/// The falling strip with self-collision `on` for `frames` frames.
+fn falling_strip(on: bool, frames: u32) -> Cloth {
+    let preset = load_preset("falling_strip");
+    let solver = SolverParams {
+        self_collision: on,
+        ..preset.solver.clone()
+    };
+    let mut cloth = preset.build().unwrap();
+    run(&mut cloth, &solver, &preset.material, frames);
+    cloth
+}
+
+/// Ten Minute Physics 15's scene: the strip folds onto itself on the ground; after 600 frames
+/// no triangles intersect and the pile is at rest (kinetic energy below 1e-4 J). Without
+/// self-collision the same strip falls through itself.
+#[test]
+fn the_falling_strip_piles_up_without_passing_through_itself() {
+    let cloth = falling_strip(true, 600);
+    let top = cloth.particles().positions().map(|p| p.y).fold(0.0, f32::max);
+    assert!(top > 0.05, "the strip lies flat ({top} m high) instead of piling");
+    assert_eq!(intersecting_pairs(&cloth), 0);
+    let energy = cloth.stats().kinetic_energy;
+    assert!(energy < 1e-4, "the pile still moves: {energy} J");
+    let without = falling_strip(false, 300);
+    let crossings = intersecting_pairs(&without);
+    eprintln!("falling strip: {energy:e} J, {top} m high; without self-collision {crossings} intersecting pairs");
+    assert!(crossings > 0, "the strip does not fold through itself without self-collision");
+}
+
+/// Self-contacts are solved serially on thread 0, so the strip (6 000 particles, split into
+/// parts) gives bit-identical frames on one, two and three threads.
+#[test]
+fn the_falling_strip_is_bit_identical_on_one_to_three_threads() {
+    let preset = load_preset("falling_strip");
+    let positions = |threads: u32| {
+        let solver = SolverParams {
+            threads,
+            ..preset.solver.clone()
+        };
+        let mut cloth = preset.build().unwrap();
+        run(&mut cloth, &solver, &preset.material, 150);
+        assert_eq!(cloth.stats().threads, threads);
+        assert!(cloth.stats().self_contacts > 0, "no self-contact to compare");
+        cloth.particles().positions().collect::<Vec<Vec3>>()
+    };
+    let one = positions(1);
+    assert!(one == positions(2) && one == positions(3));
+}
+
+/// A 1 m sheet of 51 × 51 particles (2 cm spacing) lying on the ground, with
+/// self-collision `on` at 2 cm thickness.
+fn sheet_on_the_ground(on: bool) -> (Cloth, SolverParams, Material, GridSpec) {
+    let spec = GridSpec {
+        columns: 51,
+        rows: 51,
+        origin: Vec3::new(0.0, 0.01, 0.0),
+        orientation: Orientation::Horizontal,
+        pins: PinMode::None,
+        ..GridSpec::default()
+    };
+    let material = Material::default();
+    let params = SolverParams {
+        self_collision: on,
+        self_thickness: 0.02,
+        ..SolverParams::default()
+    };
+    let cloth = Cloth::new(spec.build().unwrap(), &material, vec![Collider::Ground { height: 0.0 }]).unwrap();
+    (cloth, params, material, spec)
+}
+
+/// Folds the sheet corner to corner: the corner (0, 0) is grabbed, carried in an arc 0.3 m
+/// high over 90 frames to just above the opposite corner, released, and left 300 frames.
+fn fold(on: bool) -> (Cloth, GridSpec) {
+    let (mut cloth, params, material, spec) = sheet_on_the_ground(on);
+    let corner = spec.index(0, 0);
+    let (from, to) = (spec.position(0, 0), spec.position(50, 50));
+    cloth.grab(corner).unwrap();
+    let carry = 90;
+    for frame in 1..=carry {
+        let t = frame as f32 / carry as f32;
+        let lift = 0.3 * (std::f32::consts::PI * t).sin() + 0.04 * t;
+        cloth.drag_to(from.lerp(to, t) + Vec3::new(0.0, lift, 0.0));
+        cloth.step(&params, &material).unwrap();
+    }
+    cloth.release(None);
+    run(&mut cloth, &params, &material, 300);
+    (cloth, spec)
+}
+
+/// The horizontal position of `v`.
+fn xz(v: Vec3) -> Vec2 {
+    Vec2::new(v.x, v.z)
+}
+
+/// The fold: zero intersecting triangles, and every particle of the flap (the half beyond the
+/// crease, away from it) lies above the base particle nearest beneath it. Without
+/// self-collision the flap sinks into the base.
+#[test]
+fn a_corner_folded_over_the_sheet_lies_on_top_of_it() {
+    let (cloth, spec) = fold(true);
+    assert_eq!(intersecting_pairs(&cloth), 0);
+    let p = cloth.particles();
+    let n = spec.columns;
+    let grid = |c: u32, r: u32| p.position(spec.index(c, r) as usize);
+    let cells = || (0..n).flat_map(move |r| (0..n).map(move |c| (c, r)));
+    let base: Vec<(u32, u32)> = cells().filter(|(c, r)| c + r > n - 1).collect();
+    let beneath = |x: Vec3| {
+        base.iter()
+            .map(|&(c, r)| grid(c, r))
+            .min_by(|a, b| xz(*a).distance(xz(x)).total_cmp(&xz(*b).distance(xz(x))))
+            .unwrap()
+    };
+    let mut checked = 0;
+    for (c, r) in cells().filter(|(c, r)| c + r + 6 < n - 1) {
+        let x = grid(c, r);
+        let under = beneath(x);
+        if xz(under).distance(xz(x)) < 0.02 {
+            checked += 1;
+            assert!(x.y > under.y, "flap particle ({c}, {r}) at {x} is not above the base at {under}");
+        }
+    }
+    assert!(
+        checked > 600,
+        "only {checked} flap particles lie over the base: the sheet did not fold"
+    );
+    let (without, _) = fold(false);
+    let crossings = intersecting_pairs(&without);
+    eprintln!("fold: {checked} flap particles over the base; without self-collision {crossings} intersecting pairs");
+    assert!(crossings > 0, "the flap does not sink into the base without self-collision");
+}
+
+/// Self-collision settings are checked like every parameter: out of range is refused with
+/// the field and its range, before anything moves.
+#[test]
+fn self_collision_settings_out_of_range_are_refused() {
+    let (mut cloth, params, material, _) = sheet_on_the_ground(true);
+    let before = cloth.particles().positions().collect::<Vec<_>>();
+    for (bad, field, range) in [
+        (
+            SolverParams {
+                self_thickness: 0.0,
+                ..params.clone()
+            },
+            "self_thickness",
+            "[1e-3, 0.05] m",
+        ),
+        (
+            SolverParams {
+                self_thickness: f32::NAN,
+                ..params.clone()
+            },
+            "self_thickness",
+            "[1e-3, 0.05] m",
+        ),
+        (
+            SolverParams {
+                self_friction: -0.1,
+                ..params.clone()
+            },
+            "self_friction",
+            "[0, 10]",
+        ),
+    ] {
+        let message = cloth.step(&bad, &material).unwrap_err().to_string();
+        assert!(message.contains(field) && message.contains(range), "{message}");
+    }
+    assert_eq!(cloth.particles().positions().collect::<Vec<_>>(), before);
+}
+
+/// A hanging 1 m sheet (51 × 51, 2 cm thickness) cut in two across its middle: the lower
+/// half falls to the ground, then the upper half is unpinned and falls onto it. Returns the
+/// cloth after 300 frames of rest.
+fn cut_sheet(on: bool) -> Cloth {
+    let spec = GridSpec {
+        columns: 51,
+        rows: 51,
+        origin: Vec3::new(0.0, 1.6, 0.0),
+        ..GridSpec::default()
+    };
+    let material = Material::default();
+    let params = SolverParams {
+        self_collision: on,
+        self_thickness: 0.02,
+        ..SolverParams::default()
+    };
+    let mut cloth = Cloth::new(spec.build().unwrap(), &material, vec![Collider::Ground { height: 0.0 }]).unwrap();
+    run(&mut cloth, &params, &material, 30);
+    let across = |x: f32| Ray {
+        origin: Vec3::new(x, 1.11, 1.0),
+        direction: Vec3::new(0.0, 0.0, -1.0),
+    };
+    assert!(cloth.cut(&across(-1.0), &across(1.0)) > 0);
+    run(&mut cloth, &params, &material, 90);
+    for corner in [spec.index(0, 0), spec.index(50, 0)] {
+        cloth.set_pinned(corner, false);
+    }
+    run(&mut cloth, &params, &material, 300);
+    assert_eq!(cloth.piece_count(), 2);
+    cloth
+}
+
+/// Tearing and cutting keep self-collision working: the particles a cut adds are listed at
+/// once, so the two halves of a cut sheet pile on each other without intersecting (and
+/// intersect without self-collision).
+#[test]
+fn the_halves_of_a_cut_sheet_pile_without_intersecting() {
+    let cloth = cut_sheet(true);
+    assert_eq!(intersecting_pairs(&cloth), 0);
+    let crossings = intersecting_pairs(&cut_sheet(false));
+    eprintln!("cut sheet: without self-collision {crossings} intersecting pairs");
+    assert!(crossings > 0, "the halves do not pass through each other without self-collision");
+}
+
+/// Where the cloth never touches itself, self-collision changes nothing, bit for bit: the
+/// default curtain settling from its preset (120 frames), and V1's hanging mass at its
+/// equilibrium for every (substeps, iterations) of docs/physics.md §10 (600 frames).
+#[test]
+fn scenes_without_self_contact_are_unchanged_by_self_collision() {
+    let preset = load_preset("default");
+    let curtain = |on: bool| {
+        let solver = SolverParams {
+            self_collision: on,
+            ..preset.solver.clone()
+        };
+        let mut cloth = preset.build().unwrap();
+        for _ in 0..120 {
+            assert_eq!(cloth.step(&solver, &preset.material).unwrap().self_contacts, 0);
+        }
+        cloth.particles().positions().collect::<Vec<Vec3>>()
+    };
+    assert!(curtain(true) == curtain(false), "the default curtain moved differently");
+    let material = untethered();
+    for (substeps, iterations) in [(1, 1), (1, 5), (10, 1), (4, 5)] {
+        let hanging = |on: bool| {
+            let mut cloth = pendulum(Vec3::new(0.0, 1.0, 0.0), Vec3::new(0.0, -1.0, 0.0), 1.0, 1e-3, &material);
+            cloth.set_state(1, Vec3::new(0.0, -G * 1e-3, 0.0), Vec3::ZERO).unwrap();
+            let params = SolverParams {
+                self_collision: on,
+                ..validation_params(1.0 / 60.0, substeps, iterations)
+            };
+            run(&mut cloth, &params, &material, 600);
+            cloth.particles().position(1)
+        };
+        assert_eq!(hanging(true), hanging(false), "V1 at S = {substeps}, n_it = {iterations}");
+    }
+}
