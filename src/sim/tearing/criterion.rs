@@ -27,10 +27,6 @@ use super::super::cloth::Cloth;
 use super::super::constraints::distance;
 use super::super::model::EdgeKind;
 
-/// Power-iteration steps for the principal stress direction: the 3 × 3 tensor's dominant
-/// eigenvalue stands well clear of the others at a crack tip, and the start is already close.
-const POWER_STEPS: usize = 12;
-
 /// Compliance floor (m/N) when weighting a rigid (α = 0) edge's tension, which is then any
 /// force the solve needed: such edges weigh equally per unit strain.
 const RIGID_COMPLIANCE: f32 = 1e-12;
@@ -63,28 +59,45 @@ impl Cloth {
                 let strain = distance::strain(self.particles.position(a).distance(self.particles.position(b)), batch.rest[slot]);
                 let average = &mut state.smoothed[i];
                 *average += (strain - *average) * blend;
-                if *average > limit * state.weakness.get(i).copied().unwrap_or(1.0) {
-                    failing.push((*average, id));
+                let threshold = limit * state.weakness.get(i).copied().unwrap_or(1.0);
+                if *average > threshold && strain > threshold {
+                    failing.push((*average / threshold, id));
                 }
             }
         }
-        failing.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        let at_tip = |id: u32| {
+            let c = &self.model.distances[id as usize];
+            [c.a, c.b].iter().any(|v| self.tearing.tips.binary_search(v).is_ok())
+        };
+        failing.sort_by(|x, y| at_tip(y.1).cmp(&at_tip(x.1)).then(y.0.total_cmp(&x.0)).then(x.1.cmp(&y.1)));
         failing
     }
 
-    /// Direction of the largest principal stress at vertex `v` (see the module docs), or
-    /// `guess` when no edge of `v` is stretched.
-    pub(super) fn principal_stress_direction(&self, v: u32, guess: Vec3) -> Vec3 {
+    /// The yarns at vertex `v` a tear may split across, most loaded first: its stretched
+    /// stretch edges, ordered by the virial stress along them, ê·σ·ê (see the module docs),
+    /// each as its unit direction in the rest shape (ties by id).
+    pub(super) fn loaded_yarns(&self, v: u32) -> Vec<Vec3> {
         let stress = self.virial_stress(v);
-        let mut direction = guess;
-        for _ in 0..POWER_STEPS {
-            let next = (stress * direction).normalize_or_zero();
-            if next == Vec3::ZERO {
-                return guess;
+        let mut yarns: Vec<(f32, u32)> = Vec::new();
+        for &id in &self.topology().vertex_distances[v as usize] {
+            let c = &self.model.distances[id as usize];
+            if c.kind != EdgeKind::Stretch {
+                continue;
             }
-            direction = next;
+            let along = (self.particles.position(c.b as usize) - self.particles.position(c.a as usize)).normalize_or_zero();
+            let load = along.dot(stress * along);
+            if load > 0.0 {
+                yarns.push((load, id));
+            }
         }
-        direction
+        yarns.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        yarns.into_iter().map(|(_, id)| self.rest_direction(id)).collect()
+    }
+
+    /// Unit direction of distance constraint `id` in the rest shape.
+    pub(super) fn rest_direction(&self, id: u32) -> Vec3 {
+        let c = &self.model.distances[id as usize];
+        (self.model.positions[c.b as usize] - self.model.positions[c.a as usize]).normalize_or_zero()
     }
 
     /// Σ T_e l_e ê_e ê_eᵀ over the stretched stretch and shear edges of `v` (N·m).
@@ -116,11 +129,11 @@ mod tests {
     use super::smoothing_blend;
     use crate::sim::{Cloth, GridSpec, Material, Orientation, PinMode};
 
-    /// A sheet stretched by 20 % along the diagonal of its grid: the principal stress at its
-    /// centre lies along that diagonal, though every stretch edge (and the guess) is along an
-    /// axis.
+    /// A sheet stretched by 20 % along a direction θ from its rows: the stress along a yarn at
+    /// angle φ to the stretch goes as cos² φ, so the rows' yarns are the most loaded below 45°
+    /// and the columns' above, and the split plane is normal to them (in the rest shape).
     #[test]
-    fn the_principal_stress_follows_the_stretch_not_the_mesh_axes() {
+    fn the_most_loaded_yarn_is_the_one_closest_to_the_stretch() {
         let spec = GridSpec {
             columns: 5,
             rows: 5,
@@ -128,16 +141,22 @@ mod tests {
             pins: PinMode::None,
             ..GridSpec::default()
         };
-        let mut cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
-        let diagonal = Vec3::new(1.0, 0.0, 1.0).normalize();
-        for i in 0..cloth.particles().len() as u32 {
-            let x = cloth.particles().position(i as usize);
-            cloth.set_state(i, x + 0.2 * x.dot(diagonal) * diagonal, Vec3::ZERO).unwrap();
+        for (degrees, expected) in [(30.0f32, Vec3::X), (60.0, Vec3::Z)] {
+            let mut cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
+            let (sin, cos) = degrees.to_radians().sin_cos();
+            let stretch = Vec3::new(cos, 0.0, sin);
+            for i in 0..cloth.particles().len() as u32 {
+                let x = cloth.particles().position(i as usize);
+                cloth.set_state(i, x + 0.2 * x.dot(stretch) * stretch, Vec3::ZERO).unwrap();
+            }
+            cloth.ensure_topology();
+            let yarns = cloth.loaded_yarns(spec.index(2, 2));
+            assert!(yarns[0].dot(expected).abs() > 0.999, "{degrees}°: {yarns:?}");
+            assert!(
+                yarns.iter().all(|y| y.dot(expected).abs() > 0.999 || y.dot(expected).abs() < 1e-3),
+                "{yarns:?}"
+            );
         }
-        cloth.ensure_topology();
-        let centre = spec.index(2, 2);
-        let direction = cloth.principal_stress_direction(centre, Vec3::X);
-        assert!(direction.dot(diagonal).abs() > 0.99, "{direction}");
     }
 
     #[test]

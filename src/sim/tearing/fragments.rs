@@ -15,6 +15,12 @@ use super::super::cloth::Cloth;
 /// its two or three triangles, a corner sliver) fly about as confetti.
 pub const MIN_FRAGMENT_TRIANGLES: usize = 8;
 
+/// Fewest triangles a piece cut off by a tear may have when the hand holds it. The grab pulls
+/// on one triangle, so the cloth right around it is always the most strained: without this
+/// bound the hand rips out the first piece big enough to be allowed (8 triangles) instead of
+/// the crack running on, and a flick throws that piece metres.
+pub const MIN_HELD_FRAGMENT_TRIANGLES: usize = 32;
+
 impl Cloth {
     /// Whether splitting vertex `v` into the fan `groups` would leave a piece of fewer than
     /// [`MIN_FRAGMENT_TRIANGLES`] triangles.
@@ -22,8 +28,9 @@ impl Cloth {
         (0..groups.len()).any(|g| self.piece_is_small(v, groups, g))
     }
 
-    /// Whether the triangles reachable from fan group `group` of `v` number fewer than
-    /// [`MIN_FRAGMENT_TRIANGLES`] and reach neither another group nor a pin.
+    /// Whether the triangles reachable from fan group `group` of `v` reach neither another
+    /// group nor a pin and number fewer than [`MIN_FRAGMENT_TRIANGLES`], or fewer than
+    /// [`MIN_HELD_FRAGMENT_TRIANGLES`] with the grab among them.
     fn piece_is_small(&self, v: u32, groups: &[Vec<u32>], group: usize) -> bool {
         let in_other_group = |t: u32| groups.iter().enumerate().any(|(h, g)| h != group && g.contains(&t));
         let mut reached: Vec<u32> = groups[group].clone();
@@ -32,7 +39,7 @@ impl Cloth {
         }
         let mut stack = reached.clone();
         while let Some(t) = stack.pop() {
-            if reached.len() >= MIN_FRAGMENT_TRIANGLES {
+            if reached.len() >= MIN_HELD_FRAGMENT_TRIANGLES {
                 return false;
             }
             for next in self.edge_neighbours(t) {
@@ -52,7 +59,20 @@ impl Cloth {
                 stack.push(next);
             }
         }
-        reached.len() < MIN_FRAGMENT_TRIANGLES
+        reached.len() < MIN_FRAGMENT_TRIANGLES || reached.iter().any(|&t| self.holds_the_grab(t, v, group))
+    }
+
+    /// Whether triangle `t`, on the side of fan group `group` of split vertex `v`, is held by
+    /// the hand: it is the soft grab's triangle, or it keeps the hard grab's particle (a held
+    /// `v` stays held in the first group only).
+    fn holds_the_grab(&self, t: u32, v: u32, group: usize) -> bool {
+        match self.grab_state() {
+            Some(g) => match g.point {
+                Some(hit) => hit.triangle == t,
+                None => self.model.triangles[t as usize].contains(&g.particle) && (g.particle != v || group == 0),
+            },
+            None => false,
+        }
     }
 
     /// Whether triangle `t`, on the side of fan group `group` of split vertex `v`, keeps a
