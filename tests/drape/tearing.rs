@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use drape::preset::Preset;
-use drape::sim::tearing::MIN_FRAGMENT_TRIANGLES;
+use drape::sim::tearing::{MIN_FRAGMENT_TRIANGLES, MIN_HELD_FRAGMENT_TRIANGLES};
 use drape::sim::{Cloth, Material, Ray, TriangleHit};
 use glam::Vec3;
 
@@ -292,6 +292,25 @@ fn the_tearable_sheet_dragged_steadily_by_a_corner_rips_without_scraps() {
 fn the_tearable_sheet_dragged_steadily_by_a_corner_opens_a_crack_of_10_edges() {
     let outcome = steady_corner_drag();
     assert!(outcome.crack >= 10, "{}", outcome.summary());
+}
+
+/// The hand does not rip out the cloth it holds: the grab pulls on one triangle, so the cloth
+/// around it is always the most strained, and a tear that would leave the hand holding fewer
+/// than [`MIN_HELD_FRAGMENT_TRIANGLES`] triangles is refused while the crack runs on. After the
+/// 2 s drag the hand still holds the sheet, not a scrap (with the scrap bound of 8 alone the
+/// 8-triangle corner came off in the hand after an 11-edge crack).
+#[test]
+fn the_steady_corner_drag_leaves_the_sheet_in_the_hand() {
+    let outcome = steady_corner_drag();
+    let labels = outcome.cloth.piece_labels();
+    let held = labels[outcome.cloth.grab_state().expect("still held").particle as usize];
+    let in_hand = outcome.cloth.triangles().iter().filter(|t| labels[t[0] as usize] == held).count();
+    let triangles = outcome.cloth.triangles().len();
+    assert!(
+        in_hand >= MIN_HELD_FRAGMENT_TRIANGLES && 2 * in_hand > triangles,
+        "{in_hand} of {triangles} triangles in the hand: {}",
+        outcome.summary()
+    );
 }
 
 /// The same corner grabbed and moved 1 m in 0.1 s, then let go (soft or hard grab).

@@ -33,7 +33,7 @@ use super::params::SolverParams;
 mod criterion;
 mod fragments;
 
-pub use fragments::MIN_FRAGMENT_TRIANGLES;
+pub use fragments::{MIN_FRAGMENT_TRIANGLES, MIN_HELD_FRAGMENT_TRIANGLES};
 
 /// Marks an unused support slot.
 const NONE: u32 = u32::MAX;
