@@ -1,4 +1,4 @@
-//! When an edge fails and which way the crack opens (docs/physics.md §8).
+//! When an edge fails, which fails first, and which way the crack opens (docs/physics.md §8).
 //!
 //! **The criterion.** Once per frame, on the frame's final positions, every live stretch edge's
 //! engineering strain ε = (l − l0)/l0 is folded into a running average
@@ -7,19 +7,36 @@
 //! ε̄ ← ε̄ + (ε − ε̄) · (1 − e^(−Δt/τ))          (τ = tear_response_time, Δt the frame)
 //! ```
 //!
-//! and the edge fails when ε̄ > ε_max · weakness. Sampling the frame's end state rather than the
-//! substeps' peaks, and averaging over a time in seconds rather than over a number of samples,
-//! makes the criterion independent of the substep count and of the frame rate: it reads the
-//! strain the cloth *holds*, not how finely the solver resolved a snap. A flag whipping in a
-//! gust strains an edge past 50 % for a frame or two (0.65 for one frame in `rip_the_flag`);
-//! with τ = 0.1 s that moves ε̄ by a sixth of the spike, while a pull held for a few tenths of
-//! a second tears. τ = 0 reads the frame's strain alone.
+//! and the edge fails when both ε̄ and ε exceed ε_max · weakness. Sampling the frame's end state
+//! rather than the substeps' peaks, and averaging over a time in seconds rather than over a
+//! number of samples, makes the criterion independent of the substep count and of the frame
+//! rate: it reads the strain the cloth *holds*, not how finely the solver resolved a snap. A
+//! flag whipping in a gust strains an edge past 50 % for a frame or two (0.65 for one frame in
+//! `rip_the_flag`); with τ = 0.1 s that moves ε̄ by a sixth of the spike, while a pull held for
+//! a few tenths of a second tears. τ = 0 reads the frame's strain alone. The average models
+//! the time a yarn takes to give; it does not break a yarn the cloth no longer loads: an edge
+//! whose tear was refused or postponed (the budget, a scrap) and which the cloth has since
+//! relieved keeps a lagging ε̄ above the threshold, and without the second condition it broke
+//! after a flick was let go, freeing an 8-triangle piece at 10 m/s.
 //!
-//! **The split plane.** A crack opens perpendicular to the largest principal stress at its tip.
-//! At the vertex being split that direction is the dominant eigenvector of the virial sum
-//! Σ T_e l_e ê_e ê_eᵀ over its stretched edges (tension T_e = ε_e l0_e / α_e, length l_e,
-//! direction ê_e), found by power iteration from the failing edge's direction; the split plane
-//! is normal to it.
+//! **Which fails first.** A crack tip concentrates stress, and a mesh with edges of a few
+//! centimetres cannot resolve the concentration, so the tip is given priority explicitly:
+//! failing edges touching a crack tip (the end of a crack inside the cloth, kept by
+//! [`super::TearState`]) fail first, then the rest; within each, the edge furthest past its own
+//! threshold (ε̄ / (ε_max · weakness)) first, ties by id. Without this a grabbed corner, where
+//! every edge is past the threshold, nucleated cracks all round the grab and they joined into
+//! a ring that cut the corner off; with it the crack that started runs on.
+//!
+//! **The split plane.** Woven cloth tears along its yarns: the crack advances by breaking the
+//! yarns that cross it, one after the other, and runs along the other family (a tear follows
+//! the grain, as the tongue and trouser tear tests of textiles show). The stretch edges are the
+//! yarns. At the vertex being split, the virial stress σ = Σ T_e l_e ê_e ê_eᵀ over its
+//! stretched stretch and shear edges (tension T_e = ε_e l0_e / α_e, length l_e, direction ê_e)
+//! gives the load along each yarn, ê·σ·ê; the split plane passes through the vertex normal to
+//! the most loaded yarn's direction, in the rest shape, and the triangles are assigned to a side
+//! by their rest centroids. Using the rest shape keeps the crack on a row of the weave however
+//! the cloth is sheared around a grab: on the deformed shape, a plane normal to the continuum's
+//! principal stress (radial around a point load) curled the crack round the grabbed corner.
 
 use glam::{Mat3, Vec3};
 
@@ -43,8 +60,10 @@ pub(super) fn smoothing_blend(dt: f32, response_time: f32) -> f32 {
 
 impl Cloth {
     /// Folds this frame's strain into every live stretch edge's running average and returns
-    /// the edges whose average exceeds their threshold (`limit` × weakness) as (average, id),
-    /// worst first, ties by id. Edges that already failed once are not checked again.
+    /// the edges whose average and strain both exceed their threshold (`limit` × weakness) as
+    /// (average / threshold, id): those at a crack tip first, then furthest past the threshold
+    /// first, ties by id (see the module docs). Edges that already failed once are not checked
+    /// again.
     pub(super) fn smooth_strains(&mut self, limit: f32, blend: f32) -> Vec<(f32, u32)> {
         let state = &mut self.tearing;
         state.smoothed.resize(self.model.distances.len(), 0.0);

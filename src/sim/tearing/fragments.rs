@@ -8,6 +8,13 @@
 //! walks edge-adjacent triangles, crossing an edge at the split vertex only within the group:
 //! reaching another group's triangle means nothing is cut off; running out of triangles before
 //! [`MIN_FRAGMENT_TRIANGLES`] means the split would shed a fragment, and it is not made.
+//!
+//! The piece the hand holds (the soft grab's triangle, or a triangle of the hard grab's
+//! particle) must have [`MIN_HELD_FRAGMENT_TRIANGLES`]: a grab is a point load, whose stress
+//! falls off as 1/r, so the cloth next to it is always the most strained and would otherwise
+//! be ripped out as soon as the piece reached 8 triangles, ending the crack (the steady corner
+//! drag: an 11-edge crack, then the corner off in the hand). The walk therefore goes on to 32
+//! triangles, still a few dozen visits.
 
 use super::super::cloth::Cloth;
 

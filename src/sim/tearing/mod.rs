@@ -1,10 +1,12 @@
 //! Tearing and cutting by vertex splitting (PBD 2007 §5; docs/physics.md §8).
 //!
 //! A tear never deletes triangles or leaves ragged ones: it *splits a vertex*. The triangles
-//! around the vertex are divided by a plane through it (normal to the largest principal stress
-//! there for a tear, the cut surface for a mouse cut); each side's edge-connected fan keeps its
-//! own copy of the vertex, so the surface stays a clean manifold and the crack opens
-//! perpendicular to the tension, as real fabric does. Afterwards:
+//! around the vertex are divided by a plane through it (normal to its most loaded yarn in the
+//! rest shape for a tear, the cut surface for a mouse cut); each side's edge-connected fan
+//! keeps its own copy of the vertex, so the surface stays a clean manifold and the crack opens
+//! across the loaded yarns, as woven fabric does. A tear makes exactly two copies: a plane that
+//! would divide the fan in three (through a crack tip, across the crack) would branch the
+//! crack, which a slow tear does not do, and the next yarn is tried. Afterwards:
 //! - masses are re-lumped from the rest areas of the triangles each copy keeps (the triangles
 //!   are partitioned, so total mass is conserved; copies share position and velocity, so
 //!   momentum is conserved too);
@@ -14,12 +16,15 @@
 //!   spans the crack: a shared edge becomes one boundary edge per side (each with twice the
 //!   compliance, i.e. half the stiffness), a diagonal or hinge across it is removed;
 //! - re-attached constraints restart with λ = 0 (their slot is rebuilt), and the colouring
-//!   stays valid incrementally (see [`super::constraints`]).
+//!   stays valid incrementally (see [`super::constraints`]);
+//! - the far ends of the edges the split opened that were inside the cloth become the crack's
+//!   tips (the split vertex stops being one), and their edges are debilitated.
 //!
 //! When an edge fails and along which plane is [`criterion`]'s; a tear that would cut off a
 //! scrap is refused ([`fragments`]); mouse cuts split unconditionally.
 //!
-//! Everything is ordered by index (candidates by averaged strain, then id), so the same inputs
+//! Everything is ordered by index (candidates at a tip first, then by how far past their
+//! threshold, then id), so the same inputs
 //! give bit-identical results. A pinned vertex keeps its pin on the original copy only, so a
 //! tear can free a piece from its pin; a held vertex stays held by the original.
 
