@@ -416,7 +416,10 @@ impl Cloth {
         })
     }
 
-    fn point_on(&self, hit: TriangleHit) -> Vec3 {
+    /// Where the point `hit` of a triangle (Σ b_k x_k over its corners) is now (m); it moves
+    /// with the cloth, and a tear keeps it on the same triangle. Panics if the triangle is out
+    /// of range.
+    pub fn point_on(&self, hit: TriangleHit) -> Vec3 {
         let tri = self.model.triangles[hit.triangle as usize];
         (0..3).map(|k| self.particles.position(tri[k] as usize) * hit.barycentric[k]).sum()
     }
