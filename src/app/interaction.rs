@@ -12,16 +12,19 @@
 //! grabbed: the target is where the cursor ray meets that plane. On release it is thrown with
 //! the cursor's velocity over the last [`THROW_WINDOW`] seconds.
 //!
-//! A right-drag cuts: each frame the stroke from the previous cursor position to the current
-//! one becomes two camera rays, and the engine cuts every edge crossing the surface between
-//! them ([`drape::sim::Cloth::cut`]), so what the user sees crossed on screen is what is cut.
+//! A right-drag cuts: each frame the stroke from where the last segment ended to the cursor
+//! becomes two camera rays, and the engine cuts every edge crossing the surface between them
+//! ([`drape::sim::Cloth::cut`]), so what the user sees crossed on screen is what is cut. The
+//! segment starts where the point of the cloth that was under the cursor at its end is now
+//! (on screen), not at the old cursor pixel: the stroke is a blade, and cloth that swings
+//! under a cursor held still is cut along the path the blade took through it.
 //! The stroke stays visible as a fading trail for [`TRAIL_SECONDS`].
 
 use std::collections::VecDeque;
 
 use glam::Vec3;
 
-use drape::sim::{Pick, Ray};
+use drape::sim::{Pick, Ray, TriangleHit};
 
 use super::camera::OrbitCamera;
 use super::input::InputFrame;
@@ -83,9 +86,40 @@ enum Gesture {
     Grab(Held),
     Orbit(Button),
     Pan(Button),
-    /// A cutting stroke: the cursor pixel where the last segment ended, and the edges the
-    /// stroke has cut so far.
-    Cut(glam::Vec2, usize),
+    /// A cutting stroke.
+    Cut(Stroke),
+}
+
+/// A cutting stroke in progress.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Stroke {
+    /// The cursor pixel where the last segment ended.
+    end: glam::Vec2,
+    /// The point of the cloth under the cursor there (a triangle and barycentrics), if any:
+    /// where it is now is where the next segment starts.
+    under: Option<TriangleHit>,
+    /// Edges the stroke has cut so far.
+    cut: usize,
+}
+
+impl Stroke {
+    /// A segment ending at the cursor of `input`, over the cloth as it is now.
+    fn ending_at(input: &InputFrame, camera: &OrbitCamera, state: &AppState, cut: usize) -> Self {
+        Stroke {
+            end: input.cursor,
+            under: pick_under_cursor(input, camera, state).and_then(|p| p.hit),
+            cut,
+        }
+    }
+
+    /// Where the next segment starts on screen: where the cloth point that was under the
+    /// cursor is now, or the pixel where the last segment ended when there was none.
+    fn start(&self, input: &InputFrame, camera: &OrbitCamera, state: &AppState) -> glam::Vec2 {
+        self.under
+            .filter(|hit| (hit.triangle as usize) < state.cloth.triangles().len())
+            .and_then(|hit| camera.project(state.cloth.point_on(hit), input.screen))
+            .unwrap_or(self.end)
+    }
 }
 
 /// The mouse controller: turns [`InputFrame`]s into camera moves and cloth interaction.
@@ -167,7 +201,7 @@ impl Mouse {
                 keep_while_down(Gesture::Pan(button), button, input)
             }
             Gesture::Grab(held) => drag(held, input, camera, state),
-            Gesture::Cut(from, so_far) => self.cut(from, so_far, input, camera, state),
+            Gesture::Cut(stroke) => self.cut(stroke, input, camera, state),
         };
         while self.trail.front().is_some_and(|&(t, _)| input.time - t > TRAIL_SECONDS) {
             self.trail.pop_front();
@@ -178,23 +212,24 @@ impl Mouse {
         };
     }
 
-    /// Continues a cutting stroke (`so_far` edges cut by it already): cuts along the cursor's
-    /// motion since `from`. The status line gives the stroke's total and the cloth's torn
+    /// Continues a cutting stroke: cuts from where the cloth under the end of its last segment
+    /// is now to the cursor ([`Stroke::start`]), so both the cursor's motion and the cloth's
+    /// motion under it cut. The status line gives the stroke's total and the cloth's torn
     /// edges in all, the figure the Stats panel shows (cuts and the tears they set off).
-    fn cut(&mut self, from: glam::Vec2, so_far: usize, input: &InputFrame, camera: &OrbitCamera, state: &mut AppState) -> Gesture {
-        let to = input.cursor;
-        let (mut end, mut stroke) = (from, so_far);
+    fn cut(&mut self, mut stroke: Stroke, input: &InputFrame, camera: &OrbitCamera, state: &mut AppState) -> Gesture {
+        let (from, to) = (stroke.start(input, camera, state), input.cursor);
         if from.distance(to) >= CUT_STEP_PIXELS {
             let cut = state.cloth.cut(&camera.ray(from, input.screen), &camera.ray(to, input.screen));
-            stroke += cut;
             if cut > 0 {
-                state.report(cut_report(stroke, state.cloth.torn_edges(), state.pieces()));
+                state.report(cut_report(stroke.cut + cut, state.cloth.torn_edges(), state.pieces()));
             }
-            self.trail.push_back((input.time, Some(to)));
-            end = to;
+            if to != stroke.end {
+                self.trail.push_back((input.time, Some(to)));
+            }
+            stroke = Stroke::ending_at(input, camera, state, stroke.cut + cut);
         }
         if input.down.right {
-            Gesture::Cut(end, stroke)
+            Gesture::Cut(stroke)
         } else {
             self.trail.push_back((input.time, None));
             Gesture::Idle
@@ -214,7 +249,7 @@ impl Mouse {
         };
         if input.pressed.right {
             self.trail.push_back((input.time, Some(input.cursor)));
-            Gesture::Cut(input.cursor, 0)
+            Gesture::Cut(Stroke::ending_at(input, camera, state, 0))
         } else if input.pressed.middle {
             camera_move(Button::Middle)
         } else if input.pressed.left && input.alt {
@@ -380,6 +415,35 @@ mod tests {
         let later = 0.11 + TRAIL_SECONDS + 0.01;
         mouse.update(&frame(Vec2::new(right, y), later, NONE, NONE), &mut camera, &mut state);
         assert!(mouse.cut_trail(later).is_empty(), "the trail fades out");
+    }
+
+    /// Issue 16 item 5: a right button held still over the cloth while the cloth moves under
+    /// it (here slid sideways by three columns over twelve frames) cuts what passed under the
+    /// cursor; nothing was cut when the segment ran from the old cursor pixel.
+    #[test]
+    fn a_cut_held_still_cuts_the_cloth_that_swings_under_it() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        // The middle of the quad between rows 5 and 6 and columns 5 and 6.
+        let cursor = 0.25 * [60, 61, 71, 72].map(|i| pixel_of(&state, &camera, i)).iter().sum::<Vec2>();
+        mouse.update(&frame(cursor, 0.0, RIGHT, RIGHT), &mut camera, &mut state);
+        let width = state.cloth.particles().position(10).x - state.cloth.particles().position(0).x;
+        for k in 1..=12 {
+            for i in 0..state.cloth.particles().len() as u32 {
+                let x = state.cloth.particles().position(i as usize);
+                state.cloth.set_state(i, x + Vec3::X * width / 40.0, Vec3::ZERO).unwrap();
+            }
+            mouse.update(&frame(cursor, 0.01 * k as f64, NONE, RIGHT), &mut camera, &mut state);
+        }
+        // The blade ran between rows 5 and 6 from column 5.5 to column 2.5, across the
+        // vertical edges of columns 5, 4 and 3.
+        assert_eq!(state.cloth.torn_edges(), 3, "{}", state.status.text);
+        assert_eq!(state.pieces(), 1, "a slit, not a cut through");
+        mouse.update(&frame(cursor, 0.2, NONE, NONE), &mut camera, &mut state);
+        let before = state.cloth.torn_edges();
+        mouse.update(&frame(cursor, 0.3, RIGHT, RIGHT), &mut camera, &mut state);
+        mouse.update(&frame(cursor, 0.4, NONE, RIGHT), &mut camera, &mut state);
+        assert_eq!(state.cloth.torn_edges(), before, "a still blade over still cloth cuts nothing");
     }
 
     #[test]

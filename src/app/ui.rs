@@ -920,7 +920,7 @@ fn tearing_controls(ui: &mut Ui, m: &mut drape::sim::Material) {
         *strain = shown;
     }
     ui.add_enabled(tearing, egui::Slider::new(&mut m.tear_debilitation, 0.0..=0.9).text("debilitation"))
-        .on_hover_text("How much a fresh tear weakens the edges next to it, so tears run in lines (0 = not at all)");
+        .on_hover_text("How much a tear weakens the cloth just ahead of its tip, so tears run in lines (0 = not at all)");
 }
 
 fn view_panel(ui: &mut Ui, view: &mut ViewOptions) {

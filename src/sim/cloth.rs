@@ -12,7 +12,7 @@ use super::constraints::hinge;
 use super::error::SimError;
 use super::error::WORLD_EXTENT;
 use super::guard::{self, Checkpoint};
-use super::interaction::{Pick, Ray, TriangleHit};
+use super::interaction::{Grab, Pick, Ray, TriangleHit};
 use super::model::{DistanceConstraint, EdgeKind, Model};
 use super::parallel::{self, Progress, SpinBarrier};
 use super::params::{Material, SolverParams};
@@ -27,23 +27,6 @@ use super::tethers::Tethers;
 
 /// Fastest throw [`Cloth::release`] gives a particle, in m/s.
 pub const MAX_THROW_SPEED: f32 = 1000.0;
-
-/// What the mouse holds. The hard grab ([`Cloth::grab`]) makes one particle kinematic
-/// (inverse mass 0) and moves it to `target` over the substeps of each frame, so its velocity
-/// is the drag velocity. The soft grab ([`Cloth::grab_point`], [`Cloth::grab_pick`]) pulls a
-/// point of a triangle toward `target` through a compliant constraint
-/// ([`SolverParams::grab_compliance`]); the triangle's corners keep their mass, so the pull
-/// loads the cloth around them as fingers do (docs/physics.md §1, "The grab").
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Grab {
-    /// The held particle (hard grab), or the corner of the held triangle with the largest
-    /// weight (soft grab).
-    pub particle: u32,
-    /// Where the held point should be at the end of the next step (m).
-    pub target: Vec3,
-    /// The soft grab's triangle and barycentric weights; `None` for the hard grab.
-    pub point: Option<TriangleHit>,
-}
 
 /// A simulated cloth (or rope, or any particle model) with its colliders.
 #[derive(Debug, Clone)]
@@ -461,6 +444,7 @@ impl Cloth {
             constraints: &mut self.constraints,
             applied: &self.applied,
             tearing: &mut self.tearing,
+            grab: self.grab,
             changed: false,
         };
         let result = edit(&mut editor);
@@ -574,7 +558,10 @@ impl Cloth {
         })
     }
 
-    fn point_on(&self, hit: TriangleHit) -> Vec3 {
+    /// Where the point `hit` of a triangle (Σ b_k x_k over its corners) is now (m); it moves
+    /// with the cloth, and a tear keeps it on the same triangle. Panics if the triangle is out
+    /// of range.
+    pub fn point_on(&self, hit: TriangleHit) -> Vec3 {
         let tri = self.model.triangles[hit.triangle as usize];
         (0..3).map(|k| self.particles.position(tri[k] as usize) * hit.barycentric[k]).sum()
     }

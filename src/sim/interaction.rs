@@ -43,6 +43,23 @@ pub struct TriangleHit {
     pub barycentric: [f32; 3],
 }
 
+/// What the mouse holds. The hard grab ([`crate::sim::Cloth::grab`]) makes one particle kinematic
+/// (inverse mass 0) and moves it to `target` over the substeps of each frame, so its velocity
+/// is the drag velocity. The soft grab ([`crate::sim::Cloth::grab_point`], [`crate::sim::Cloth::grab_pick`]) pulls a
+/// point of a triangle toward `target` through a compliant constraint
+/// ([`crate::sim::SolverParams::grab_compliance`]); the triangle's corners keep their mass, so the pull
+/// loads the cloth around them as fingers do (docs/physics.md §1, "The grab").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Grab {
+    /// The held particle (hard grab), or the corner of the held triangle with the largest
+    /// weight (soft grab).
+    pub particle: u32,
+    /// Where the held point should be at the end of the next step (m).
+    pub target: Vec3,
+    /// The soft grab's triangle and barycentric weights; `None` for the hard grab.
+    pub point: Option<TriangleHit>,
+}
+
 /// Möller–Trumbore ray/triangle intersection; returns t, or `None` on a miss or a degenerate
 /// triangle.
 pub fn ray_triangle(ray: &Ray, a: Vec3, b: Vec3, c: Vec3) -> Option<f32> {

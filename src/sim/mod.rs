@@ -44,7 +44,7 @@ pub mod stats;
 pub mod tearing;
 mod tethers;
 
-pub use cloth::{Cloth, Grab, MAX_THROW_SPEED};
+pub use cloth::{Cloth, MAX_THROW_SPEED};
 pub use collision::Collider;
 /// Most threads a step can use ([`SolverParams::threads`]).
 pub use constraints::MAX_PARTS as MAX_THREADS;
@@ -52,7 +52,7 @@ pub use error::SimError;
 pub use error::WORLD_EXTENT;
 pub use grid::{tmp15_model, GridSpec, Orientation, PinMode};
 pub use guard::FRAME_WORK_BUDGET;
-pub use interaction::{Pick, Ray, TriangleHit};
+pub use interaction::{Grab, Pick, Ray, TriangleHit};
 pub use model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model, ModelBuilder};
 pub use params::{Material, SolverParams};
 pub use particles::Particles;

@@ -244,8 +244,8 @@ pub struct Material {
     /// Engineering strain at which an edge tears (e.g. 0.5 = 50 % stretch); `None` = never.
     /// Default `None`; range [1e-3, 100].
     pub tear_strain: Option<f32>,
-    /// Debilitation: edges next to a fresh tear lose this fraction of their tear strain, so
-    /// tears run in lines. Default 0; range [0, 0.99].
+    /// Debilitation: the edges at a crack's new tip lose this fraction of their tear strain
+    /// (per split that reaches them), so tears run in lines. Default 0; range [0, 0.99].
     pub tear_debilitation: f32,
     /// Response time τ in s of the tear criterion: an edge fails when its strain, averaged
     /// over about the last τ seconds (an exponential average sampled once per frame), exceeds

@@ -8,12 +8,25 @@
 //! walks edge-adjacent triangles, crossing an edge at the split vertex only within the group:
 //! reaching another group's triangle means nothing is cut off; running out of triangles before
 //! [`MIN_FRAGMENT_TRIANGLES`] means the split would shed a fragment, and it is not made.
+//!
+//! The piece the hand holds (the soft grab's triangle, or a triangle of the hard grab's
+//! particle) must have [`MIN_HELD_FRAGMENT_TRIANGLES`]: a grab is a point load, whose stress
+//! falls off as 1/r, so the cloth next to it is always the most strained and would otherwise
+//! be ripped out as soon as the piece reached 8 triangles, ending the crack (the steady corner
+//! drag: an 11-edge crack, then the corner off in the hand). The walk therefore goes on to 32
+//! triangles, still a few dozen visits.
 
 use super::TearEditor;
 
 /// Fewest triangles a piece cut off by a tear may have. Smaller scraps (a grabbed vertex with
 /// its two or three triangles, a corner sliver) fly about as confetti.
 pub const MIN_FRAGMENT_TRIANGLES: usize = 8;
+
+/// Fewest triangles a piece cut off by a tear may have when the hand holds it. The grab pulls
+/// on one triangle, so the cloth right around it is always the most strained: without this
+/// bound the hand rips out the first piece big enough to be allowed (8 triangles) instead of
+/// the crack running on, and a flick throws that piece metres.
+pub const MIN_HELD_FRAGMENT_TRIANGLES: usize = 32;
 
 impl TearEditor<'_> {
     /// Whether splitting vertex `v` into the fan `groups` would leave a piece of fewer than
@@ -22,8 +35,9 @@ impl TearEditor<'_> {
         (0..groups.len()).any(|g| self.piece_is_small(v, groups, g))
     }
 
-    /// Whether the triangles reachable from fan group `group` of `v` number fewer than
-    /// [`MIN_FRAGMENT_TRIANGLES`] and reach neither another group nor a pin.
+    /// Whether the triangles reachable from fan group `group` of `v` reach neither another
+    /// group nor a pin and number fewer than [`MIN_FRAGMENT_TRIANGLES`], or fewer than
+    /// [`MIN_HELD_FRAGMENT_TRIANGLES`] with the grab among them.
     fn piece_is_small(&self, v: u32, groups: &[Vec<u32>], group: usize) -> bool {
         let in_other_group = |t: u32| groups.iter().enumerate().any(|(h, g)| h != group && g.contains(&t));
         let mut reached: Vec<u32> = groups[group].clone();
@@ -32,7 +46,7 @@ impl TearEditor<'_> {
         }
         let mut stack = reached.clone();
         while let Some(t) = stack.pop() {
-            if reached.len() >= MIN_FRAGMENT_TRIANGLES {
+            if reached.len() >= MIN_HELD_FRAGMENT_TRIANGLES {
                 return false;
             }
             for next in self.edge_neighbours(t) {
@@ -52,7 +66,20 @@ impl TearEditor<'_> {
                 stack.push(next);
             }
         }
-        reached.len() < MIN_FRAGMENT_TRIANGLES
+        reached.len() < MIN_FRAGMENT_TRIANGLES || reached.iter().any(|&t| self.holds_the_grab(t, v, group))
+    }
+
+    /// Whether triangle `t`, on the side of fan group `group` of split vertex `v`, is held by
+    /// the hand: it is the soft grab's triangle, or it keeps the hard grab's particle (a held
+    /// `v` stays held in the first group only).
+    fn holds_the_grab(&self, t: u32, v: u32, group: usize) -> bool {
+        match self.grab {
+            Some(g) => match g.point {
+                Some(hit) => hit.triangle == t,
+                None => self.model.triangles[t as usize].contains(&g.particle) && (g.particle != v || group == 0),
+            },
+            None => false,
+        }
     }
 
     /// Whether triangle `t`, on the side of fan group `group` of split vertex `v`, keeps a

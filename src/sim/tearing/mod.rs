@@ -1,10 +1,12 @@
 //! Tearing and cutting by vertex splitting (PBD 2007 §5; docs/physics.md §8).
 //!
 //! A tear never deletes triangles or leaves ragged ones: it *splits a vertex*. The triangles
-//! around the vertex are divided by a plane through it (normal to the largest principal stress
-//! there for a tear, the cut surface for a mouse cut); each side's edge-connected fan keeps its
-//! own copy of the vertex, so the surface stays a clean manifold and the crack opens
-//! perpendicular to the tension, as real fabric does. Afterwards:
+//! around the vertex are divided by a plane through it (normal to its most loaded yarn in the
+//! rest shape for a tear, the cut surface for a mouse cut); each side's edge-connected fan
+//! keeps its own copy of the vertex, so the surface stays a clean manifold and the crack opens
+//! across the loaded yarns, as woven fabric does. A tear makes exactly two copies: a plane that
+//! would divide the fan in three (through a crack tip, across the crack) would branch the
+//! crack, which a slow tear does not do, and the next yarn is tried. Afterwards:
 //! - masses are re-lumped from the rest areas of the triangles each copy keeps (the triangles
 //!   are partitioned, so total mass is conserved; copies share position and velocity, so
 //!   momentum is conserved too);
@@ -14,19 +16,22 @@
 //!   spans the crack: a shared edge becomes one boundary edge per side (each with twice the
 //!   compliance, i.e. half the stiffness), a diagonal or hinge across it is removed;
 //! - re-attached constraints restart with λ = 0 (their slot is rebuilt), and the colouring
-//!   stays valid incrementally (see [`super::constraints`]).
+//!   stays valid incrementally (see [`super::constraints`]);
+//! - the far ends of the edges the split opened that were inside the cloth become the crack's
+//!   tips (the split vertex stops being one), and their edges are debilitated.
 //!
 //! When an edge fails and along which plane is [`criterion`]'s; a tear that would cut off a
 //! scrap is refused ([`fragments`]); mouse cuts split unconditionally.
 //!
-//! Everything is ordered by index (candidates by averaged strain, then id), so the same inputs
+//! Everything is ordered by index (candidates at a tip first, then by how far past their
+//! threshold, then id), so the same inputs
 //! give bit-identical results. A pinned vertex keeps its pin on the original copy only, so a
 //! tear can free a piece from its pin; a held vertex stays held by the original.
 
 use glam::Vec3;
 
 use super::constraint_store::ConstraintStore;
-use super::interaction::Ray;
+use super::interaction::{Grab, Ray};
 use super::model::{Compliance, DistanceConstraint, EdgeKind, Model};
 use super::params::{Material, SolverParams};
 use super::particles::Particles;
@@ -34,7 +39,7 @@ use super::particles::Particles;
 mod criterion;
 mod fragments;
 
-pub use fragments::MIN_FRAGMENT_TRIANGLES;
+pub use fragments::{MIN_FRAGMENT_TRIANGLES, MIN_HELD_FRAGMENT_TRIANGLES};
 
 /// Marks an unused support slot.
 const NONE: u32 = u32::MAX;
@@ -51,6 +56,8 @@ pub(crate) struct TearState {
     /// Per distance id: the strain averaged over the material's `tear_response_time`
     /// (see [`criterion`]); missing = 0. Cleared while tearing is off.
     smoothed: Vec<f32>,
+    /// Crack tips: ends of cracks that stop inside the cloth, ascending (see [`criterion`]).
+    tips: Vec<u32>,
     /// Edges torn by strain or cut so far.
     pub torn_edges: usize,
 }
@@ -200,6 +207,8 @@ pub(crate) struct TearEditor<'a> {
     /// The material new and re-pointed constraints take.
     pub applied: &'a Material,
     pub tearing: &'a mut TearState,
+    /// What the hand holds (a tear may not leave it a scrap, see [`fragments`]).
+    pub grab: Option<Grab>,
     /// The topology changed (a vertex was split or a constraint removed).
     pub changed: bool,
 }
@@ -377,8 +386,7 @@ impl TearEditor<'_> {
         }
         self.ensure_topology();
         let c = self.model.distances[id as usize];
-        let (pa, pb) = (self.particles.position(c.a as usize), self.particles.position(c.b as usize));
-        let along = (pb - pa).normalize_or_zero();
+        let along = self.rest_direction(id);
         let mut sheds = false;
         for v in self.split_order(c.a, c.b) {
             match self.tear_split_at(v, along) {
@@ -399,16 +407,16 @@ impl TearEditor<'_> {
         true
     }
 
-    /// Splits vertex `v` for a tear by the plane normal to the largest principal stress there
-    /// or, if that leaves every triangle on one side, normal to the failing edge (`along`),
-    /// unless the split would shed a fragment.
+    /// Splits vertex `v` for a tear into two: by the plane normal to its most loaded yarn
+    /// that divides its fan in two (see [`criterion`]), the other yarns next, the failing edge
+    /// (`along`, in the rest shape) last, unless the split would shed a fragment. A plane that
+    /// divides the fan in three would branch the crack at its tip and is passed over.
     fn tear_split_at(&mut self, v: u32, along: Vec3) -> TearSplit {
-        let point = self.particles.position(v as usize);
+        let point = self.model.positions[v as usize];
         let mut outcome = TearSplit::Impossible;
-        for normal in [self.principal_stress_direction(v, along), along] {
-            if normal == Vec3::ZERO {
-                continue;
-            }
+        let mut normals = self.loaded_yarns(v);
+        normals.push(along);
+        for normal in normals {
             let groups = self.fan_groups(
                 v,
                 SplitPlane {
@@ -417,7 +425,7 @@ impl TearEditor<'_> {
                     rule: SideRule::Centroid,
                 },
             );
-            if groups.len() < 2 {
+            if groups.len() != 2 {
                 continue;
             }
             if self.sheds_fragment(v, &groups) {
@@ -439,6 +447,7 @@ impl TearEditor<'_> {
         order.sort_by_key(|&v| {
             (
                 self.particles.inverse_mass(v as usize) == 0.0,
+                self.tearing.tips.binary_search(&v).is_err(),
                 !self.on_boundary(v),
                 usize::MAX - self.topology().vertex_triangles[v as usize].len(),
                 v,
@@ -472,6 +481,8 @@ impl TearEditor<'_> {
     /// Gives every fan group of `v` after the first its own copy of `v`, then re-lumps the
     /// masses, re-attaches the constraints, weakens the edges around it and separates bow ties.
     fn apply_split(&mut self, v: u32, groups: Vec<Vec<u32>>) {
+        let ends = self.crack_ends(v, &groups);
+        let tips: Vec<u32> = ends.iter().copied().filter(|&u| !self.on_boundary(u)).collect();
         let mut family = Family { members: vec![v] };
         for group in &groups[1..] {
             let copy = self.copy_particle(v);
@@ -501,8 +512,30 @@ impl TearEditor<'_> {
         }
         distance_ids.into_iter().for_each(|id| self.reattach_distance(id, &family));
         hinge_ids.into_iter().for_each(|id| self.reattach_hinge(id, &family));
-        self.debilitate(&family);
+        self.debilitate(&ends);
+        let known = &mut self.tearing.tips;
+        known.retain(|u| *u != v);
+        known.extend(tips);
+        known.sort_unstable();
+        known.dedup();
         self.separate_bow_ties(&ring);
+    }
+
+    /// The far ends of the edges through `v` that the split into `groups` opens (the
+    /// crack's new tips where they were inside the cloth), ascending.
+    fn crack_ends(&self, v: u32, groups: &[Vec<u32>]) -> Vec<u32> {
+        let tri = |t: u32| self.model.triangles[t as usize];
+        let mut ends: Vec<u32> = Vec::new();
+        for (g, group) in groups.iter().enumerate() {
+            for other in &groups[g + 1..] {
+                for (&s, &t) in group.iter().flat_map(|s| other.iter().map(move |t| (s, t))) {
+                    ends.extend(tri(s).into_iter().filter(|&u| u != v && tri(t).contains(&u)));
+                }
+            }
+        }
+        ends.sort_unstable();
+        ends.dedup();
+        ends
     }
 
     /// Vertices sharing a triangle with a member of `family`, excluding the family.
@@ -539,8 +572,12 @@ impl TearEditor<'_> {
     fn fan_groups(&self, v: u32, plane: SplitPlane) -> Vec<Vec<u32>> {
         let mut fan = self.topology().vertex_triangles[v as usize].clone();
         fan.sort_unstable();
+        let at = |i: u32| match plane.rule {
+            SideRule::Centroid => self.model.positions[i as usize],
+            SideRule::Whole => self.particles.position(i as usize),
+        };
         let side = |t: u32| {
-            let corners = self.model.triangles[t as usize].map(|i| (self.particles.position(i as usize) - plane.point).dot(plane.normal));
+            let corners = self.model.triangles[t as usize].map(|i| (at(i) - plane.point).dot(plane.normal));
             match plane.rule {
                 SideRule::Centroid => corners.iter().sum::<f32>() >= 0.0,
                 SideRule::Whole => corners.iter().all(|&d| d > 0.0),
@@ -747,16 +784,16 @@ impl TearEditor<'_> {
         }
     }
 
-    /// Weakens the edges around a fresh split so the next failure is likely next to it.
-    fn debilitate(&mut self, family: &Family) {
+    /// Weakens the edges of the crack's new tips `ends` (the stress concentration a mesh
+    /// cannot resolve), so the next failure is likely there and tears run on.
+    fn debilitate(&mut self, ends: &[u32]) {
         let factor = 1.0 - self.applied.tear_debilitation;
         if factor >= 1.0 {
             return;
         }
-        let ids: Vec<u32> = family
-            .members
+        let ids: Vec<u32> = ends
             .iter()
-            .flat_map(|&m| self.topology().vertex_distances[m as usize].clone())
+            .flat_map(|&u| self.topology().vertex_distances[u as usize].clone())
             .collect();
         for id in ids {
             let w = &mut self.tearing.weakness;
