@@ -366,13 +366,11 @@ impl Cloth {
                 *first_thread.lock().unwrap_or_else(|e| e.into_inner()) = phases;
             }
         };
-        let ran = if threads > 1 && parallel::run(&job, threads) {
-            (threads as u32, first_thread.into_inner().unwrap_or_else(|e| e.into_inner()))
-        } else {
-            // SAFETY: one thread, on a frame that borrows the state exclusively (see `Frame::run`).
-            (1, unsafe { frame.run(0, 1, &barrier, &progress) })
-        };
-        ran
+        if threads > 1 && parallel::run(&job, threads) {
+            return (threads as u32, first_thread.into_inner().unwrap_or_else(|e| e.into_inner()));
+        }
+        // SAFETY: one thread, on a frame that borrows the state exclusively (see `Frame::run`).
+        (1, unsafe { frame.run(0, 1, &barrier, &progress) })
     }
 
     /// Before a frame with self-collision on: the constraint adjacency the self-contacts

@@ -399,37 +399,53 @@ mod tests {
         assert!(expected.contains(&(0, 1)) && expected.contains(&(4, 5)) && !expected.contains(&(0, 2)));
     }
 
+    /// Particle 0 (free) at the origin and particle 1 at `second` with inverse mass `w`, far
+    /// apart at rest, listed with no travel.
+    fn two_particles(second: Vec3, w: f32) -> (Particles, SelfContacts, [Vec3; 2]) {
+        let p = particles(&[(Vec3::ZERO, 1.0), (second, w)]);
+        let rest = [Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)];
+        let mut contacts = SelfContacts::default();
+        contacts.refresh_adjacency((0, 2, 0), std::iter::empty);
+        contacts.prepare(2, |i| p.position(i), &rest, SETTINGS, 0.0);
+        (p, contacts, rest)
+    }
+
     /// A list is kept while the particles stay within its margin and made anew when one moves
     /// beyond it.
     #[test]
     fn a_list_is_kept_until_a_particle_leaves_its_margin() {
-        let points = [(Vec3::ZERO, 1.0), (Vec3::new(0.0, 0.05, 0.0), 1.0)];
-        let mut p = particles(&points);
-        let rest = [Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)];
-        let mut contacts = SelfContacts::default();
-        contacts.refresh_adjacency((0, 2, 0), std::iter::empty);
-        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
+        let (mut p, mut contacts, rest) = two_particles(Vec3::new(0.0, 0.05, 0.0), 1.0);
         assert!(contacts.pairs.is_empty());
         // Within the margin (0.25 × 1 cm): the stale, empty list stays.
         p.set_position(1, Vec3::new(0.0, 0.048, 0.0));
-        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
+        contacts.prepare(2, |i| p.position(i), &rest, SETTINGS, 0.0);
         assert!(contacts.pairs.is_empty());
         // Beyond it the pair is found.
         p.set_position(1, Vec3::new(0.0, 0.012, 0.0));
-        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
+        contacts.prepare(2, |i| p.position(i), &rest, SETTINGS, 0.0);
         assert_eq!(contacts.pairs.len(), 1);
+    }
+
+    /// Friction between layers is positional Coulomb: a free particle pressed 4 mm into a
+    /// fixed one while sliding 1 mm sideways in the substep sticks when μ d exceeds the slide
+    /// (μ = 1) and loses μ d of it otherwise (μ = 0.1).
+    #[test]
+    fn friction_between_layers_sticks_or_slides_by_mu_times_the_depth() {
+        for (mu, expected_x) in [(1.0, 0.0), (0.1, 0.001 - 0.1 * 0.004)] {
+            let (mut p, contacts, _) = two_particles(Vec3::new(0.001, 0.006, 0.0), 0.0);
+            p.set_position(0, Vec3::new(0.001, 0.0, 0.0));
+            // SAFETY: both particles exist; one thread.
+            unsafe { project(&contacts.pairs, mu, p.pos.raw(), p.prev.raw()) };
+            let x = p.position(0);
+            assert!((x.x - expected_x).abs() < 1e-7 && (x.y + 0.004).abs() < 1e-7, "μ = {mu}: {x}");
+        }
     }
 
     /// Two free particles closer than the thickness end exactly the thickness apart, mass
     /// weighted, their centre of mass unmoved; a pair farther apart is untouched.
     #[test]
     fn a_pair_is_pushed_to_the_thickness_conserving_momentum() {
-        let points = [(Vec3::ZERO, 1.0), (Vec3::new(0.0, 0.004, 0.0), 3.0)];
-        let mut p = particles(&points);
-        let rest = [Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)];
-        let mut contacts = SelfContacts::default();
-        contacts.refresh_adjacency((0, 2, 0), std::iter::empty);
-        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
+        let (mut p, contacts, _) = two_particles(Vec3::new(0.0, 0.004, 0.0), 3.0);
         assert_eq!(contacts.pairs.len(), 1);
         let centre = |p: &Particles| (p.position(0) / 1.0 + p.position(1) / 3.0) / (1.0 + 1.0 / 3.0);
         let before = centre(&p);
