@@ -67,6 +67,13 @@ pub const CLAMP_FRACTION: f32 = 0.2;
 /// [`SelfContacts::prepare`]).
 pub const SKIN: f32 = 0.25;
 
+/// Most candidate pairs a list holds, per particle. A cloth whose particles crowd far more
+/// closely than its thickness (a fine mesh with a thick `self_thickness`) would list
+/// hundreds of pairs each and stall the frame; its list stops here (the pairs of the
+/// lowest-numbered particles are kept, the same on every run). Layers 1 cm apart at 1 cm
+/// spacing list about 25 per particle.
+pub const MAX_PAIRS_PER_PARTICLE: usize = 128;
+
 /// What the self-contact pass needs of the parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct SelfContactSettings {
@@ -223,7 +230,8 @@ impl SelfContacts {
             self.entries[self.fill[b] as usize] = (i as u32, c);
             self.fill[b] += 1;
         }
-        for i in 0..n {
+        let cap = MAX_PAIRS_PER_PARTICLE * n;
+        'particles: for i in 0..n {
             let p = self.points[i];
             let c = cell_of(p, edge);
             // The cell itself (later particles only) and the 13 cells of the half stencil
@@ -248,6 +256,9 @@ impl SelfContacts {
                             b: j,
                             min_distance,
                         });
+                        if self.pairs.len() == cap {
+                            break 'particles;
+                        }
                     }
                 }
             }
@@ -460,5 +471,20 @@ mod tests {
         // SAFETY: as above.
         unsafe { project(&contacts.pairs, 0.0, p.pos.raw(), p.prev.raw()) };
         assert!(p.position(1).distance(moved) < 1e-8);
+    }
+
+    /// A crowd of particles far closer than the thickness lists at most
+    /// [`MAX_PAIRS_PER_PARTICLE`] pairs per particle.
+    #[test]
+    fn a_crowd_lists_at_most_the_cap() {
+        let points: Vec<(Vec3, f32)> = (0..400)
+            .map(|i| (Vec3::new((i % 20) as f32, (i / 20) as f32, 0.0) * 1e-4, 1.0))
+            .collect();
+        let p = particles(&points);
+        let rest: Vec<Vec3> = points.iter().map(|q| q.0 * 1e4).collect();
+        let mut contacts = SelfContacts::default();
+        contacts.refresh_adjacency((0, points.len(), 0), std::iter::empty);
+        contacts.prepare(points.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
+        assert_eq!(contacts.pairs.len(), MAX_PAIRS_PER_PARTICLE * points.len());
     }
 }
