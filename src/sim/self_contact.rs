@@ -1,5 +1,6 @@
 //! Self-contact: particle–particle contacts between parts of one cloth (docs/physics.md §4,
-//! "Self-contact"), after Ten Minute Physics 15 (Müller, "Self collisions of cloth").
+//! "Self-contact"), after Ten Minute Physics 15 (TMP 15, Matthias Müller's tutorial on cloth
+//! self-collision with a spatial hash).
 //!
 //! # Detection, checked every substep
 //! A candidate list holds every pair closer than its reach d_min + 2M, with d_min the pair's
@@ -52,9 +53,9 @@
 //! the barriers of the tail step (after the tail group and the soft grab, before tethers and
 //! collider contacts), so every thread count gives the same result.
 
-use glam::{IVec3, Vec3};
-
 use std::sync::Mutex;
+
+use glam::{IVec3, Vec3};
 
 use super::particles::{xyz, PosPtr, VecPtr};
 
