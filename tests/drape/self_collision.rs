@@ -305,3 +305,14 @@ fn scenes_without_self_contact_are_unchanged_by_self_collision() {
         assert_eq!(hanging(true), hanging(false), "V1 at S = {substeps}, n_it = {iterations}");
     }
 }
+
+/// Issue 17's second preset: a sheet dropped onto a ball folds where it drapes and meets the
+/// ground; with self-collision its folds do not intersect, without they do.
+#[test]
+fn the_sheet_folding_over_a_ball_does_not_intersect_itself() {
+    let folded = |on: bool| intersecting_pairs(&run_preset("sphere_fold", |s| s.self_collision = on, 600));
+    let (on, off) = (folded(true), folded(false));
+    eprintln!("sphere fold: {on} intersecting pairs with self-collision, {off} without");
+    assert_eq!(on, 0);
+    assert!(off > 0, "the sheet does not fold through itself without self-collision");
+}
