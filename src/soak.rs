@@ -341,7 +341,7 @@ fn act(e: &mut Episode) -> Option<bool> {
 /// it refuses is drawn again, up to eight times, then the field keeps its value).
 fn storm(r: &mut Rng, params: &mut SolverParams, material: &mut Material) {
     type Field<T> = fn(&mut T) -> &mut f32;
-    let solver_fields: [Field<SolverParams>; 11] = [
+    let solver_fields: [Field<SolverParams>; 13] = [
         |p| &mut p.dt,
         |p| &mut p.gravity.x,
         |p| &mut p.gravity.y,
@@ -353,6 +353,8 @@ fn storm(r: &mut Rng, params: &mut SolverParams, material: &mut Material) {
         |p| &mut p.aerodynamic_drag,
         |p| &mut p.max_speed,
         |p| &mut p.collision_thickness,
+        |p| &mut p.self_thickness,
+        |p| &mut p.self_friction,
     ];
     let material_fields: [Field<Material>; 13] = [
         |m| &mut m.youngs_modulus,
@@ -387,6 +389,7 @@ fn storm(r: &mut Rng, params: &mut SolverParams, material: &mut Material) {
         draw(material, field, |m| m.validate().is_ok(), || r.wild());
     }
     material.tethers = r.chance(0.5);
+    params.self_collision = r.chance(0.5);
 }
 
 /// Sets `field` of `target` to the first of eight draws `accepted` takes, else leaves it.

@@ -1,5 +1,6 @@
 //! Self-contact: particle–particle contacts between parts of one cloth (docs/physics.md §4,
-//! "Self-contact"), after Ten Minute Physics 15 (Müller, "Self collisions of cloth").
+//! "Self-contact"), after Ten Minute Physics 15 (TMP 15, Matthias Müller's tutorial on cloth
+//! self-collision with a spatial hash).
 //!
 //! # Detection, checked every substep
 //! A candidate list holds every pair closer than its reach d_min + 2M, with d_min the pair's
@@ -52,9 +53,9 @@
 //! the barriers of the tail step (after the tail group and the soft grab, before tethers and
 //! collider contacts), so every thread count gives the same result.
 
-use glam::{IVec3, Vec3};
-
 use std::sync::Mutex;
+
+use glam::{IVec3, Vec3};
 
 use super::particles::{xyz, PosPtr, VecPtr};
 
@@ -66,6 +67,13 @@ pub const CLAMP_FRACTION: f32 = 0.2;
 /// some particle has moved this far beyond the travel it was made for (see
 /// [`SelfContacts::prepare`]).
 pub const SKIN: f32 = 0.25;
+
+/// Most candidate pairs a list holds, per particle. A cloth whose particles crowd far more
+/// closely than its thickness (a fine mesh with a thick `self_thickness`) would list
+/// hundreds of pairs each and stall the frame; its list stops here (the pairs of the
+/// lowest-numbered particles are kept, the same on every run). Layers 1 cm apart at 1 cm
+/// spacing list about 25 per particle.
+pub const MAX_PAIRS_PER_PARTICLE: usize = 128;
 
 /// What the self-contact pass needs of the parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -223,7 +231,8 @@ impl SelfContacts {
             self.entries[self.fill[b] as usize] = (i as u32, c);
             self.fill[b] += 1;
         }
-        for i in 0..n {
+        let cap = MAX_PAIRS_PER_PARTICLE * n;
+        'particles: for i in 0..n {
             let p = self.points[i];
             let c = cell_of(p, edge);
             // The cell itself (later particles only) and the 13 cells of the half stencil
@@ -248,6 +257,9 @@ impl SelfContacts {
                             b: j,
                             min_distance,
                         });
+                        if self.pairs.len() == cap {
+                            break 'particles;
+                        }
                     }
                 }
             }
@@ -399,37 +411,53 @@ mod tests {
         assert!(expected.contains(&(0, 1)) && expected.contains(&(4, 5)) && !expected.contains(&(0, 2)));
     }
 
+    /// Particle 0 (free) at the origin and particle 1 at `second` with inverse mass `w`, far
+    /// apart at rest, listed with no travel.
+    fn two_particles(second: Vec3, w: f32) -> (Particles, SelfContacts, [Vec3; 2]) {
+        let p = particles(&[(Vec3::ZERO, 1.0), (second, w)]);
+        let rest = [Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)];
+        let mut contacts = SelfContacts::default();
+        contacts.refresh_adjacency((0, 2, 0), std::iter::empty);
+        contacts.prepare(2, |i| p.position(i), &rest, SETTINGS, 0.0);
+        (p, contacts, rest)
+    }
+
     /// A list is kept while the particles stay within its margin and made anew when one moves
     /// beyond it.
     #[test]
     fn a_list_is_kept_until_a_particle_leaves_its_margin() {
-        let points = [(Vec3::ZERO, 1.0), (Vec3::new(0.0, 0.05, 0.0), 1.0)];
-        let mut p = particles(&points);
-        let rest = [Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)];
-        let mut contacts = SelfContacts::default();
-        contacts.refresh_adjacency((0, 2, 0), std::iter::empty);
-        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
+        let (mut p, mut contacts, rest) = two_particles(Vec3::new(0.0, 0.05, 0.0), 1.0);
         assert!(contacts.pairs.is_empty());
         // Within the margin (0.25 × 1 cm): the stale, empty list stays.
         p.set_position(1, Vec3::new(0.0, 0.048, 0.0));
-        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
+        contacts.prepare(2, |i| p.position(i), &rest, SETTINGS, 0.0);
         assert!(contacts.pairs.is_empty());
         // Beyond it the pair is found.
         p.set_position(1, Vec3::new(0.0, 0.012, 0.0));
-        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
+        contacts.prepare(2, |i| p.position(i), &rest, SETTINGS, 0.0);
         assert_eq!(contacts.pairs.len(), 1);
+    }
+
+    /// Friction between layers is positional Coulomb: a free particle pressed 4 mm into a
+    /// fixed one while sliding 1 mm sideways in the substep sticks when μ d exceeds the slide
+    /// (μ = 1) and loses μ d of it otherwise (μ = 0.1).
+    #[test]
+    fn friction_between_layers_sticks_or_slides_by_mu_times_the_depth() {
+        for (mu, expected_x) in [(1.0, 0.0), (0.1, 0.001 - 0.1 * 0.004)] {
+            let (mut p, contacts, _) = two_particles(Vec3::new(0.001, 0.006, 0.0), 0.0);
+            p.set_position(0, Vec3::new(0.001, 0.0, 0.0));
+            // SAFETY: both particles exist; one thread.
+            unsafe { project(&contacts.pairs, mu, p.pos.raw(), p.prev.raw()) };
+            let x = p.position(0);
+            assert!((x.x - expected_x).abs() < 1e-7 && (x.y + 0.004).abs() < 1e-7, "μ = {mu}: {x}");
+        }
     }
 
     /// Two free particles closer than the thickness end exactly the thickness apart, mass
     /// weighted, their centre of mass unmoved; a pair farther apart is untouched.
     #[test]
     fn a_pair_is_pushed_to_the_thickness_conserving_momentum() {
-        let points = [(Vec3::ZERO, 1.0), (Vec3::new(0.0, 0.004, 0.0), 3.0)];
-        let mut p = particles(&points);
-        let rest = [Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)];
-        let mut contacts = SelfContacts::default();
-        contacts.refresh_adjacency((0, 2, 0), std::iter::empty);
-        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
+        let (mut p, contacts, _) = two_particles(Vec3::new(0.0, 0.004, 0.0), 3.0);
         assert_eq!(contacts.pairs.len(), 1);
         let centre = |p: &Particles| (p.position(0) / 1.0 + p.position(1) / 3.0) / (1.0 + 1.0 / 3.0);
         let before = centre(&p);
@@ -444,5 +472,20 @@ mod tests {
         // SAFETY: as above.
         unsafe { project(&contacts.pairs, 0.0, p.pos.raw(), p.prev.raw()) };
         assert!(p.position(1).distance(moved) < 1e-8);
+    }
+
+    /// A crowd of particles far closer than the thickness lists at most
+    /// [`MAX_PAIRS_PER_PARTICLE`] pairs per particle.
+    #[test]
+    fn a_crowd_lists_at_most_the_cap() {
+        let points: Vec<(Vec3, f32)> = (0..400)
+            .map(|i| (Vec3::new((i % 20) as f32, (i / 20) as f32, 0.0) * 1e-4, 1.0))
+            .collect();
+        let p = particles(&points);
+        let rest: Vec<Vec3> = points.iter().map(|q| q.0 * 1e4).collect();
+        let mut contacts = SelfContacts::default();
+        contacts.refresh_adjacency((0, points.len(), 0), std::iter::empty);
+        contacts.prepare(points.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
+        assert_eq!(contacts.pairs.len(), MAX_PAIRS_PER_PARTICLE * points.len());
     }
 }

@@ -76,16 +76,19 @@ fn the_checker_finds_crossings_and_only_crossings() {
     assert!(!triangles_intersect(flat, beside));
 }
 
-/// The falling strip with self-collision `on` for `frames` frames.
-fn falling_strip(on: bool, frames: u32) -> Cloth {
-    let preset = load_preset("falling_strip");
-    let solver = SolverParams {
-        self_collision: on,
-        ..preset.solver.clone()
-    };
+/// The shipped preset `name` with `edit` applied to its solver settings, run `frames` frames.
+fn run_preset(name: &str, edit: impl Fn(&mut SolverParams), frames: u32) -> Cloth {
+    let preset = load_preset(name);
+    let mut solver = preset.solver.clone();
+    edit(&mut solver);
     let mut cloth = preset.build().unwrap();
     run(&mut cloth, &solver, &preset.material, frames);
     cloth
+}
+
+/// The falling strip with self-collision `on` for `frames` frames.
+fn falling_strip(on: bool, frames: u32) -> Cloth {
+    run_preset("falling_strip", |s| s.self_collision = on, frames)
 }
 
 /// Ten Minute Physics 15's scene: the strip folds onto itself on the ground; after 600 frames
@@ -109,14 +112,8 @@ fn the_falling_strip_piles_up_without_passing_through_itself() {
 /// parts) gives bit-identical frames on one, two and three threads.
 #[test]
 fn the_falling_strip_is_bit_identical_on_one_to_three_threads() {
-    let preset = load_preset("falling_strip");
     let positions = |threads: u32| {
-        let solver = SolverParams {
-            threads,
-            ..preset.solver.clone()
-        };
-        let mut cloth = preset.build().unwrap();
-        run(&mut cloth, &solver, &preset.material, 150);
+        let cloth = run_preset("falling_strip", |s| s.threads = threads, 150);
         assert_eq!(cloth.stats().threads, threads);
         assert!(cloth.stats().self_contacts > 0, "no self-contact to compare");
         cloth.particles().positions().collect::<Vec<Vec3>>()
@@ -125,15 +122,15 @@ fn the_falling_strip_is_bit_identical_on_one_to_three_threads() {
     assert!(one == positions(2) && one == positions(3));
 }
 
-/// A 1 m sheet of 51 × 51 particles (2 cm spacing) lying on the ground, with
-/// self-collision `on` at 2 cm thickness.
-fn sheet_on_the_ground(on: bool) -> (Cloth, SolverParams, Material, GridSpec) {
+/// A 1 m sheet of 51 × 51 particles (2 cm spacing) over the ground, with self-collision
+/// `on` at 2 cm thickness: centred at `origin` (horizontal) or hanging from it (vertical).
+fn sheet(on: bool, origin: Vec3, orientation: Orientation, pins: PinMode) -> (Cloth, SolverParams, Material, GridSpec) {
     let spec = GridSpec {
         columns: 51,
         rows: 51,
-        origin: Vec3::new(0.0, 0.01, 0.0),
-        orientation: Orientation::Horizontal,
-        pins: PinMode::None,
+        origin,
+        orientation,
+        pins,
         ..GridSpec::default()
     };
     let material = Material::default();
@@ -144,6 +141,11 @@ fn sheet_on_the_ground(on: bool) -> (Cloth, SolverParams, Material, GridSpec) {
     };
     let cloth = Cloth::new(spec.build().unwrap(), &material, vec![Collider::Ground { height: 0.0 }]).unwrap();
     (cloth, params, material, spec)
+}
+
+/// The sheet lying flat on the ground.
+fn sheet_on_the_ground(on: bool) -> (Cloth, SolverParams, Material, GridSpec) {
+    sheet(on, Vec3::new(0.0, 0.01, 0.0), Orientation::Horizontal, PinMode::None)
 }
 
 /// Folds the sheet corner to corner: the corner (0, 0) is grabbed, carried in an arc 0.3 m
@@ -249,19 +251,7 @@ fn self_collision_settings_out_of_range_are_refused() {
 /// half falls to the ground, then the upper half is unpinned and falls onto it. Returns the
 /// cloth after 300 frames of rest.
 fn cut_sheet(on: bool) -> Cloth {
-    let spec = GridSpec {
-        columns: 51,
-        rows: 51,
-        origin: Vec3::new(0.0, 1.6, 0.0),
-        ..GridSpec::default()
-    };
-    let material = Material::default();
-    let params = SolverParams {
-        self_collision: on,
-        self_thickness: 0.02,
-        ..SolverParams::default()
-    };
-    let mut cloth = Cloth::new(spec.build().unwrap(), &material, vec![Collider::Ground { height: 0.0 }]).unwrap();
+    let (mut cloth, params, material, spec) = sheet(on, Vec3::new(0.0, 1.6, 0.0), Orientation::Vertical, PinMode::TopCorners);
     run(&mut cloth, &params, &material, 30);
     let across = |x: f32| Ray {
         origin: Vec3::new(x, 1.11, 1.0),
@@ -294,16 +284,9 @@ fn the_halves_of_a_cut_sheet_pile_without_intersecting() {
 /// equilibrium for every (substeps, iterations) of docs/physics.md §10 (600 frames).
 #[test]
 fn scenes_without_self_contact_are_unchanged_by_self_collision() {
-    let preset = load_preset("default");
     let curtain = |on: bool| {
-        let solver = SolverParams {
-            self_collision: on,
-            ..preset.solver.clone()
-        };
-        let mut cloth = preset.build().unwrap();
-        for _ in 0..120 {
-            assert_eq!(cloth.step(&solver, &preset.material).unwrap().self_contacts, 0);
-        }
+        let cloth = run_preset("default", |s| s.self_collision = on, 120);
+        assert_eq!(cloth.stats().self_contacts, 0);
         cloth.particles().positions().collect::<Vec<Vec3>>()
     };
     assert!(curtain(true) == curtain(false), "the default curtain moved differently");
@@ -321,4 +304,54 @@ fn scenes_without_self_contact_are_unchanged_by_self_collision() {
         };
         assert_eq!(hanging(true), hanging(false), "V1 at S = {substeps}, n_it = {iterations}");
     }
+}
+
+/// Issue 17's second preset: a sheet dropped onto a ball folds where it drapes and meets the
+/// ground; with self-collision its folds do not intersect, without they do.
+#[test]
+fn the_sheet_folding_over_a_ball_does_not_intersect_itself() {
+    let folded = |on: bool| intersecting_pairs(&run_preset("sphere_fold", |s| s.self_collision = on, 600));
+    let (on, off) = (folded(true), folded(false));
+    eprintln!("sphere fold: {on} intersecting pairs with self-collision, {off} without");
+    assert_eq!(on, 0);
+    assert!(off > 0, "the sheet does not fold through itself without self-collision");
+}
+
+/// The default curtain with self-collision at its particle spacing (3.5 cm): a bottom corner
+/// grabbed, thrown up and across the front of the curtain, released: at no frame of the 120
+/// after the throw (checked every 5th) do triangles intersect.
+#[test]
+fn the_default_curtain_thrown_onto_itself_does_not_intersect() {
+    let preset = load_preset("default");
+    let thrown = |on: bool| {
+        let solver = SolverParams {
+            self_collision: on,
+            self_thickness: 0.035,
+            ..preset.solver.clone()
+        };
+        let mut cloth = preset.build().unwrap();
+        run(&mut cloth, &solver, &preset.material, 60);
+        let spec = &preset.cloth;
+        let corner = spec.index(spec.columns - 1, spec.rows - 1);
+        let from = cloth.particles().position(corner as usize);
+        cloth.grab(corner).unwrap();
+        let target = Vec3::new(-0.3, 1.9, 0.25);
+        for frame in 1..=40 {
+            let t = frame as f32 / 40.0;
+            cloth.drag_to(from.lerp(target, t) + Vec3::new(0.0, 0.0, 0.2 * (std::f32::consts::PI * t).sin()));
+            cloth.step(&solver, &preset.material).unwrap();
+        }
+        cloth.release(Some(Vec3::new(0.0, 0.0, -1.0)));
+        (0..24)
+            .map(|_| {
+                run(&mut cloth, &solver, &preset.material, 5);
+                intersecting_pairs(&cloth)
+            })
+            .max()
+            .unwrap()
+    };
+    let (on, off) = (thrown(true), thrown(false));
+    eprintln!("thrown curtain: at most {on} intersecting pairs with self-collision, {off} without");
+    assert_eq!(on, 0);
+    assert!(off > 0, "the curtain does not fold through itself without self-collision");
 }
