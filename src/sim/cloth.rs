@@ -533,7 +533,7 @@ impl Cloth {
         for i in 0..p.len() {
             let mass = p.mass(i, density);
             let free = !p.pinned[i] && Some(i) != held && mass > 0.0;
-            p.pos.w[i] = if free { 1.0 / mass } else { 0.0 };
+            p.pos.column_mut(3)[i] = if free { 1.0 / mass } else { 0.0 };
         }
     }
 

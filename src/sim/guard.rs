@@ -31,12 +31,12 @@ fn within(values: &[f32], limit: f32) -> bool {
 /// legitimately fast.)
 fn first_escape(pos: &Positions, vel: &Vectors) -> Option<usize> {
     let arrays = [
-        (&pos.x, WORLD_EXTENT),
-        (&pos.y, WORLD_EXTENT),
-        (&pos.z, WORLD_EXTENT),
-        (&vel.x, f32::MAX),
-        (&vel.y, f32::MAX),
-        (&vel.z, f32::MAX),
+        (pos.x(), WORLD_EXTENT),
+        (pos.y(), WORLD_EXTENT),
+        (pos.z(), WORLD_EXTENT),
+        (vel.x(), f32::MAX),
+        (vel.y(), f32::MAX),
+        (vel.z(), f32::MAX),
     ];
     if arrays.iter().all(|(a, limit)| within(a, *limit)) {
         return None;
@@ -103,12 +103,12 @@ mod tests {
         assert_eq!(first_escape(&pos, &vel), None);
         for (i, bad) in [(3, f32::NAN), (7, f32::INFINITY), (11, WORLD_EXTENT * 1.001)] {
             let mut p = pos.clone();
-            p.y[i] = bad;
+            p.column_mut(1)[i] = bad;
             assert_eq!(first_escape(&p, &vel), Some(i), "{bad}");
         }
         for (i, bad) in [(3, f32::NAN), (7, f32::NEG_INFINITY)] {
             let mut v = vel.clone();
-            v.z[i] = bad;
+            v.column_mut(2)[i] = bad;
             assert_eq!(first_escape(&pos, &v), Some(i), "velocity {bad}");
         }
     }

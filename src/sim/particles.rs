@@ -13,7 +13,7 @@ use glam::Vec3;
 pub type PosW = [f32; 4];
 
 /// The particles of a cloth.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Particles {
     /// Position (m) and inverse mass (1/kg; 0 while pinned or held).
     pub(crate) pos: Positions,
@@ -35,6 +35,33 @@ pub struct Particles {
     pub(crate) point_mass: Vec<f32>,
     /// Permanently pinned (until toggled).
     pub(crate) pinned: Vec<bool>,
+}
+
+impl Default for Particles {
+    /// No particles; the five streamed structures place their sixteen arrays at sixteen
+    /// different offsets in a page (see [`Columns`]).
+    fn default() -> Self {
+        Self {
+            pos: Positions {
+                columns: Columns::skewed(0),
+            },
+            prev: Vectors {
+                columns: Columns::skewed(4),
+            },
+            vel: Vectors {
+                columns: Columns::skewed(7),
+            },
+            comp: Vectors {
+                columns: Columns::skewed(10),
+            },
+            comp_prev: Vectors {
+                columns: Columns::skewed(13),
+            },
+            area: Vec::new(),
+            point_mass: Vec::new(),
+            pinned: Vec::new(),
+        }
+    }
 }
 
 impl Particles {
@@ -60,7 +87,7 @@ impl Particles {
 
     /// Inverse mass of particle `i` as the solver uses it (0 when pinned or held).
     pub fn inverse_mass(&self, i: usize) -> f32 {
-        self.pos.w[i]
+        self.pos.w()[i]
     }
 
     /// Mass of particle `i` in kg for areal density `density` (kg/m²).
@@ -103,42 +130,179 @@ pub(crate) fn xyz(p: PosW) -> Vec3 {
     Vec3::new(p[0], p[1], p[2])
 }
 
+/// Floats between the starts of consecutive particle arrays within a page: 256 bytes, a
+/// sixteenth of a 4 KiB page, so the sixteen streamed arrays spread evenly over it.
+const SPACING: usize = 64;
+
+/// `N` arrays of `f32` of one length in a single allocation, array k starting k × 256 bytes
+/// (plus the owner's skew) further into a page than whole capacities would put it. The
+/// per-particle passes stream sixteen such arrays at once; as separate allocations of
+/// 128 KiB or more each would be its own page-aligned mapping, all starting at the same
+/// offset in a page: the same L1 sets, and loads that falsely wait on stores to another
+/// array 4 KiB away (the 256² tmp15 prediction pass ran 45 % slower for it,
+/// docs/performance.md). Spread evenly, the arrays use different sets and sit 256 bytes
+/// apart modulo a page, further than a pass reads ahead.
+///
+/// Invariant: `data` is empty (capacity 0) or holds `skew + N * stride` floats, with
+/// `len <= capacity < stride`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Columns<const N: usize> {
+    data: Vec<f32>,
+    len: usize,
+    /// Elements each array has room for.
+    capacity: usize,
+    /// Floats from one array's start to the next's: the capacity, an eighth more (so the
+    /// arrays also fall on different sets of a larger cache, whose period is a power of two
+    /// above a page) and [`SPACING`].
+    stride: usize,
+    /// Floats before the first array (the owner's place among the particle arrays).
+    skew: usize,
+}
+
+impl<const N: usize> Columns<N> {
+    /// No elements yet; the first array will start `steps` × [`SPACING`] floats into the
+    /// allocation.
+    pub(crate) fn skewed(steps: usize) -> Self {
+        Self {
+            skew: steps * SPACING,
+            ..Self::default()
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Array `k` (empty before the first push allocates).
+    fn column(&self, k: usize) -> &[f32] {
+        if self.data.is_empty() {
+            return &[];
+        }
+        let start = self.skew + k * self.stride;
+        &self.data[start..start + self.len]
+    }
+
+    /// Array `k`, writable.
+    fn column_mut(&mut self, k: usize) -> &mut [f32] {
+        if self.data.is_empty() {
+            return &mut [];
+        }
+        let (start, len) = (self.skew + k * self.stride, self.len);
+        &mut self.data[start..start + len]
+    }
+
+    /// Element `i` of every array (one bounds check: the per-element accessors run per
+    /// triangle and per tether ball every frame).
+    #[inline]
+    fn get(&self, i: usize) -> [f32; N] {
+        assert!(i < self.len, "index {i} out of range for {} elements", self.len);
+        // SAFETY: i < len <= capacity < stride, so skew + k stride + i < skew + N stride, the
+        // length of `data` (the type's invariant).
+        std::array::from_fn(|k| unsafe { *self.data.get_unchecked(self.skew + k * self.stride + i) })
+    }
+
+    /// Sets element `i` of every array.
+    #[inline]
+    fn set(&mut self, i: usize, values: [f32; N]) {
+        assert!(i < self.len, "index {i} out of range for {} elements", self.len);
+        for (k, value) in values.into_iter().enumerate() {
+            let at = self.skew + k * self.stride + i;
+            // SAFETY: in bounds as in `get`.
+            unsafe { *self.data.get_unchecked_mut(at) = value };
+        }
+    }
+
+    /// Appends one element to every array.
+    fn push(&mut self, values: [f32; N]) {
+        if self.len == self.capacity {
+            self.grow();
+        }
+        self.len += 1;
+        self.set(self.len - 1, values);
+    }
+
+    /// Doubles the capacity (at least 64), moving every array to its new start.
+    fn grow(&mut self) {
+        let capacity = (2 * self.capacity).max(64);
+        let stride = capacity + capacity / 8 + SPACING;
+        let mut grown = Self {
+            data: vec![0.0; self.skew + N * stride],
+            len: self.len,
+            capacity,
+            stride,
+            skew: self.skew,
+        };
+        for k in 0..N {
+            grown.column_mut(k).copy_from_slice(self.column(k));
+        }
+        *self = grown;
+    }
+}
+
+impl<const N: usize> PartialEq for Columns<N> {
+    /// Equal lengths and values; where the arrays sit does not matter.
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && (0..N).all(|k| self.column(k) == other.column(k))
+    }
+}
+
 /// Positions (m) and inverse masses (1/kg) as four arrays.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Positions {
-    pub(crate) x: Vec<f32>,
-    pub(crate) y: Vec<f32>,
-    pub(crate) z: Vec<f32>,
-    pub(crate) w: Vec<f32>,
+    columns: Columns<4>,
 }
 
 impl Positions {
     /// Number of particles.
     pub fn len(&self) -> usize {
-        self.w.len()
+        self.columns.len()
     }
 
     /// True when there are no particles.
     pub fn is_empty(&self) -> bool {
-        self.w.is_empty()
+        self.len() == 0
+    }
+
+    /// The x coordinates (m).
+    pub(crate) fn x(&self) -> &[f32] {
+        self.columns.column(0)
+    }
+
+    /// The y coordinates (m).
+    pub(crate) fn y(&self) -> &[f32] {
+        self.columns.column(1)
+    }
+
+    /// The z coordinates (m).
+    pub(crate) fn z(&self) -> &[f32] {
+        self.columns.column(2)
+    }
+
+    /// The inverse masses (1/kg).
+    pub(crate) fn w(&self) -> &[f32] {
+        self.columns.column(3)
+    }
+
+    /// Array `k` (0–2: x, y, z; 3: inverse mass), writable.
+    pub(crate) fn column_mut(&mut self, k: usize) -> &mut [f32] {
+        self.columns.column_mut(k)
     }
 
     /// Particle `i` as `[x, y, z, w]`.
+    #[inline]
     pub fn get(&self, i: usize) -> PosW {
-        [self.x[i], self.y[i], self.z[i], self.w[i]]
+        self.columns.get(i)
     }
 
     /// Moves particle `i` to `p`.
     pub fn set_xyz(&mut self, i: usize, p: Vec3) {
-        (self.x[i], self.y[i], self.z[i]) = (p.x, p.y, p.z);
+        let w = self.columns.get(i)[3];
+        self.columns.set(i, [p.x, p.y, p.z, w]);
     }
 
     /// Appends a particle given as `[x, y, z, w]`.
-    pub fn push(&mut self, [x, y, z, w]: PosW) {
-        self.x.push(x);
-        self.y.push(y);
-        self.z.push(z);
-        self.w.push(w);
+    pub fn push(&mut self, p: PosW) {
+        self.columns.push(p);
     }
 
     /// Every particle as `[x, y, z, w]`.
@@ -149,23 +313,18 @@ impl Positions {
     /// The arrays as raw pointers for reading only (statistics).
     pub(crate) fn read_only(&self) -> PosPtr {
         PosPtr {
-            x: self.x.as_ptr().cast_mut(),
-            y: self.y.as_ptr().cast_mut(),
-            z: self.z.as_ptr().cast_mut(),
-            w: self.w.as_ptr().cast_mut(),
+            x: self.x().as_ptr().cast_mut(),
+            y: self.y().as_ptr().cast_mut(),
+            z: self.z().as_ptr().cast_mut(),
+            w: self.w().as_ptr().cast_mut(),
             comp: None,
         }
     }
 
     /// The arrays as raw pointers, for the solver's threads.
     pub(crate) fn raw(&mut self) -> PosPtr {
-        PosPtr {
-            x: self.x.as_mut_ptr(),
-            y: self.y.as_mut_ptr(),
-            z: self.z.as_mut_ptr(),
-            w: self.w.as_mut_ptr(),
-            comp: None,
-        }
+        let [x, y, z, w] = [0, 1, 2, 3].map(|k| self.columns.column_mut(k).as_mut_ptr());
+        PosPtr { x, y, z, w, comp: None }
     }
 }
 
@@ -311,56 +470,72 @@ impl ParticleAccess for AosPtr {
 /// Three-component vectors (start positions, velocities) as three arrays.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Vectors {
-    pub(crate) x: Vec<f32>,
-    pub(crate) y: Vec<f32>,
-    pub(crate) z: Vec<f32>,
+    columns: Columns<3>,
 }
 
 impl Vectors {
     /// Number of vectors.
     pub fn len(&self) -> usize {
-        self.x.len()
+        self.columns.len()
     }
 
     /// True when there are none.
     pub fn is_empty(&self) -> bool {
-        self.x.is_empty()
+        self.len() == 0
+    }
+
+    /// The x components.
+    pub(crate) fn x(&self) -> &[f32] {
+        self.columns.column(0)
+    }
+
+    /// The y components.
+    pub(crate) fn y(&self) -> &[f32] {
+        self.columns.column(1)
+    }
+
+    /// The z components.
+    pub(crate) fn z(&self) -> &[f32] {
+        self.columns.column(2)
+    }
+
+    /// Array `k` (0–2: x, y, z), writable (tests corrupt single values through it).
+    #[cfg(test)]
+    pub(crate) fn column_mut(&mut self, k: usize) -> &mut [f32] {
+        self.columns.column_mut(k)
     }
 
     /// Vector `i`.
+    #[inline]
     pub fn get(&self, i: usize) -> Vec3 {
-        Vec3::new(self.x[i], self.y[i], self.z[i])
+        Vec3::from_array(self.columns.get(i))
     }
 
     /// Sets vector `i`.
+    #[inline]
     pub fn set(&mut self, i: usize, v: Vec3) {
-        (self.x[i], self.y[i], self.z[i]) = (v.x, v.y, v.z);
+        self.columns.set(i, v.to_array());
     }
 
     /// Appends a vector.
     pub fn push(&mut self, v: Vec3) {
-        self.x.push(v.x);
-        self.y.push(v.y);
-        self.z.push(v.z);
+        self.columns.push(v.to_array());
     }
 
     /// The arrays as raw pointers for reading only (constraint damping reads the start
     /// positions through these).
     pub(crate) fn read_only(&self) -> VecPtr {
         VecPtr {
-            x: self.x.as_ptr().cast_mut(),
-            y: self.y.as_ptr().cast_mut(),
-            z: self.z.as_ptr().cast_mut(),
+            x: self.x().as_ptr().cast_mut(),
+            y: self.y().as_ptr().cast_mut(),
+            z: self.z().as_ptr().cast_mut(),
         }
     }
 
     /// The arrays as raw pointers, for the solver's threads.
     pub(crate) fn raw(&mut self) -> VecPtr {
-        VecPtr {
-            x: self.x.as_mut_ptr(),
-            y: self.y.as_mut_ptr(),
-            z: self.z.as_mut_ptr(),
-        }
+        let [x, y, z] = [0, 1, 2].map(|k| self.columns.column_mut(k).as_mut_ptr());
+        VecPtr { x, y, z }
     }
 }
 
