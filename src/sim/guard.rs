@@ -30,13 +30,14 @@ fn within(values: &[f32], limit: f32) -> bool {
 /// is non-finite. (Velocities are not bounded: a particle dragged fast at a tiny Δt is
 /// legitimately fast.)
 fn first_escape(pos: &Positions, vel: &Vectors) -> Option<usize> {
+    let ([x, y, z, _], [vx, vy, vz]) = (pos.arrays(), vel.arrays());
     let arrays = [
-        (pos.x(), WORLD_EXTENT),
-        (pos.y(), WORLD_EXTENT),
-        (pos.z(), WORLD_EXTENT),
-        (vel.x(), f32::MAX),
-        (vel.y(), f32::MAX),
-        (vel.z(), f32::MAX),
+        (x, WORLD_EXTENT),
+        (y, WORLD_EXTENT),
+        (z, WORLD_EXTENT),
+        (vx, f32::MAX),
+        (vy, f32::MAX),
+        (vz, f32::MAX),
     ];
     if arrays.iter().all(|(a, limit)| within(a, *limit)) {
         return None;

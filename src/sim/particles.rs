@@ -87,7 +87,7 @@ impl Particles {
 
     /// Inverse mass of particle `i` as the solver uses it (0 when pinned or held).
     pub fn inverse_mass(&self, i: usize) -> f32 {
-        self.pos.w()[i]
+        self.pos.get(i)[3]
     }
 
     /// Mass of particle `i` in kg for areal density `density` (kg/m²).
@@ -191,6 +191,21 @@ impl<const N: usize> Columns<N> {
         &mut self.data[start..start + len]
     }
 
+    /// Every array, in order.
+    fn columns(&self) -> [&[f32]; N] {
+        std::array::from_fn(|k| self.column(k))
+    }
+
+    /// Every array's start, for reading only.
+    fn read_pointers(&self) -> [*mut f32; N] {
+        std::array::from_fn(|k| self.column(k).as_ptr().cast_mut())
+    }
+
+    /// Every array's start.
+    fn pointers(&mut self) -> [*mut f32; N] {
+        std::array::from_fn(|k| self.column_mut(k).as_mut_ptr())
+    }
+
     /// Element `i` of every array (one bounds check: the per-element accessors run per
     /// triangle and per tether ball every frame).
     #[inline]
@@ -263,24 +278,9 @@ impl Positions {
         self.len() == 0
     }
 
-    /// The x coordinates (m).
-    pub(crate) fn x(&self) -> &[f32] {
-        self.columns.column(0)
-    }
-
-    /// The y coordinates (m).
-    pub(crate) fn y(&self) -> &[f32] {
-        self.columns.column(1)
-    }
-
-    /// The z coordinates (m).
-    pub(crate) fn z(&self) -> &[f32] {
-        self.columns.column(2)
-    }
-
-    /// The inverse masses (1/kg).
-    pub(crate) fn w(&self) -> &[f32] {
-        self.columns.column(3)
+    /// The four arrays: x, y, z (m) and inverse masses (1/kg).
+    pub(crate) fn arrays(&self) -> [&[f32]; 4] {
+        self.columns.columns()
     }
 
     /// Array `k` (0–2: x, y, z; 3: inverse mass), writable.
@@ -312,18 +312,13 @@ impl Positions {
 
     /// The arrays as raw pointers for reading only (statistics).
     pub(crate) fn read_only(&self) -> PosPtr {
-        PosPtr {
-            x: self.x().as_ptr().cast_mut(),
-            y: self.y().as_ptr().cast_mut(),
-            z: self.z().as_ptr().cast_mut(),
-            w: self.w().as_ptr().cast_mut(),
-            comp: None,
-        }
+        let [x, y, z, w] = self.columns.read_pointers();
+        PosPtr { x, y, z, w, comp: None }
     }
 
     /// The arrays as raw pointers, for the solver's threads.
     pub(crate) fn raw(&mut self) -> PosPtr {
-        let [x, y, z, w] = [0, 1, 2, 3].map(|k| self.columns.column_mut(k).as_mut_ptr());
+        let [x, y, z, w] = self.columns.pointers();
         PosPtr { x, y, z, w, comp: None }
     }
 }
@@ -484,19 +479,9 @@ impl Vectors {
         self.len() == 0
     }
 
-    /// The x components.
-    pub(crate) fn x(&self) -> &[f32] {
-        self.columns.column(0)
-    }
-
-    /// The y components.
-    pub(crate) fn y(&self) -> &[f32] {
-        self.columns.column(1)
-    }
-
-    /// The z components.
-    pub(crate) fn z(&self) -> &[f32] {
-        self.columns.column(2)
+    /// The three arrays: x, y, z.
+    pub(crate) fn arrays(&self) -> [&[f32]; 3] {
+        self.columns.columns()
     }
 
     /// Array `k` (0–2: x, y, z), writable (tests corrupt single values through it).
@@ -525,16 +510,13 @@ impl Vectors {
     /// The arrays as raw pointers for reading only (constraint damping reads the start
     /// positions through these).
     pub(crate) fn read_only(&self) -> VecPtr {
-        VecPtr {
-            x: self.x().as_ptr().cast_mut(),
-            y: self.y().as_ptr().cast_mut(),
-            z: self.z().as_ptr().cast_mut(),
-        }
+        let [x, y, z] = self.columns.read_pointers();
+        VecPtr { x, y, z }
     }
 
     /// The arrays as raw pointers, for the solver's threads.
     pub(crate) fn raw(&mut self) -> VecPtr {
-        let [x, y, z] = [0, 1, 2].map(|k| self.columns.column_mut(k).as_mut_ptr());
+        let [x, y, z] = self.columns.pointers();
         VecPtr { x, y, z }
     }
 }

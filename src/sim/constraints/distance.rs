@@ -1860,7 +1860,7 @@ mod tests {
         let expected = |order: &[u32]| {
             let strains: Vec<f32> = order
                 .iter()
-                .map(|&k| strain(soa.x()[k as usize + 1] - soa.x()[k as usize], 0.1))
+                .map(|&k| strain(soa.arrays()[0][k as usize + 1] - soa.arrays()[0][k as usize], 0.1))
                 .collect();
             (
                 strains.iter().fold(0.0f32, |m, &s| m.max(s)),
