@@ -55,12 +55,13 @@ pub fn check_preset_bytes(data: &[u8]) {
 /// Keeps the grid at most [`MAX_SIDE`] per side (pins that fall outside are dropped) and
 /// the sweeps per frame at most [`MAX_SWEEPS`]; all still valid values.
 fn scale_down(preset: &mut Preset) {
-    let cloth = &mut preset.cloth;
-    cloth.columns = cloth.columns.min(MAX_SIDE);
-    cloth.rows = cloth.rows.min(MAX_SIDE);
-    if let crate::sim::PinMode::List(pins) = &mut cloth.pins {
-        let (columns, rows) = (cloth.columns, cloth.rows);
-        pins.retain(|&(c, r)| c < columns && r < rows);
+    if let Some(cloth) = preset.single_grid_mut() {
+        cloth.columns = cloth.columns.min(MAX_SIDE);
+        cloth.rows = cloth.rows.min(MAX_SIDE);
+        if let crate::sim::PinMode::List(pins) = &mut cloth.pins {
+            let (columns, rows) = (cloth.columns, cloth.rows);
+            pins.retain(|&(c, r)| c < columns && r < rows);
+        }
     }
     let solver = &mut preset.solver;
     solver.iterations = solver.iterations.min(MAX_SWEEPS);

@@ -14,7 +14,9 @@
 
 pub mod fuzzing;
 pub mod headless;
+pub mod mesh_file;
 pub mod preset;
 pub mod safe_write;
+pub mod scene;
 pub mod sim;
 pub mod soak;

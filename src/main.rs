@@ -131,6 +131,10 @@ struct BenchArgs {
     /// may be (with --workload preset; measures the coloured sweep against the grid's order).
     #[arg(long, value_name = "SEED")]
     shuffle: Option<u64>,
+    /// Renumber the particles along a space-filling curve at build time, as the OBJ loader
+    /// does (with --workload preset; after --shuffle it measures a mesh numbered at random).
+    #[arg(long)]
+    renumber: bool,
     /// Which solver runs tmp15: the engine, or the straightforward Gauss–Seidel loop the
     /// figures are compared against.
     #[arg(long, value_enum, default_value_t = SolverChoice::Colour)]
@@ -173,7 +177,8 @@ fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench(args),
         Some(Command::Soak(args)) => soak(args),
         None => app::run(cli.app).map_err(|error| {
-            let bad_input = error.is::<drape::preset::PresetError>() || error.is::<drape::sim::SimError>();
+            let bad_input =
+                error.is::<drape::preset::PresetError>() || error.is::<drape::sim::SimError>() || error.is::<drape::scene::BuildError>();
             if bad_input {
                 Failure::bad_input(error)
             } else {
@@ -257,14 +262,16 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
                 tear_strain: args.tear_strain.or(preset.material.tear_strain),
                 ..preset.material.clone()
             };
-            let mut cloth = match args.shuffle {
-                Some(seed) => {
-                    let (model, _) = preset.cloth.build().map_err(Failure::bad_input)?.shuffled(seed);
-                    drape::sim::Cloth::new(model, &preset.material, preset.colliders.clone()).map_err(Failure::bad_input)?
-                }
-                None => preset.build().map_err(Failure::bad_input)?,
-            };
-            headless::bench("preset", preset.cloth.columns, &mut cloth, &params, &material, length)
+            let mut model = drape::scene::build_scene_model(&preset.objects()).map_err(Failure::bad_input)?;
+            if let Some(seed) = args.shuffle {
+                model = model.shuffled(seed).0;
+            }
+            if args.renumber {
+                model = model.in_locality_order().0;
+            }
+            let mut cloth = drape::sim::Cloth::new(model, &preset.material, preset.colliders.clone()).map_err(Failure::bad_input)?;
+            let columns = preset.single_grid().map_or(0, |grid| grid.columns);
+            headless::bench("preset", columns, &mut cloth, &params, &material, length)
         }
     }
     .map_err(Failure::bad_input)?;

@@ -11,23 +11,31 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::scene::{build_scene_model, BuildError, SceneObject};
 use crate::sim::{Cloth, Collider, GridSpec, Material, SimError, SolverParams};
 
-/// Newest preset format version this build reads and writes.
-pub const PRESET_VERSION: u32 = 1;
+/// Newest preset format version this build reads and writes. Version 2 added `objects`;
+/// version-1 files (one grid in `cloth`) still load and run exactly as before.
+pub const PRESET_VERSION: u32 = 2;
 
 /// One scene.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Preset {
-    /// Format version; files newer than [`PRESET_VERSION`] are refused. Default 1.
+    /// Format version; files newer than [`PRESET_VERSION`] are refused. Default 2.
     pub version: u32,
     /// Display name. Default "Untitled".
     pub name: String,
     /// One line for the preset picker's tooltip. Default empty.
     pub description: String,
-    /// The cloth: a rectangular grid. Default a 1 m × 1 m, 40 × 40 curtain.
-    pub cloth: GridSpec,
+    /// The one cloth of a version-1 scene: a rectangular grid. When neither `cloth` nor
+    /// `objects` is given, a 1 m × 1 m, 40 × 40 curtain. Not together with `objects`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cloth: Option<GridSpec>,
+    /// The cloths of the scene (version 2): grids and OBJ meshes, simulated together with
+    /// the one material and solver below. Default none (then `cloth` is the scene).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub objects: Vec<SceneObject>,
     /// Material in SI units.
     pub material: Material,
     /// Time stepping and forces.
@@ -42,7 +50,8 @@ impl Default for Preset {
             version: PRESET_VERSION,
             name: "Untitled".into(),
             description: String::new(),
-            cloth: GridSpec::default(),
+            cloth: None,
+            objects: Vec::new(),
             material: Material::default(),
             solver: SolverParams::default(),
             colliders: Vec::new(),
@@ -107,7 +116,7 @@ impl Preset {
 
     /// Parses and validates preset text; `path` is only used in error messages.
     pub fn parse(text: &str, path: &Path) -> Result<Self, PresetError> {
-        let preset: Preset = ron::from_str(text).map_err(|e| PresetError::Invalid {
+        let preset: Preset = ron_options().from_str(text).map_err(|e| PresetError::Invalid {
             path: path.into(),
             line: e.position.line,
             col: e.position.col,
@@ -151,7 +160,10 @@ impl Preset {
                 },
             }
         };
-        self.cloth.validate().map_err(field_of(None))?;
+        self.check_version_fields()?;
+        for object in self.objects() {
+            object.validate().map_err(field_of(None))?;
+        }
         self.material.validate().map_err(field_of(None))?;
         self.solver.validate().map_err(field_of(None))?;
         self.solver.validate_with(&self.material).map_err(field_of(None))?;
@@ -164,7 +176,9 @@ impl Preset {
     /// Serialises to the canonical pretty RON text.
     pub fn to_ron(&self) -> String {
         let config = ron::ser::PrettyConfig::new().struct_names(false).indentor("    ".into());
-        let mut text = ron::ser::to_string_pretty(self, config).expect("presets contain only serialisable data");
+        let mut text = ron_options()
+            .to_string_pretty(self, config)
+            .expect("presets contain only serialisable data");
         text.push('\n');
         text
     }
@@ -178,10 +192,65 @@ impl Preset {
             .map_err(|source| PresetError::Io { path: path.into(), source })
     }
 
-    /// Builds the simulation described by the preset.
-    pub fn build(&self) -> Result<Cloth, SimError> {
-        Cloth::new(self.cloth.build()?, &self.material, self.colliders.clone())
+    /// Builds the simulation described by the preset: every object joined into one cloth
+    /// model (see [`crate::scene`]).
+    pub fn build(&self) -> Result<Cloth, BuildError> {
+        let model = build_scene_model(&self.objects())?;
+        Ok(Cloth::new(model, &self.material, self.colliders.clone())?)
     }
+
+    /// The scene's cloths: `objects`, or the one grid of `cloth` (the default curtain when
+    /// neither is given).
+    pub fn objects(&self) -> Vec<SceneObject> {
+        if self.objects.is_empty() {
+            vec![SceneObject::Grid(self.cloth.clone().unwrap_or_default())]
+        } else {
+            self.objects.clone()
+        }
+    }
+
+    /// The grid when the scene is exactly one grid (what the app's grid controls edit).
+    pub fn single_grid(&self) -> Option<GridSpec> {
+        match self.objects().as_slice() {
+            [SceneObject::Grid(grid)] => Some(grid.clone()),
+            _ => None,
+        }
+    }
+
+    /// The grid to edit when the scene is exactly one grid; a scene that named none gets
+    /// the default curtain written out in `cloth`.
+    pub fn single_grid_mut(&mut self) -> Option<&mut GridSpec> {
+        match self.objects.as_mut_slice() {
+            [] => Some(self.cloth.get_or_insert_with(GridSpec::default)),
+            [SceneObject::Grid(grid)] => Some(grid),
+            _ => None,
+        }
+    }
+
+    /// `cloth` and `objects` exclude each other, and `objects` needs version 2.
+    fn check_version_fields(&self) -> Result<(), InvalidField> {
+        let refuse = |message: &str| {
+            Err(InvalidField {
+                field: "objects",
+                collider: None,
+                message: message.into(),
+            })
+        };
+        match (&self.cloth, self.objects.is_empty()) {
+            (Some(_), false) => refuse("a scene has either `cloth` (one grid) or `objects`, not both"),
+            (_, false) if self.version < 2 => refuse("`objects` needs `version: 2`"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// RON as presets use it: `Some` may be left out (`cloth: (...)` rather than
+/// `cloth: Some((...))`, as version-1 files were written), and a variant holding a struct may
+/// list its fields directly (`Grid(columns: 40)` rather than `Grid((columns: 40))`).
+fn ron_options() -> ron::Options {
+    ron::Options::default()
+        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+        .with_default_extension(ron::extensions::Extensions::UNWRAP_VARIANT_NEWTYPES)
 }
 
 /// 1-based line and column of the first `field:` in `text`, or (1, 1) if it is not spelled out (then the default was invalid, which tests prevent). Only

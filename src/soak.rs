@@ -145,10 +145,11 @@ fn scene(index: usize) -> Preset {
         1 => parse(include_str!("../presets/tearable_sheet.ron"), "presets/tearable_sheet.ron"),
         2 => {
             let mut p = curtain();
-            (p.cloth.columns, p.cloth.rows) = (64, 64);
-            p.cloth.orientation = Orientation::Horizontal;
-            p.cloth.origin = Vec3::new(0.0, 1.6, 0.0);
-            p.cloth.pins = PinMode::None;
+            let cloth = p.single_grid_mut().expect("the default preset is one grid");
+            (cloth.columns, cloth.rows) = (64, 64);
+            cloth.orientation = Orientation::Horizontal;
+            cloth.origin = Vec3::new(0.0, 1.6, 0.0);
+            cloth.pins = PinMode::None;
             p.colliders = vec![
                 Collider::Ground { height: 0.0 },
                 Collider::Sphere {
@@ -170,7 +171,8 @@ fn scene(index: usize) -> Preset {
         }
         _ => {
             let mut p = curtain();
-            (p.cloth.columns, p.cloth.rows) = (100, 100);
+            let cloth = p.single_grid_mut().expect("the default preset is one grid");
+            (cloth.columns, cloth.rows) = (100, 100);
             p
         }
     }

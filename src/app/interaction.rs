@@ -363,8 +363,8 @@ mod tests {
 
     fn scene() -> (AppState, OrbitCamera) {
         let mut preset = Preset::default();
-        preset.cloth.columns = 11;
-        preset.cloth.rows = 11;
+        let grid = preset.single_grid_mut().expect("the default scene is one grid");
+        (grid.columns, grid.rows) = (11, 11);
         let state = AppState::new(preset, None, std::env::temp_dir().join("drape-no-presets")).unwrap();
         let bounds = Bounds::of(state.cloth.particles().positions()).unwrap();
         (state, OrbitCamera::framing(bounds, SCREEN.x / SCREEN.y))

@@ -195,15 +195,15 @@ impl AppState {
         }
     }
 
-    /// The current grid resolution and size.
-    pub fn grid_size(&self) -> GridSize {
-        let c = &self.preset.cloth;
-        GridSize {
+    /// The grid's resolution and size, when the scene is one grid (the Scene panel's grid
+    /// controls edit it).
+    pub fn grid_size(&self) -> Option<GridSize> {
+        self.preset.single_grid().map(|c| GridSize {
             columns: c.columns,
             rows: c.rows,
             width: c.width,
             height: c.height,
-        }
+        })
     }
 
     /// The scene as it would be saved: the description with its live-edited solver and
@@ -211,17 +211,17 @@ impl AppState {
     pub fn scene_preset(&self, name: &str) -> Preset {
         let mut preset = self.preset.clone();
         preset.name = name.to_string();
-        if let Some(pins) = self.edited_pins() {
-            preset.cloth.pins = PinMode::List(pins.now);
+        if let (Some(pins), Some(grid)) = (self.edited_pins(), preset.single_grid_mut()) {
+            grid.pins = PinMode::List(pins.now);
         }
         preset
     }
 
     /// The grid's pins as they are now, when the user has changed them (None when they match
-    /// the scene's pin mode). Tearing appends particles, so the grid's own are the first
-    /// `columns × rows`.
+    /// the scene's pin mode, or the scene is not one grid). Tearing appends particles, so the
+    /// grid's own are the first `columns × rows`.
     pub fn edited_pins(&self) -> Option<PinEdits> {
-        let spec = &self.preset.cloth;
+        let spec = self.preset.single_grid()?;
         let particles = self.cloth.particles();
         let grid_count = (spec.columns * spec.rows) as usize;
         if particles.len() < grid_count {
@@ -328,8 +328,8 @@ pub fn apply(state: &mut AppState, action: Action) {
         Action::ResetKeepingPins => {
             let mut preset = state.preset.clone();
             let edits = state.edited_pins();
-            if let Some(edits) = &edits {
-                preset.cloth.pins = PinMode::List(edits.now.clone());
+            if let (Some(edits), Some(grid)) = (&edits, preset.single_grid_mut()) {
+                grid.pins = PinMode::List(edits.now.clone());
             }
             let source = state.source.clone();
             if state.replace_scene(preset, source) {
@@ -352,10 +352,14 @@ pub fn apply(state: &mut AppState, action: Action) {
         } => save_as(state, &name, &description, overwrite),
         Action::ApplyGrid(size) => {
             let mut preset = state.preset.clone();
-            preset.cloth.columns = size.columns;
-            preset.cloth.rows = size.rows;
-            preset.cloth.width = size.width;
-            preset.cloth.height = size.height;
+            let Some(grid) = preset.single_grid_mut() else {
+                state.report_error("only a scene of one grid can be resized");
+                return;
+            };
+            grid.columns = size.columns;
+            grid.rows = size.rows;
+            grid.width = size.width;
+            grid.height = size.height;
             let source = state.source.clone();
             if state.replace_scene(preset, source) {
                 state.report(format!("rebuilt a {} × {} cloth", size.columns, size.rows));
@@ -434,8 +438,8 @@ mod tests {
 
     fn small_preset() -> Preset {
         let mut preset = Preset::default();
-        preset.cloth.columns = 6;
-        preset.cloth.rows = 5;
+        let grid = preset.single_grid_mut().expect("the default scene is one grid");
+        (grid.columns, grid.rows) = (6, 5);
         preset
     }
 
@@ -494,7 +498,7 @@ mod tests {
         };
         apply(&mut state, Action::ApplyGrid(size));
         assert_eq!(state.cloth.particles().len(), 36);
-        assert_eq!(state.grid_size(), size);
+        assert_eq!(state.grid_size(), Some(size));
     }
 
     #[test]
@@ -503,7 +507,7 @@ mod tests {
         let mut state = state_in(dir.path());
         let size = GridSize {
             columns: 1,
-            ..state.grid_size()
+            ..state.grid_size().expect("a one-grid scene")
         };
         apply(&mut state, Action::ApplyGrid(size));
         assert!(state.status.error);
@@ -638,7 +642,8 @@ mod tests {
         // The 100² curtain at 55 substeps × 8 iterations once froze the window for 24 s.
         let dir = tempfile::tempdir().unwrap();
         let mut preset = small_preset();
-        (preset.cloth.columns, preset.cloth.rows) = (100, 100);
+        let grid = preset.single_grid_mut().expect("a one-grid scene");
+        (grid.columns, grid.rows) = (100, 100);
         (preset.solver.substeps, preset.solver.iterations) = (55, 8);
         let mut state = AppState::new(preset, None, dir.path().to_path_buf()).unwrap();
         let before: Vec<_> = state.cloth.particles().positions().collect();

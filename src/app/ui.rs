@@ -18,6 +18,7 @@ use super::render::{heat_color, HeatMode, ViewOptions};
 use super::settings::Sections;
 use super::state::{Action, AppState, GridSize, RunMode};
 use super::widgets::{axis_label, parse_si, si, LogRange};
+use drape::scene::SceneObject;
 use drape::sim::PhaseTimes;
 
 /// Every binding, shown in the help overlay (and mirrored in the README's Controls section).
@@ -113,7 +114,7 @@ pub struct Panels {
     pub stats_open: bool,
     save_name: String,
     save_description: String,
-    grid: GridSize,
+    grid: Option<GridSize>,
     grid_scene: Option<u64>,
     history: VecDeque<[f64; 3]>,
 }
@@ -354,38 +355,49 @@ impl Panels {
                 }
             }
         });
+        self.objects_list(ui, state);
+        let Some(grid) = self.grid.as_mut() else {
+            return;
+        };
         egui::Grid::new("grid").num_columns(2).show(ui, |ui| {
             ui.label("Columns").on_hover_text("Particles along the width (2–1024)");
-            ui.add(egui::DragValue::new(&mut self.grid.columns).range(2..=1024));
+            ui.add(egui::DragValue::new(&mut grid.columns).range(2..=1024));
             ui.end_row();
             ui.label("Rows").on_hover_text("Particles along the height (2–1024)");
-            ui.add(egui::DragValue::new(&mut self.grid.rows).range(2..=1024));
+            ui.add(egui::DragValue::new(&mut grid.rows).range(2..=1024));
             ui.end_row();
             ui.label("Width").on_hover_text("Cloth width in metres");
-            ui.add(
-                egui::DragValue::new(&mut self.grid.width)
-                    .range(0.05..=20.0)
-                    .speed(0.01)
-                    .suffix(" m"),
-            );
+            ui.add(egui::DragValue::new(&mut grid.width).range(0.05..=20.0).speed(0.01).suffix(" m"));
             ui.end_row();
             ui.label("Height")
                 .on_hover_text("Cloth height (or depth, when lying flat) in metres");
-            ui.add(
-                egui::DragValue::new(&mut self.grid.height)
-                    .range(0.05..=20.0)
-                    .speed(0.01)
-                    .suffix(" m"),
-            );
+            ui.add(egui::DragValue::new(&mut grid.height).range(0.05..=20.0).speed(0.01).suffix(" m"));
             ui.end_row();
         });
-        let changed = self.grid != state.grid_size();
+        let changed = Some(*grid) != state.grid_size();
         if ui
             .add_enabled(changed, egui::Button::new("Apply size"))
             .on_hover_text("Rebuild the cloth with this resolution and size (restarts it)")
             .clicked()
         {
-            actions.push(Action::ApplyGrid(self.grid));
+            actions.push(Action::ApplyGrid(*grid));
+        }
+    }
+
+    /// One line per cloth of the scene: what it is and how many particles it started with.
+    fn objects_list(&self, ui: &mut Ui, state: &AppState) {
+        let objects = state.preset.objects();
+        ui.label(format!("Objects ({})", objects.len()))
+            .on_hover_text("The cloths of the scene; all share the material and solver settings");
+        for (k, object) in objects.iter().enumerate() {
+            let text = match object {
+                SceneObject::Grid(grid) => format!(
+                    "{k}: grid {} × {}, {:.2} × {:.2} m",
+                    grid.columns, grid.rows, grid.width, grid.height
+                ),
+                SceneObject::Mesh(mesh) => format!("{k}: mesh {} × {}", mesh.file.display(), mesh.scale),
+            };
+            ui.label(RichText::new(text).small());
         }
     }
 

@@ -10,7 +10,7 @@
 //! - [`Compliance::Fixed`]: α given directly in m/N (or 1/(N·m)), only the scale and the
 //!   multiplier apply. Used by hand-built models and the tmp15 benchmark.
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 
 pub use super::constraints::distance::EdgeKind;
 use super::error::SimError;
@@ -70,6 +70,9 @@ pub struct Model {
     pub distances: Vec<DistanceConstraint>,
     /// Bending hinges.
     pub hinges: Vec<Hinge>,
+    /// Texture coordinates of each triangle's corners (one entry per triangle), or empty
+    /// when the model has none. Only drawing uses them.
+    pub corner_uvs: Vec<[Vec2; 3]>,
 }
 
 /// Incremental builder for a [`Model`]. Indices are returned as `u32` particle ids.
@@ -164,6 +167,12 @@ impl ModelBuilder {
         }
     }
 
+    /// Sets the texture coordinates of every triangle's corners, in the order the triangles
+    /// were added (checked by [`ModelBuilder::build`]).
+    pub fn set_corner_uvs(&mut self, corner_uvs: Vec<[Vec2; 3]>) {
+        self.model.corner_uvs = corner_uvs;
+    }
+
     /// Finishes the model after checking every index and value.
     pub fn build(self) -> Result<Model, SimError> {
         self.model.validate()?;
@@ -223,6 +232,37 @@ impl Model {
         self.positions.len()
     }
 
+    /// Appends `other` as a further, unconnected part: its particle numbers are shifted past
+    /// this model's, its triangles, constraints and hinges follow this model's. A model with
+    /// texture coordinates joined to one without gives the latter's corners (0, 0).
+    pub fn append(&mut self, other: Model) {
+        let offset = self.particle_count() as u32;
+        let shift = |i: u32| i + offset;
+        let had_uvs = !self.corner_uvs.is_empty() || self.triangles.is_empty();
+        if !other.corner_uvs.is_empty() && !had_uvs {
+            self.corner_uvs.resize(self.triangles.len(), [Vec2::ZERO; 3]);
+        }
+        if other.corner_uvs.is_empty() && !self.corner_uvs.is_empty() {
+            self.corner_uvs.extend(std::iter::repeat_n([Vec2::ZERO; 3], other.triangles.len()));
+        }
+        self.corner_uvs.extend(other.corner_uvs);
+        self.positions.extend(other.positions);
+        self.lumped_area.extend(other.lumped_area);
+        self.point_mass.extend(other.point_mass);
+        self.pinned.extend(other.pinned);
+        self.triangles.extend(other.triangles.into_iter().map(|t| t.map(shift)));
+        self.distances.extend(other.distances.into_iter().map(|c| DistanceConstraint {
+            a: shift(c.a),
+            b: shift(c.b),
+            ..c
+        }));
+        self.hinges.extend(other.hinges.into_iter().map(|h| Hinge {
+            wings: h.wings.map(shift),
+            edge: h.edge.map(shift),
+            ..h
+        }));
+    }
+
     /// The same model with particle `i` renumbered to `new_index[i]` (a permutation of
     /// 0..n), in every per-particle array and every triangle, constraint and hinge; the
     /// constraints keep their order and ids. The solver's sweep order follows the numbering
@@ -269,6 +309,19 @@ impl Model {
         (model, new_index)
     }
 
+    /// The same model with its particles numbered along a space-filling (Morton, Z-order) curve
+    /// through its bounding cube, and each particle's new number (`new_index[i]` for old
+    /// particle i). Particles close in space get close numbers, so the solver's batches touch
+    /// few cache lines: a mesh from a file, numbered however its author's tool left it, runs
+    /// near the speed of a grid built row by row (a shuffled 128² grid: docs/performance.md).
+    /// Ties (coincident particles) keep their old order; the result depends only on the
+    /// positions, so any numbering of the same mesh gives the same model.
+    pub fn in_locality_order(&self) -> (Model, Vec<u32>) {
+        let new_index = locality_order(&self.positions);
+        let model = self.renumbered(&new_index).expect("a sort is a permutation");
+        (model, new_index)
+    }
+
     /// Checks array lengths, indices and values.
     pub fn validate(&self) -> Result<(), SimError> {
         let n = self.positions.len();
@@ -297,6 +350,16 @@ impl Model {
         for tri in &self.triangles {
             tri.iter().try_for_each(|&i| check("triangle", i))?;
         }
+        if !self.corner_uvs.is_empty() && self.corner_uvs.len() != self.triangles.len() {
+            return Err(SimError::InvalidGeometry(format!(
+                "{} texture coordinate triples for {} triangles",
+                self.corner_uvs.len(),
+                self.triangles.len()
+            )));
+        }
+        if self.corner_uvs.iter().flatten().any(|uv| !uv.is_finite()) {
+            return Err(SimError::InvalidGeometry("texture coordinates must be finite".into()));
+        }
         for d in &self.distances {
             check("distance constraint", d.a)?;
             check("distance constraint", d.b)?;
@@ -316,6 +379,51 @@ impl Model {
         }
         Ok(())
     }
+}
+
+/// Each point's number along a Morton (Z-order) curve through the points' bounding cube
+/// (`new_index[i]` for point i): see [`Model::in_locality_order`]. Ties keep their order.
+pub fn locality_order(positions: &[Vec3]) -> Vec<u32> {
+    let codes = morton_codes(positions);
+    let mut by_code: Vec<u32> = (0..positions.len() as u32).collect();
+    by_code.sort_by_key(|&i| (codes[i as usize], i));
+    let mut new_index = vec![0; by_code.len()];
+    for (rank, &old) in by_code.iter().enumerate() {
+        new_index[old as usize] = rank as u32;
+    }
+    new_index
+}
+
+/// Bits per axis of a Morton code (30 bits in all).
+const MORTON_BITS: u32 = 10;
+
+/// Each position's Morton code: its cell in a 2¹⁰-per-axis lattice over the bounding cube
+/// (one scale for every axis, so a flat sheet keeps all its resolution in its plane), with the
+/// bits of x, y and z interleaved.
+fn morton_codes(positions: &[Vec3]) -> Vec<u32> {
+    let lo = positions.iter().fold(Vec3::splat(f32::INFINITY), |m, p| m.min(*p));
+    let hi = positions.iter().fold(Vec3::splat(f32::NEG_INFINITY), |m, p| m.max(*p));
+    let extent = (hi - lo).max_element();
+    let cells = ((1u32 << MORTON_BITS) - 1) as f32;
+    // A single particle (or all coincident) has no extent: every code is 0.
+    let scale = if extent > 0.0 { cells / extent } else { 0.0 };
+    let cell = |v: f32| ((v * scale) as u32).min(cells as u32);
+    positions
+        .iter()
+        .map(|&p| {
+            let q = p - lo;
+            spread_bits(cell(q.x)) | spread_bits(cell(q.y)) << 1 | spread_bits(cell(q.z)) << 2
+        })
+        .collect()
+}
+
+/// Spreads the low 10 bits of `v` two apart (bit k moves to bit 3k).
+fn spread_bits(v: u32) -> u32 {
+    let mut x = v & 0x3ff;
+    x = (x | x << 16) & 0x0300_00ff;
+    x = (x | x << 8) & 0x0300_f00f;
+    x = (x | x << 4) & 0x030c_30c3;
+    (x | x << 2) & 0x0924_9249
 }
 
 fn check_compliance(c: Compliance) -> Result<(), SimError> {

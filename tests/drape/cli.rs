@@ -6,6 +6,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::common::grid_of;
+
 fn drape(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_drape"))
         .args(args)
@@ -116,7 +118,7 @@ fn simulate_default_preset_writes_a_valid_obj() {
     assert_eq!(faces as f64, number(&summary, "triangles"));
     // The default curtain: 48 × 36 particles, two triangles per quad.
     let preset = drape::preset::Preset::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/default.ron")).unwrap();
-    let (c, r) = (preset.cloth.columns as usize, preset.cloth.rows as usize);
+    let (c, r) = (grid_of(&preset).columns as usize, grid_of(&preset).rows as usize);
     assert_eq!(vertices, c * r);
     assert_eq!(faces, 2 * (c - 1) * (r - 1));
 }

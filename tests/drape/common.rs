@@ -7,6 +7,11 @@ use drape::preset::Preset;
 use drape::sim::{Cloth, Collider, Compliance, EdgeKind, Material, ModelBuilder, SolverParams};
 use glam::{DQuat, DVec3, Vec3};
 
+/// The grid of a preset whose scene is one grid (every version-1 preset).
+pub fn grid_of(preset: &Preset) -> drape::sim::GridSpec {
+    preset.single_grid().expect("a one-grid preset")
+}
+
 /// Gravitational acceleration used by every validation scenario (docs/physics.md §10), m/s².
 pub const G: f32 = 9.81;
 
@@ -134,4 +139,58 @@ pub fn assert_close(what: &str, actual: f64, expected: f64, tol: f64) {
         "{what}: measured {actual:.9e}, expected {expected:.9e} (±{tol:.3e}, off by {:.3e})",
         (actual - expected).abs()
     );
+}
+
+/// Whether segment p–q crosses triangle `t` (Möller–Trumbore, both ends included).
+fn segment_hits_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool {
+    let (e1, e2, d) = (b - a, c - a, q - p);
+    let h = d.cross(e2);
+    let det = e1.dot(h);
+    if det.abs() < 1e-18 {
+        return false; // parallel to the plane (coplanar overlaps are not counted)
+    }
+    let s = p - a;
+    let u = s.dot(h) / det;
+    let k = s.cross(e1);
+    let v = d.dot(k) / det;
+    let t = e2.dot(k) / det;
+    (0.0..=1.0).contains(&u) && v >= 0.0 && u + v <= 1.0 && (0.0..=1.0).contains(&t)
+}
+
+/// Whether triangles `x` and `y` intersect: two triangles in general position intersect
+/// exactly when an edge of one crosses the other.
+pub fn triangles_intersect(x: [DVec3; 3], y: [DVec3; 3]) -> bool {
+    let crosses = |s: [DVec3; 3], t: [DVec3; 3]| (0..3).any(|k| segment_hits_triangle(s[k], s[(k + 1) % 3], t));
+    crosses(x, y) || crosses(y, x)
+}
+
+/// Pairs of triangles of `cloth` that share no vertex and intersect (sweep and prune along x
+/// over their bounding boxes, then the exact test).
+pub fn intersecting_pairs(cloth: &Cloth) -> usize {
+    let p = cloth.particles();
+    let tris: Vec<([u32; 3], [DVec3; 3])> = cloth
+        .triangles()
+        .iter()
+        .map(|&t| (t, t.map(|i| p.position(i as usize).as_dvec3())))
+        .collect();
+    let boxes: Vec<(DVec3, DVec3)> = tris
+        .iter()
+        .map(|(_, v)| (v[0].min(v[1]).min(v[2]), v[0].max(v[1]).max(v[2])))
+        .collect();
+    let mut order: Vec<usize> = (0..tris.len()).collect();
+    order.sort_by(|&i, &j| boxes[i].0.x.total_cmp(&boxes[j].0.x));
+    let mut count = 0;
+    for (k, &i) in order.iter().enumerate() {
+        for &j in &order[k + 1..] {
+            if boxes[j].0.x > boxes[i].1.x {
+                break;
+            }
+            let overlap = boxes[i].0.cmple(boxes[j].1).all() && boxes[j].0.cmple(boxes[i].1).all();
+            let shared = tris[i].0.iter().any(|v| tris[j].0.contains(v));
+            if overlap && !shared && triangles_intersect(tris[i].1, tris[j].1) {
+                count += 1;
+            }
+        }
+    }
+    count
 }

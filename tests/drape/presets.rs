@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use drape::preset::{Preset, PresetError};
 use drape::sim::{Cloth, Collider, PinMode};
 
-use crate::common::{all_finite, load_preset, presets_dir, run, snapshot};
+use crate::common::{all_finite, grid_of, load_preset, presets_dir, run, snapshot};
 
 /// Every `*.ron` file in `presets/`, sorted.
 fn shipped_presets() -> Vec<PathBuf> {
@@ -40,15 +40,23 @@ fn every_shipped_preset_loads_builds_and_runs_120_frames() {
             "{}: name and description",
             path.display()
         );
-        // Modest resolutions keep every preset interactive (≥ 60 fps), except the falling
-        // strip, Ten Minute Physics 15's 30 × 200 scene reproduced as it is (about 27 ms a
-        // frame on one core).
-        let tmp15_strip = path.ends_with("falling_strip.ron") && (preset.cloth.columns, preset.cloth.rows) == (30, 200);
-        assert!(
-            tmp15_strip || (preset.cloth.columns <= 48 && preset.cloth.rows <= 48),
-            "{}: resolution",
-            path.display()
-        );
+        // Modest resolutions keep every preset interactive, except the falling strip (Ten
+        // Minute Physics 15's 30 × 200 scene reproduced as it is, about 27 ms a frame on one
+        // core) and mesh scenes of up to a 64² grid's particle count (the tablecloth).
+        match preset.single_grid() {
+            Some(grid) => {
+                let tmp15_strip = path.ends_with("falling_strip.ron") && (grid.columns, grid.rows) == (30, 200);
+                assert!(
+                    tmp15_strip || (grid.columns <= 48 && grid.rows <= 48),
+                    "{}: resolution",
+                    path.display()
+                );
+            }
+            None => {
+                let particles = preset.build().map(|c| c.particles().len()).unwrap_or_else(|e| panic!("{e}"));
+                assert!(particles <= 64 * 64, "{}: {particles} particles", path.display());
+            }
+        }
         let mut cloth = preset.build().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for frame in 0..120 {
             let stats = cloth.step(&preset.solver, &preset.material).unwrap();
@@ -140,10 +148,10 @@ fn sphere_drape_settles_on_the_sphere() {
     let Some(&Collider::Sphere { center, radius }) = preset.colliders.iter().find(|c| matches!(c, Collider::Sphere { .. })) else {
         panic!("sphere_drape needs a sphere");
     };
-    assert_eq!(preset.cloth.pins, PinMode::None);
+    assert_eq!(grid_of(&preset).pins, PinMode::None);
     let mut cloth = preset.build().unwrap();
     run(&mut cloth, &preset.solver, &preset.material, 180);
-    let middle = preset.cloth.index(preset.cloth.columns / 2, preset.cloth.rows / 2) as usize;
+    let middle = grid_of(&preset).index(grid_of(&preset).columns / 2, grid_of(&preset).rows / 2) as usize;
     let apex = cloth.particles().position(middle);
     let gap = apex.distance(center) - radius - preset.solver.collision_thickness;
     assert!(
@@ -156,10 +164,10 @@ fn sphere_drape_settles_on_the_sphere() {
 fn hammock_sags_between_its_pinned_edges() {
     let preset = load_preset("hammock");
     let mut cloth = preset.build().unwrap();
-    let pinned_y = preset.cloth.origin.y;
+    let pinned_y = grid_of(&preset).origin.y;
     let before = snapshot(&cloth);
     run(&mut cloth, &preset.solver, &preset.material, 240);
-    let spec = &preset.cloth;
+    let spec = &grid_of(&preset);
     let middle = cloth.particles().position(spec.index(spec.columns / 2, spec.rows / 2) as usize);
     assert!(middle.y < pinned_y - 0.05, "the middle should sag, it is at {}", middle.y);
     for i in 0..cloth.particles().len() {

@@ -12,7 +12,7 @@ use drape::preset::Preset;
 use drape::sim::{Cloth, Collider, Material, SolverParams};
 use glam::{DVec3, Vec3};
 
-use crate::common::{assert_close, load_preset, pendulum, run, signed_distance, single_particle, validation_params, G};
+use crate::common::{assert_close, grid_of, load_preset, pendulum, run, signed_distance, single_particle, validation_params, G};
 
 /// Failed checks of one test, collected so that a run reports every case, not just the first.
 #[derive(Default)]
@@ -76,7 +76,8 @@ fn top_height(cloth: &Cloth) -> f32 {
 /// The default preset rebuilt at `columns` × `rows`, as the Scene panel's "Apply size" does.
 fn default_curtain_at(columns: u32, rows: u32) -> Preset {
     let mut preset = load_preset("default");
-    (preset.cloth.columns, preset.cloth.rows) = (columns, rows);
+    let grid = preset.single_grid_mut().expect("a one-grid preset");
+    (grid.columns, grid.rows) = (columns, rows);
     preset
 }
 
@@ -195,7 +196,7 @@ fn curtain_with_a_third_pin_below_its_rest_position_comes_to_rest() {
         before < 0.1 * SETTLED_ENERGY,
         "precondition: the curtain rests before the pin ({before:.3e} J)"
     );
-    let spec = &preset.cloth;
+    let spec = &grid_of(&preset);
     let third = spec.index(spec.columns / 2, spec.rows - 1);
     let rest = cloth.particles().position(third as usize);
     cloth.set_state(third, rest - Vec3::new(0.0, 0.08, 0.0), Vec3::ZERO).unwrap();
@@ -237,7 +238,7 @@ fn typing_a_stiff_modulus_on_a_soft_curtain_does_not_throw_it() {
         ..stiff.clone()
     };
     assert_eq!(stiff.youngs_modulus, 5e6, "the default curtain is the 5 MPa cotton");
-    let mut cloth = Cloth::new(preset.cloth.build().unwrap(), &soft, preset.colliders.clone()).unwrap();
+    let mut cloth = Cloth::new(grid_of(&preset).build().unwrap(), &soft, preset.colliders.clone()).unwrap();
     run(&mut cloth, &preset.solver, &soft, 600);
     let pins = pin_height(&cloth);
     let settled_energy = kinetic_energy(&cloth);

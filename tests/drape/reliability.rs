@@ -8,7 +8,7 @@ use drape::preset::{Preset, PresetError};
 use drape::sim::{Cloth, SimError, WORLD_EXTENT};
 use glam::Vec3;
 
-use crate::common::{all_finite, snapshot};
+use crate::common::{all_finite, grid_of, snapshot};
 
 fn presets_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("presets")
@@ -130,11 +130,11 @@ fn widget_range_explosion_on_the_default_curtain_is_refused_or_stays_bounded() {
 fn tearable_sheet_with_one_split_per_step_and_a_3_m_drag_stays_finite() {
     let mut preset = load("tearable_sheet");
     preset.solver.max_splits_per_step = 1;
-    let (columns, rows) = (preset.cloth.columns, preset.cloth.rows);
+    let (columns, rows) = (grid_of(&preset).columns, grid_of(&preset).rows);
     // A 3 m drag of a bottom corner and of the middle, at once and over ten frames.
     for (particle, frames_to_full) in [((columns - 1, rows - 1), 1.0), ((columns / 2, rows / 2), 10.0)] {
         let mut cloth = preset.build().unwrap();
-        let i = preset.cloth.index(particle.0, particle.1);
+        let i = grid_of(&preset).index(particle.0, particle.1);
         cloth.grab(i).unwrap();
         let start = cloth.particles().position(i as usize);
         let (refusal, _) = run_guarded(&mut cloth, &preset, 120, |cloth, frame| {

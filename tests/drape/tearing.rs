@@ -11,7 +11,7 @@ use drape::sim::tearing::{MIN_FRAGMENT_TRIANGLES, MIN_HELD_FRAGMENT_TRIANGLES};
 use drape::sim::{Cloth, Material, Ray, TriangleHit};
 use glam::Vec3;
 
-use crate::common::{all_finite, load_preset, run};
+use crate::common::{all_finite, grid_of, load_preset, run};
 
 /// The tear strain the app's tearing switch turns on (30 %).
 const APP_TEAR_STRAIN: f32 = 0.3;
@@ -208,7 +208,7 @@ fn away_from_the_sheet() -> Vec3 {
 /// The tearable sheet's bottom-right corner dragged steadily away at 0.5 m/s for 2 s.
 fn steady_corner_drag() -> Outcome {
     let preset = load_preset("tearable_sheet");
-    let corner = preset.cloth.index(preset.cloth.columns - 1, preset.cloth.rows - 1);
+    let corner = grid_of(&preset).index(grid_of(&preset).columns - 1, grid_of(&preset).rows - 1);
     let dt = preset.solver.dt;
     pulled(&preset, corner, true, (2.0 / dt).round() as u32, None, |frame| {
         away_from_the_sheet() * 0.5 * frame as f32 * dt
@@ -239,7 +239,7 @@ fn rip_the_flag_flies_whole_for_600_frames_without_input() {
 #[test]
 fn rip_the_flag_rips_when_its_free_corner_is_pulled_hard() {
     let preset = load_preset("rip_the_flag");
-    let corner = preset.cloth.index(preset.cloth.columns - 1, preset.cloth.rows - 1);
+    let corner = grid_of(&preset).index(grid_of(&preset).columns - 1, grid_of(&preset).rows - 1);
     let dt = preset.solver.dt;
     // One second in the wind, then the corner pulled away from the pole at 1 m/s for 2 s.
     let flying = (1.0 / dt).round() as u32;
@@ -316,7 +316,7 @@ fn the_steady_corner_drag_leaves_the_sheet_in_the_hand() {
 /// The same corner grabbed and moved 1 m in 0.1 s, then let go (soft or hard grab).
 fn flick(soft: bool) -> Outcome {
     let preset = load_preset("tearable_sheet");
-    let corner = preset.cloth.index(preset.cloth.columns - 1, preset.cloth.rows - 1);
+    let corner = grid_of(&preset).index(grid_of(&preset).columns - 1, grid_of(&preset).rows - 1);
     let dt = preset.solver.dt;
     let flick = (0.1 / dt).round() as u32;
     pulled(&preset, corner, soft, (2.0 / dt).round() as u32, Some(flick), |frame| {
@@ -349,7 +349,7 @@ fn a_fast_soft_flick_leaves_no_scraps_and_flings_nothing_far() {
 /// The tearable sheet with 2 kg spread over its bottom row and a notch cut into its left edge
 /// halfway down (between rows 19 and 20), over its first five columns.
 fn loaded_notched_sheet(preset: &Preset) -> Cloth {
-    let spec = &preset.cloth;
+    let spec = &grid_of(preset);
     let mut model = spec.build().unwrap();
     for column in 0..spec.columns {
         model.point_mass[spec.index(column, spec.rows - 1) as usize] = 2.0 / spec.columns as f32;
@@ -375,7 +375,7 @@ fn loaded_notched_sheet(preset: &Preset) -> Cloth {
 #[test]
 fn a_notched_sheet_under_a_steady_load_tears_straight_across_in_two() {
     let preset = load_preset("tearable_sheet");
-    let spec = &preset.cloth;
+    let spec = &grid_of(&preset);
     let mut cloth = loaded_notched_sheet(&preset);
     let (original, notch) = (spec.columns * spec.rows, cloth.torn_edges());
     let mut material = preset.material.clone();

@@ -472,7 +472,8 @@ fn dragging_a_corner_of_the_tearable_sheet_rips_it_once_the_threshold_is_lowered
     let preset = crate::preset::Preset::load(&path).unwrap();
     let drag = |material: &Material| {
         let mut cloth = preset.build().unwrap();
-        let corner = preset.cloth.index(preset.cloth.columns - 1, preset.cloth.rows - 1);
+        let grid = preset.single_grid().expect("a one-grid preset");
+        let corner = grid.index(grid.columns - 1, grid.rows - 1);
         let start = cloth.particles().position(corner as usize);
         cloth.grab(corner).unwrap();
         for frame in 0..90 {

@@ -1,0 +1,116 @@
+//! The objects of a scene: cloths built from a grid description or from an OBJ mesh, joined
+//! into the one particle model the engine simulates.
+//!
+//! All objects share the scene's material and solver settings. They are simulated together,
+//! so with self-collision on they collide with each other as well as with themselves, and
+//! picking, grabbing and cutting work on any of them. A single grid builds exactly the model
+//! a version-1 preset built (same numbering, same physics).
+
+use std::path::PathBuf;
+
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+use crate::mesh_file::{load_obj, MeshFileError};
+use crate::sim::error::{check_components, check_range};
+use crate::sim::{GridSpec, MeshPins, Model, SimError};
+
+/// One cloth of a scene.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum SceneObject {
+    /// A rectangular grid, as in a version-1 preset's `cloth`.
+    Grid(GridSpec),
+    /// A triangle mesh read from an OBJ file.
+    Mesh(MeshSpec),
+}
+
+/// A cloth made from an OBJ file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MeshSpec {
+    /// The OBJ file, relative to the working directory (as `--preset` is), e.g.
+    /// `"assets/tablecloth.obj"`. Default empty (an error: a mesh needs a file).
+    pub file: PathBuf,
+    /// Uniform scale applied to the file's coordinates. Default 1; range [0.001, 1000].
+    pub scale: f32,
+    /// Offset in m added after scaling. Default (0, 0, 0); components in [−1000, 1000].
+    pub position: Vec3,
+    /// Pinned vertices. Default none.
+    pub pins: MeshPins,
+    /// Add dihedral bending hinges on interior edges. Default true.
+    pub bending: bool,
+}
+
+impl Default for MeshSpec {
+    fn default() -> Self {
+        Self {
+            file: PathBuf::new(),
+            scale: 1.0,
+            position: Vec3::ZERO,
+            pins: MeshPins::None,
+            bending: true,
+        }
+    }
+}
+
+/// Why a scene could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The engine refused a value or the geometry.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// A mesh file is missing or broken (the message names the file and line).
+    #[error(transparent)]
+    MeshFile(#[from] MeshFileError),
+}
+
+impl MeshSpec {
+    /// Checks the values (the file itself is checked when it is read).
+    pub fn validate(&self) -> Result<(), SimError> {
+        if self.file.as_os_str().is_empty() {
+            return Err(SimError::InvalidGeometry("a mesh object needs a `file`".into()));
+        }
+        check_range("scale", self.scale, 1e-3, 1e3, "a factor in [0.001, 1000]")?;
+        check_components("position", self.position, -1000.0, 1000.0, "components in [-1000, 1000] m")?;
+        self.pins.validate()
+    }
+
+    /// Reads the file, places the mesh and builds its model.
+    pub fn build(&self) -> Result<Model, BuildError> {
+        self.validate()?;
+        let mut mesh = load_obj(&self.file)?;
+        mesh.positions.iter_mut().for_each(|p| *p = *p * self.scale + self.position);
+        let (model, _) = mesh
+            .build_model(&self.pins, self.bending)
+            .map_err(|defect| SimError::InvalidGeometry(format!("{}: {defect}", self.file.display())))?;
+        Ok(model)
+    }
+}
+
+impl SceneObject {
+    /// Checks the object's values.
+    pub fn validate(&self) -> Result<(), SimError> {
+        match self {
+            SceneObject::Grid(grid) => grid.validate(),
+            SceneObject::Mesh(mesh) => mesh.validate(),
+        }
+    }
+
+    /// The object's model.
+    pub fn build(&self) -> Result<Model, BuildError> {
+        match self {
+            SceneObject::Grid(grid) => Ok(grid.build()?),
+            SceneObject::Mesh(mesh) => mesh.build(),
+        }
+    }
+}
+
+/// The models of `objects` joined into one, in order: object k's particles, triangles and
+/// constraints follow those of the objects before it.
+pub fn build_scene_model(objects: &[SceneObject]) -> Result<Model, BuildError> {
+    let mut scene = Model::default();
+    for object in objects {
+        scene.append(object.build()?);
+    }
+    Ok(scene)
+}
