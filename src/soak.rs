@@ -150,20 +150,23 @@ fn scene(index: usize) -> Preset {
             p.cloth.origin = Vec3::new(0.0, 1.6, 0.0);
             p.cloth.pins = PinMode::None;
             p.colliders = vec![
-                Collider::Ground { height: 0.0 },
+                Collider::Ground { height: 0.0, motion: None },
                 Collider::Sphere {
                     center: Vec3::new(0.3, 0.8, 0.0),
                     radius: 0.35,
+                    motion: None,
                 },
                 Collider::Capsule {
                     a: Vec3::new(-0.7, 0.9, 0.1),
                     b: Vec3::new(0.7, 0.9, -0.1),
                     radius: 0.06,
+                    motion: None,
                 },
                 Collider::Box {
                     center: Vec3::new(-0.4, 0.4, 0.0),
                     half_extents: Vec3::splat(0.3),
                     rotation_degrees: Vec3::new(0.0, 20.0, 10.0),
+                    motion: None,
                 },
             ];
             p

@@ -322,7 +322,7 @@ impl Renderer {
         self.edges = unique_edges(cloth.triangles());
         self.solids = cloth.colliders().iter().filter_map(collider_mesh).collect();
         let ground = cloth.colliders().iter().find_map(|c| match c {
-            Collider::Ground { height } => Some(*height),
+            Collider::Ground { height, .. } => Some(*height),
             _ => None,
         });
         self.ground = ground.zip(scene_bounds(cloth));
@@ -522,11 +522,11 @@ pub fn scene_bounds(cloth: &Cloth) -> Option<Bounds> {
 fn collider_bounds(c: &Collider) -> Option<Bounds> {
     match *c {
         Collider::Ground { .. } => None,
-        Collider::Sphere { center, radius } => Some(Bounds {
+        Collider::Sphere { center, radius, .. } => Some(Bounds {
             min: center - Vec3::splat(radius),
             max: center + Vec3::splat(radius),
         }),
-        Collider::Capsule { a, b, radius } => Some(Bounds {
+        Collider::Capsule { a, b, radius, .. } => Some(Bounds {
             min: a.min(b) - Vec3::splat(radius),
             max: a.max(b) + Vec3::splat(radius),
         }),
@@ -581,8 +581,8 @@ fn ground_mesh(height: f32, bounds: Bounds) -> Mesh {
 fn collider_mesh(c: &Collider) -> Option<Mesh> {
     match *c {
         Collider::Ground { .. } => None,
-        Collider::Sphere { center, radius } => Some(round_mesh(center, Quat::IDENTITY, radius, 0.0)),
-        Collider::Capsule { a, b, radius } => {
+        Collider::Sphere { center, radius, .. } => Some(round_mesh(center, Quat::IDENTITY, radius, 0.0)),
+        Collider::Capsule { a, b, radius, .. } => {
             let axis = b - a;
             let rotation = Quat::from_rotation_arc(Vec3::Y, axis.try_normalize().unwrap_or(Vec3::Y));
             Some(round_mesh((a + b) * 0.5, rotation, radius, axis.length() * 0.5))
@@ -591,6 +591,7 @@ fn collider_mesh(c: &Collider) -> Option<Mesh> {
             center,
             half_extents,
             rotation_degrees,
+            ..
         } => Some(box_mesh(center, half_extents, rotation_degrees)),
     }
 }
@@ -712,16 +713,19 @@ mod tests {
             Collider::Sphere {
                 center: Vec3::new(0.2, 1.0, -0.3),
                 radius: 0.5,
+                motion: None,
             },
             Collider::Capsule {
                 a: Vec3::new(-0.5, 0.2, 0.0),
                 b: Vec3::new(0.4, 0.9, 0.3),
                 radius: 0.2,
+                motion: None,
             },
             Collider::Box {
                 center: Vec3::ZERO,
                 half_extents: Vec3::new(0.3, 0.5, 0.2),
                 rotation_degrees: Vec3::new(10.0, 30.0, -20.0),
+                motion: None,
             },
         ];
         for collider in &colliders {
