@@ -387,7 +387,11 @@ struct GrazingCase {
 /// flank, downhill and sideways, at gaps of 0 to 8e-7 m.
 fn sphere_cases() -> Vec<GrazingCase> {
     let (center, radius) = (Vec3::new(0.0, 1.0, 0.0), 0.5f32);
-    let collider = Collider::Sphere { center, radius, .. };
+    let collider = Collider::Sphere {
+        center,
+        radius,
+        motion: None,
+    };
     let mut cases = Vec::new();
     for degrees in [0.0f32, 40.0, 75.0] {
         let phi = degrees.to_radians();

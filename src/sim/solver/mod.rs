@@ -783,10 +783,11 @@ mod tests {
             ..GridSpec::default()
         };
         let colliders = vec![
-            Collider::Ground { height: 0.0 },
+            Collider::Ground { height: 0.0, motion: None },
             Collider::Sphere {
                 center: Vec3::new(0.2, 0.4, 0.1),
                 radius: 0.3,
+                motion: None,
             },
         ];
         Cloth::new(spec.build().unwrap(), &Material::default(), colliders).unwrap()
@@ -893,7 +894,7 @@ mod tests {
             ..GridSpec::default()
         };
         let (model, _) = spec.build().unwrap().shuffled(5);
-        let colliders = vec![Collider::Ground { height: 0.0 }];
+        let colliders = vec![Collider::Ground { height: 0.0, motion: None }];
         let cloth = Cloth::new(model, &Material::default(), colliders).unwrap();
         assert!(cloth.coloured_sweep(), "a shuffled grid is solved in colours");
         cloth
