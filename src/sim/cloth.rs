@@ -177,7 +177,7 @@ impl Cloth {
     /// Moves collider `index` so that its [`Collider::position`] (its centre; the ground's
     /// height) reaches `to` (m) at the end of the next step, sweeping through the substeps so
     /// the cloth is pushed and carried rather than jumped over. A collider on a scripted path
-    /// has the whole path moved along. The last call before a step counts. Fails, changing
+    /// has the whole path moved along; the rotation stays. The last call before a step counts. Fails, changing
     /// nothing, when the index is out of range or the moved collider would leave the world.
     pub fn move_collider(&mut self, index: usize, to: Vec3) -> Result<(), SimError> {
         let Some(now) = self.colliders.get(index) else {
