@@ -2,7 +2,7 @@
 //! [`EPISODE_STEPS`] steps cycle through four scenes (the default curtain, the tearable
 //! sheet, a 64² sheet over every collider kind, a 100² curtain), on one thread and on two.
 //! Before each step a seeded generator may grab, drag (up to 20 m), throw, release, pin,
-//! cut, toggle tearing, reset, or raise a storm: every solver and material field set to a
+//! cut, toggle tearing, move a collider (up to 20 m), reset, or raise a storm: every solver and material field set to a
 //! random value the validation accepts (drawn from zero, ordinary and extreme magnitudes;
 //! substeps × iterations kept within a work budget). After every step it checks that the
 //! state is finite and inside the world, that every index is valid and that mass is
@@ -151,20 +151,23 @@ fn scene(index: usize) -> Preset {
             cloth.origin = Vec3::new(0.0, 1.6, 0.0);
             cloth.pins = PinMode::None;
             p.colliders = vec![
-                Collider::Ground { height: 0.0 },
+                Collider::Ground { height: 0.0, motion: None },
                 Collider::Sphere {
                     center: Vec3::new(0.3, 0.8, 0.0),
                     radius: 0.35,
+                    motion: None,
                 },
                 Collider::Capsule {
                     a: Vec3::new(-0.7, 0.9, 0.1),
                     b: Vec3::new(0.7, 0.9, -0.1),
                     radius: 0.06,
+                    motion: None,
                 },
                 Collider::Box {
                     center: Vec3::new(-0.4, 0.4, 0.0),
                     half_extents: Vec3::splat(0.3),
                     rotation_degrees: Vec3::new(0.0, 20.0, 10.0),
+                    motion: None,
                 },
             ];
             p
@@ -286,7 +289,7 @@ fn act(e: &mut Episode) -> Option<bool> {
     }
     let n = e.cloth.particles().len();
     let any = |r: &mut Rng| r.below(n) as u32;
-    match r.below(11) {
+    match r.below(12) {
         0 | 1 => {
             let i = any(r);
             e.cloth.grab(i).expect("index in range");
@@ -321,6 +324,15 @@ fn act(e: &mut Episode) -> Option<bool> {
             e.material.tear_strain = match e.material.tear_strain {
                 Some(_) => None,
                 None => Some(10f32.powf(r.range(-2.0, 0.5))),
+            }
+        }
+        10 => {
+            // Moves a collider (the ground's height only) up to 3 m, or 20 m, through the
+            // cloth; a move that would leave the world is refused and changes nothing.
+            let movable = e.cloth.colliders().iter().rposition(|c| !matches!(c, Collider::Ground { .. }));
+            if let Some(k) = movable.map(|last| r.below(last + 1)) {
+                let reach = if r.chance(0.1) { 20.0 } else { 3.0 };
+                let _ = e.cloth.move_collider(k, e.cloth.colliders()[k].position() + r.vector(reach));
             }
         }
         9 => {

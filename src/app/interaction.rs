@@ -19,6 +19,13 @@
 //! (on screen), not at the old cursor pixel: the stroke is a blade, and cloth that swings
 //! under a cursor held still is cut along the path the blade took through it.
 //! The stroke stays visible as a fading trail for [`TRAIL_SECONDS`].
+//!
+//! A left press on a collider where no cloth is under the cursor moves the collider
+//! ([`drape::sim::Cloth::move_collider`]): its centre follows the cursor on the camera-facing
+//! plane through the centre, keeping the offset between the centre and the point pressed, and
+//! the engine sweeps it there over the substeps so the cloth it meets is pushed and, through
+//! friction, carried. Between gestures the collider a press would move is reported for a
+//! highlight.
 
 use std::collections::VecDeque;
 
@@ -79,11 +86,26 @@ impl Held {
     }
 }
 
+/// A collider being moved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct ColliderDrag {
+    /// Index of the collider.
+    index: usize,
+    /// The camera-facing plane it moves in: through its centre at the press.
+    plane_normal: Vec3,
+    plane_point: Vec3,
+    /// Centre minus the point of the plane under the cursor at the press (m), so the collider
+    /// does not jump to put its centre under the cursor.
+    offset: Vec3,
+    scene_version: u64,
+}
+
 /// The gesture in progress.
 #[derive(Debug, Clone, PartialEq)]
 enum Gesture {
     Idle,
     Grab(Held),
+    MoveCollider(ColliderDrag),
     Orbit(Button),
     Pan(Button),
     /// A cutting stroke.
@@ -129,6 +151,8 @@ pub struct Mouse {
     /// The particle a left press would grab now (None over a panel, during a gesture or when
     /// nothing is under the cursor).
     hovered: Option<u32>,
+    /// The collider a left press would move now (only when no particle is hovered).
+    hovered_collider: Option<usize>,
     last_cursor: glam::Vec2,
     /// Recent cut stroke points: (time in s, cursor pixel); a `None` breaks the line.
     trail: VecDeque<(f64, Option<glam::Vec2>)>,
@@ -139,6 +163,7 @@ impl Default for Mouse {
         Self {
             gesture: Gesture::Idle,
             hovered: None,
+            hovered_collider: None,
             last_cursor: glam::Vec2::ZERO,
             trail: VecDeque::new(),
         }
@@ -168,6 +193,14 @@ impl Mouse {
     /// The particle under the cursor that a left press would grab, for the highlight.
     pub fn hovered(&self) -> Option<u32> {
         self.hovered
+    }
+
+    /// The collider to highlight: the one being moved, or the one a left press would move.
+    pub fn highlighted_collider(&self) -> Option<usize> {
+        match self.gesture {
+            Gesture::MoveCollider(drag) => Some(drag.index),
+            _ => self.hovered_collider,
+        }
     }
 
     /// The visible cut trail: line strips of (age in s, pixel), oldest first.
@@ -201,13 +234,16 @@ impl Mouse {
                 keep_while_down(Gesture::Pan(button), button, input)
             }
             Gesture::Grab(held) => drag(held, input, camera, state),
+            Gesture::MoveCollider(moving) => move_collider(moving, input, camera, state),
             Gesture::Cut(stroke) => self.cut(stroke, input, camera, state),
         };
         while self.trail.front().is_some_and(|&(t, _)| input.time - t > TRAIL_SECONDS) {
             self.trail.pop_front();
         }
-        self.hovered = match self.gesture {
-            Gesture::Idle if !input.pointer_on_ui && !input.alt => pick_under_cursor(input, camera, state).map(|p| p.particle),
+        let idle = matches!(self.gesture, Gesture::Idle) && !input.pointer_on_ui && !input.alt;
+        self.hovered = idle.then(|| pick_under_cursor(input, camera, state)).flatten().map(|p| p.particle);
+        self.hovered_collider = match self.hovered {
+            None if idle && !input.ctrl => collider_under_cursor(input, camera, state).map(|(k, _)| k),
             _ => None,
         };
     }
@@ -255,10 +291,16 @@ impl Mouse {
         } else if input.pressed.left && input.alt {
             camera_move(Button::Left)
         } else if input.pressed.left {
-            // On the cloth a press grabs; on the background it turns the camera, as in most
-            // 3D viewers.
+            // On the cloth a press grabs, on a collider it moves the collider; on the
+            // background it turns the camera, as in most 3D viewers.
             let Some(pick) = pick_under_cursor(input, camera, state) else {
-                return if input.ctrl { Gesture::Idle } else { camera_move(Button::Left) };
+                if input.ctrl {
+                    return Gesture::Idle;
+                }
+                return match collider_under_cursor(input, camera, state) {
+                    Some((index, t)) => start_collider_move(index, t, input, camera, state),
+                    None => camera_move(Button::Left),
+                };
             };
             if input.ctrl {
                 apply(state, Action::TogglePin(pick.particle));
@@ -275,6 +317,45 @@ impl Mouse {
 fn pick_under_cursor(input: &InputFrame, camera: &OrbitCamera, state: &AppState) -> Option<Pick> {
     let ray = camera.ray(input.cursor, input.screen);
     state.cloth.pick(&ray, PICK_RADIUS_PER_DISTANCE * camera.distance)
+}
+
+/// The collider under the cursor (the ground left out) and the ray parameter where the
+/// cursor's ray enters it.
+fn collider_under_cursor(input: &InputFrame, camera: &OrbitCamera, state: &AppState) -> Option<(usize, f32)> {
+    state.cloth.pick_collider(&camera.ray(input.cursor, input.screen))
+}
+
+/// Starts moving collider `index`, entered by the cursor's ray at parameter `t`.
+fn start_collider_move(index: usize, t: f32, input: &InputFrame, camera: &OrbitCamera, state: &AppState) -> Gesture {
+    let ray = camera.ray(input.cursor, input.screen);
+    let center = state.cloth.colliders()[index].position();
+    let normal = camera.forward();
+    let under_cursor = ray_plane(&ray, center, normal).unwrap_or(ray.at(t));
+    Gesture::MoveCollider(ColliderDrag {
+        index,
+        plane_normal: normal,
+        plane_point: center,
+        offset: center - under_cursor,
+        scene_version: state.scene_version,
+    })
+}
+
+/// Continues moving a collider: its centre goes where the cursor's ray meets its plane, plus
+/// the offset taken at the press; a target the engine refuses (outside the world) is skipped.
+fn move_collider(moving: ColliderDrag, input: &InputFrame, camera: &OrbitCamera, state: &mut AppState) -> Gesture {
+    if moving.scene_version != state.scene_version || moving.index >= state.cloth.colliders().len() {
+        return Gesture::Idle; // the scene was replaced under the cursor
+    }
+    let ray = camera.ray(input.cursor, input.screen);
+    if let Some(on_plane) = ray_plane(&ray, moving.plane_point, moving.plane_normal) {
+        // Refused targets (beyond the world) leave the collider where it is.
+        let _ = state.cloth.move_collider(moving.index, on_plane + moving.offset);
+    }
+    if input.down.left {
+        Gesture::MoveCollider(moving)
+    } else {
+        Gesture::Idle
+    }
 }
 
 fn keep_while_down(gesture: Gesture, button: Button, input: &InputFrame) -> Gesture {
@@ -538,6 +619,53 @@ mod tests {
         mouse.update(&press, &mut camera, &mut state);
         assert_eq!(state.cloth.grab_state(), None);
         assert_eq!(camera, before);
+    }
+
+    /// The small curtain with a ball beside it, framed together.
+    fn scene_with_ball() -> (AppState, OrbitCamera, Vec3) {
+        let center = Vec3::new(0.9, 1.5, 0.0);
+        let mut preset = Preset::default();
+        (preset.cloth.columns, preset.cloth.rows) = (11, 11);
+        preset.colliders = vec![drape::sim::Collider::Sphere {
+            center,
+            radius: 0.2,
+            motion: None,
+        }];
+        let state = AppState::new(preset, None, std::env::temp_dir().join("drape-no-presets")).unwrap();
+        let ball = [center - Vec3::splat(0.2), center + Vec3::splat(0.2)];
+        let bounds = Bounds::of(state.cloth.particles().positions().chain(ball)).unwrap();
+        (state, OrbitCamera::framing(bounds, SCREEN.x / SCREEN.y), center)
+    }
+
+    /// Issue 18 item 4: hovering the ball lights it; a left-drag on it moves its centre along
+    /// with the cursor on the camera-facing plane through it, and grabs no cloth.
+    #[test]
+    fn left_drag_on_a_collider_moves_it_with_the_cursor() {
+        let (mut state, mut camera, center) = scene_with_ball();
+        let mut mouse = Mouse::default();
+        // A little off the centre, so the offset to the pressed point is kept.
+        let press = camera.project(center + Vec3::new(0.05, 0.05, 0.0), SCREEN).unwrap();
+        mouse.update(&frame(press, 0.0, NONE, NONE), &mut camera, &mut state);
+        assert_eq!((mouse.hovered(), mouse.highlighted_collider()), (None, Some(0)));
+        mouse.update(&frame(press, 0.1, LEFT, LEFT), &mut camera, &mut state);
+        let to = press + Vec2::new(-60.0, 30.0);
+        mouse.update(&frame(to, 0.2, NONE, LEFT), &mut camera, &mut state);
+        assert_eq!(mouse.highlighted_collider(), Some(0), "lit while moved");
+        state.step();
+        let moved = state.cloth.colliders()[0].position();
+        assert!((moved - center).dot(camera.forward()).abs() < 1e-4, "stays on its plane");
+        // The point of the plane pressed keeps its offset from the centre.
+        let pressed = ray_plane(&camera.ray(press, SCREEN), center, camera.forward()).unwrap();
+        let pressed_now = camera.project(moved - (center - pressed), SCREEN).unwrap();
+        assert!((pressed_now - to).length() < 0.5, "the pressed point is under the cursor");
+        assert!(moved.distance(center) > 0.05);
+        let mut up = frame(to, 0.3, NONE, NONE);
+        up.released = LEFT;
+        mouse.update(&up, &mut camera, &mut state);
+        assert_eq!(state.cloth.grab_state(), None, "no cloth was grabbed");
+        assert_eq!(mouse.highlighted_collider(), Some(0), "still under the cursor");
+        mouse.update(&frame(Vec2::new(5.0, 5.0), 0.4, NONE, NONE), &mut camera, &mut state);
+        assert_eq!(mouse.highlighted_collider(), None);
     }
 
     /// Issue 19: a left-drag on the empty background did nothing.

@@ -482,9 +482,10 @@ impl App {
         });
         let substep = self.state.step_params().substep_dt();
         let cloth = &self.state.cloth;
+        let highlight = self.mouse.highlighted_collider();
         let upload_ms = self
             .renderer
-            .draw(cloth, self.state.scene_version, &self.camera, &self.panels.view, substep);
+            .draw(cloth, self.state.scene_version, &self.camera, &self.panels.view, substep, highlight);
         set_default_camera();
         if let (Some(held), Some(from)) = (self.mouse.held(), cloth.grabbed_point()) {
             self.renderer.draw_grab(from, held.target, &self.camera, self.viewport);

@@ -46,6 +46,8 @@ const FRONT: Color = Color::new(0.86, 0.42, 0.26, 1.0);
 const BACK: Color = Color::new(0.30, 0.48, 0.78, 1.0);
 const GROUND: Color = Color::new(0.78, 0.79, 0.76, 1.0);
 const SOLID: Color = Color::new(0.62, 0.66, 0.70, 1.0);
+/// A collider under the cursor that a left press would move, or being moved.
+const SOLID_HOVER: Color = Color::new(0.95, 0.78, 0.25, 1.0);
 const WIRE: Color = Color::new(0.08, 0.08, 0.10, 0.8);
 const PARTICLE: Color = Color::new(0.10, 0.10, 0.12, 1.0);
 const PIN: Color = Color::new(0.85, 0.05, 0.15, 1.0);
@@ -262,6 +264,9 @@ pub struct Renderer {
     meshes: Vec<Mesh>,
     edges: Vec<[u32; 2]>,
     solids: Vec<Mesh>,
+    /// What `solids` and the ground were built for: the scene version, the colliders' poses
+    /// and the highlighted collider.
+    solids_key: Option<(u64, Vec<Collider>, Option<usize>)>,
     /// Ground height and the bounds its square is sized from.
     ground: Option<(f32, Bounds)>,
     ground_mesh: Option<Mesh>,
@@ -288,6 +293,7 @@ impl Renderer {
             meshes: Vec::new(),
             edges: Vec::new(),
             solids: Vec::new(),
+            solids_key: None,
             ground: None,
             ground_mesh: None,
             shadows: Vec::new(),
@@ -307,8 +313,7 @@ impl Renderer {
         self.chunks.len()
     }
 
-    /// Rebuilds the chunking, the edge list and the collider meshes when the scene or its
-    /// topology changed.
+    /// Rebuilds the chunking and the edge list when the scene or its topology changed.
     fn refresh_topology(&mut self, cloth: &Cloth, scene_version: u64) {
         let key = (scene_version, cloth.topology_version());
         if self.key == Some(key) {
@@ -320,18 +325,46 @@ impl Renderer {
         self.meshes = chunk_meshes(&self.chunks);
         self.shadows = chunk_meshes(&self.chunks);
         self.edges = unique_edges(cloth.triangles());
-        self.solids = cloth.colliders().iter().filter_map(collider_mesh).collect();
+    }
+
+    /// Rebuilds the collider meshes and the ground when the scene changed, a collider moved
+    /// or the highlighted one changed.
+    fn refresh_solids(&mut self, cloth: &Cloth, scene_version: u64, highlight: Option<usize>) {
+        let unchanged = |(version, poses, lit): &(u64, Vec<Collider>, Option<usize>)| {
+            *version == scene_version && poses == cloth.colliders() && *lit == highlight
+        };
+        if self.solids_key.as_ref().is_some_and(unchanged) {
+            return;
+        }
+        let color = |k| if Some(k) == highlight { SOLID_HOVER } else { SOLID };
+        self.solids = cloth
+            .colliders()
+            .iter()
+            .enumerate()
+            .filter_map(|(k, c)| collider_mesh(c, color(k)))
+            .collect();
         let ground = cloth.colliders().iter().find_map(|c| match c {
-            Collider::Ground { height } => Some(*height),
+            Collider::Ground { height, .. } => Some(*height),
             _ => None,
         });
         self.ground = ground.zip(scene_bounds(cloth));
         self.ground_mesh = self.ground.map(|(height, bounds)| ground_mesh(height, bounds));
+        self.solids_key = Some((scene_version, cloth.colliders().to_vec(), highlight));
     }
 
-    /// Draws the 3D scene; returns the milliseconds spent building the cloth meshes.
-    pub fn draw(&mut self, cloth: &Cloth, scene_version: u64, camera: &OrbitCamera, view: &ViewOptions, substep: f32) -> f64 {
+    /// Draws the 3D scene, the collider `highlight` (an index into the colliders) in the
+    /// hover colour; returns the milliseconds spent building the cloth meshes.
+    pub fn draw(
+        &mut self,
+        cloth: &Cloth,
+        scene_version: u64,
+        camera: &OrbitCamera,
+        view: &ViewOptions,
+        substep: f32,
+        highlight: Option<usize>,
+    ) -> f64 {
         self.refresh_topology(cloth, scene_version);
+        self.refresh_solids(cloth, scene_version, highlight);
         let started = std::time::Instant::now();
         self.fill_cloth(cloth, view, substep);
         if let Some(material) = &self.material {
@@ -522,11 +555,11 @@ pub fn scene_bounds(cloth: &Cloth) -> Option<Bounds> {
 fn collider_bounds(c: &Collider) -> Option<Bounds> {
     match *c {
         Collider::Ground { .. } => None,
-        Collider::Sphere { center, radius } => Some(Bounds {
+        Collider::Sphere { center, radius, .. } => Some(Bounds {
             min: center - Vec3::splat(radius),
             max: center + Vec3::splat(radius),
         }),
-        Collider::Capsule { a, b, radius } => Some(Bounds {
+        Collider::Capsule { a, b, radius, .. } => Some(Bounds {
             min: a.min(b) - Vec3::splat(radius),
             max: a.max(b) + Vec3::splat(radius),
         }),
@@ -577,28 +610,30 @@ fn ground_mesh(height: f32, bounds: Bounds) -> Mesh {
     }
 }
 
-/// A lit mesh for a finite collider (None for the ground, which is drawn separately).
-fn collider_mesh(c: &Collider) -> Option<Mesh> {
+/// A lit mesh of `color` for a finite collider (None for the ground, which is drawn
+/// separately).
+fn collider_mesh(c: &Collider, color: Color) -> Option<Mesh> {
     match *c {
         Collider::Ground { .. } => None,
-        Collider::Sphere { center, radius } => Some(round_mesh(center, Quat::IDENTITY, radius, 0.0)),
-        Collider::Capsule { a, b, radius } => {
+        Collider::Sphere { center, radius, .. } => Some(round_mesh(center, Quat::IDENTITY, radius, 0.0, color)),
+        Collider::Capsule { a, b, radius, .. } => {
             let axis = b - a;
             let rotation = Quat::from_rotation_arc(Vec3::Y, axis.try_normalize().unwrap_or(Vec3::Y));
-            Some(round_mesh((a + b) * 0.5, rotation, radius, axis.length() * 0.5))
+            Some(round_mesh((a + b) * 0.5, rotation, radius, axis.length() * 0.5, color))
         }
         Collider::Box {
             center,
             half_extents,
             rotation_degrees,
-        } => Some(box_mesh(center, half_extents, rotation_degrees)),
+            ..
+        } => Some(box_mesh(center, half_extents, rotation_degrees, color)),
     }
 }
 
 /// A UV sphere of `radius` whose upper half is shifted by +`half_length` and lower half by
 /// −`half_length` along the local y axis (a capsule; a sphere for 0), placed by `rotation` and
-/// `center`.
-fn round_mesh(center: Vec3, rotation: Quat, radius: f32, half_length: f32) -> Mesh {
+/// `center`, in `color`.
+fn round_mesh(center: Vec3, rotation: Quat, radius: f32, half_length: f32, color: Color) -> Mesh {
     const RINGS: u16 = 16; // even, so the equator is duplicated into both halves
     const SEGMENTS: u16 = 28;
     let mut vertices = Vec::new();
@@ -614,7 +649,7 @@ fn round_mesh(center: Vec3, rotation: Quat, radius: f32, half_length: f32) -> Me
             let phi = std::f32::consts::TAU * s as f32 / SEGMENTS as f32;
             let n = Vec3::new(theta.sin() * phi.cos(), theta.cos(), theta.sin() * phi.sin());
             let p = center + rotation * (n * radius + Vec3::Y * shift);
-            vertices.push(vertex(p, rotation * n, SOLID, false));
+            vertices.push(vertex(p, rotation * n, color, false));
         }
     }
     let row = SEGMENTS + 1;
@@ -633,7 +668,7 @@ fn round_mesh(center: Vec3, rotation: Quat, radius: f32, half_length: f32) -> Me
     }
 }
 
-fn box_mesh(center: Vec3, half: Vec3, rotation_degrees: Vec3) -> Mesh {
+fn box_mesh(center: Vec3, half: Vec3, rotation_degrees: Vec3, color: Color) -> Mesh {
     // Same rotation convention as the engine's collider (Euler XYZ in degrees).
     let r = rotation_degrees;
     let rotation = Quat::from_euler(EulerRot::XYZ, r.x.to_radians(), r.y.to_radians(), r.z.to_radians());
@@ -646,7 +681,7 @@ fn box_mesh(center: Vec3, half: Vec3, rotation_degrees: Vec3) -> Mesh {
             let base = vertices.len() as u16;
             for (du, dv) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
                 let local = (n + u * du + v * dv) * half;
-                vertices.push(vertex(center + rotation * local, rotation * n, SOLID, false));
+                vertices.push(vertex(center + rotation * local, rotation * n, color, false));
             }
             indices.extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
         }
@@ -712,20 +747,23 @@ mod tests {
             Collider::Sphere {
                 center: Vec3::new(0.2, 1.0, -0.3),
                 radius: 0.5,
+                motion: None,
             },
             Collider::Capsule {
                 a: Vec3::new(-0.5, 0.2, 0.0),
                 b: Vec3::new(0.4, 0.9, 0.3),
                 radius: 0.2,
+                motion: None,
             },
             Collider::Box {
                 center: Vec3::ZERO,
                 half_extents: Vec3::new(0.3, 0.5, 0.2),
                 rotation_degrees: Vec3::new(10.0, 30.0, -20.0),
+                motion: None,
             },
         ];
         for collider in &colliders {
-            let mesh = collider_mesh(collider).unwrap();
+            let mesh = collider_mesh(collider, SOLID).unwrap();
             for t in mesh.indices.chunks(3) {
                 let [a, b, c] = [0, 1, 2].map(|k| mesh.vertices[t[k] as usize]);
                 let face = (b.position - a.position).cross(c.position - a.position);

@@ -31,6 +31,10 @@ pub const CONTROLS: &[(&str, &str)] = &[
         "Shift held on release",
         "pin the grabbed particle (the hit triangle's nearest corner) where it is",
     ),
+    (
+        "Left-drag on a collider",
+        "move it (where no cloth is under the cursor; it lights up): it pushes and carries the cloth",
+    ),
     ("Ctrl + left-click", "pin / unpin the particle under the cursor"),
     ("Right-drag", "cut every edge the stroke crosses"),
     ("Left-drag on background  or  middle-drag  or  Alt + left-drag", "orbit the camera"),
@@ -50,7 +54,7 @@ pub const CONTROLS: &[(&str, &str)] = &[
 ];
 
 /// The one-line reminder at the bottom of the window.
-pub const HINT: &str = "Left-drag: grab (background: orbit) · Ctrl+click: pin · Right-drag: cut · Shift-drag: pan · Wheel: zoom · Space: run/pause · R: reset · F9: record · H: help";
+pub const HINT: &str = "Left-drag: grab (collider: move, background: orbit) · Ctrl+click: pin · Right-drag: cut · Shift-drag: pan · Wheel: zoom · Space: run/pause · R: reset · F9: record · H: help";
 
 /// Seconds of history in the stats plots.
 const HISTORY_SECONDS: f64 = 10.0;

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use glam::Vec3;
 
-use super::collision::{Collider, ContactSettings};
+use super::collision::{Collider, ContactSettings, PosedCollider};
 use super::constraint_store::ConstraintStore;
 use super::constraints::distance::{self, Kernel, SubstepConstants};
 use super::constraints::hinge;
@@ -36,7 +36,15 @@ pub struct Cloth {
     model: Model,
     /// The solver's constraints, kept in step with the model's records.
     constraints: ConstraintStore,
+    /// The colliders where they are now.
     colliders: Vec<Collider>,
+    /// Each collider where its path starts (as placed, moved by the drags since): it is now at
+    /// this pose translated by its path's offset at `time`.
+    collider_homes: Vec<Collider>,
+    /// Translation of each collider asked by [`Self::move_collider`] for the next step (m).
+    collider_moves: Vec<Vec3>,
+    /// The colliders in each substep of the frame being stepped (see [`Frame::colliders`]).
+    collider_track: Vec<PosedCollider>,
     grab: Option<Grab>,
     /// The soft grab's target at the end of the last step (the start of the next one's
     /// interpolation).
@@ -89,7 +97,10 @@ impl Cloth {
             particles,
             model,
             constraints,
-            colliders,
+            colliders: Vec::new(),
+            collider_homes: Vec::new(),
+            collider_moves: Vec::new(),
+            collider_track: Vec::new(),
             grab: None,
             grab_from: Vec3::ZERO,
             applied: material.clone(),
@@ -106,6 +117,7 @@ impl Cloth {
             self_contacts: SelfContacts::default(),
         };
         cloth.update_inverse_masses();
+        cloth.place_colliders(colliders);
         Ok(cloth)
     }
 
@@ -129,16 +141,111 @@ impl Cloth {
         self.topology_version
     }
 
-    /// The colliders.
+    /// The colliders where they are now.
     pub fn colliders(&self) -> &[Collider] {
         &self.colliders
     }
 
-    /// Replaces the colliders after validating them.
+    /// Replaces the colliders after validating them. Their scripted paths start now: each is
+    /// placed at its path's offset at the current simulated time.
     pub fn set_colliders(&mut self, colliders: Vec<Collider>) -> Result<(), SimError> {
         colliders.iter().try_for_each(Collider::validate)?;
-        self.colliders = colliders;
+        self.place_colliders(colliders);
         Ok(())
+    }
+
+    /// Takes validated colliders as the homes of their paths and places them on them.
+    fn place_colliders(&mut self, homes: Vec<Collider>) {
+        self.collider_moves = vec![Vec3::ZERO; homes.len()];
+        self.collider_homes = homes;
+        self.colliders = (0..self.collider_homes.len())
+            .map(|k| self.collider_on_path(k, self.time))
+            .collect();
+    }
+
+    /// Collider `k` at time `t` (s) of its path, from its home moved by the pending drag.
+    fn collider_on_path(&self, k: usize, t: f64) -> Collider {
+        let home = &self.collider_homes[k];
+        let moved = self.collider_moves[k];
+        match home.motion() {
+            Some(path) => home.translated(moved + path.offset(t)),
+            None if moved == Vec3::ZERO => home.clone(),
+            None => home.translated(moved),
+        }
+    }
+
+    /// Moves collider `index` so that its [`Collider::position`] (its centre; the ground's
+    /// height) reaches `to` (m) at the end of the next step, sweeping through the substeps so
+    /// the cloth is pushed and carried rather than jumped over. A collider on a scripted path
+    /// has the whole path moved along; the rotation stays. The last call before a step counts. Fails, changing
+    /// nothing, when the index is out of range or the moved collider would leave the world.
+    pub fn move_collider(&mut self, index: usize, to: Vec3) -> Result<(), SimError> {
+        let Some(now) = self.colliders.get(index) else {
+            return Err(SimError::InvalidParameter {
+                name: "collider",
+                value: index as f64,
+                expected: "the index of an existing collider",
+            });
+        };
+        let moved = now.translated(to - now.position());
+        moved.validate()?;
+        // Measured on the moved collider, so the ground keeps only the vertical part.
+        self.collider_moves[index] = moved.position() - now.position();
+        Ok(())
+    }
+
+    /// The collider `ray` enters first and the ray parameter there (the distance in m for a
+    /// unit direction), the ground left out (it is not moved by picking). See
+    /// [`Collider::ray_distance`].
+    pub fn pick_collider(&self, ray: &Ray) -> Option<(usize, f32)> {
+        self.colliders
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !matches!(c, Collider::Ground { .. }))
+            .filter_map(|(k, c)| Some((k, c.ray_distance(ray)?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// Fills [`Self::collider_track`] for a frame of `substeps` substeps ending at `end_time`
+    /// (s): each collider moves from where it is to where its path and the pending drag put
+    /// it, in equal parts per substep. A frame in which nothing moves gets one entry per
+    /// collider.
+    fn plan_collider_track(&mut self, substeps: u32, end_time: f64) {
+        let travel: Vec<Vec3> = (0..self.colliders.len())
+            .map(|k| {
+                let path = |t| self.collider_homes[k].motion().map_or(Vec3::ZERO, |m| m.offset(t));
+                self.collider_moves[k] + (path(end_time) - path(self.time))
+            })
+            .collect();
+        self.collider_track.clear();
+        if travel.iter().all(|&d| d == Vec3::ZERO) {
+            let at_rest = self.colliders.iter().map(|c| PosedCollider {
+                collider: c.clone(),
+                shift: Vec3::ZERO,
+            });
+            self.collider_track.extend(at_rest);
+            return;
+        }
+        for substep in 0..substeps {
+            let (before, after) = (substep as f32 / substeps as f32, (substep + 1) as f32 / substeps as f32);
+            let posed = self.colliders.iter().zip(&travel).map(|(c, &d)| PosedCollider {
+                collider: c.translated(d * after),
+                shift: d * after - d * before,
+            });
+            self.collider_track.extend(posed);
+        }
+    }
+
+    /// After a step that ended at `end_time` (s): the pending drags become part of the homes
+    /// and every collider is placed on its path.
+    fn finish_collider_moves(&mut self, end_time: f64) {
+        for k in 0..self.colliders.len() {
+            self.colliders[k] = self.collider_on_path(k, end_time);
+            let moved = std::mem::take(&mut self.collider_moves[k]);
+            if moved != Vec3::ZERO {
+                self.collider_homes[k] = self.collider_homes[k].translated(moved);
+            }
+        }
     }
 
     /// Statistics of the last step.
@@ -249,14 +356,17 @@ impl Cloth {
             contact.travel = self.prepare_self_contacts(params);
         }
         let self_ms = self_started.elapsed().as_secs_f64() * 1e3;
+        let end_time = self.time + params.dt as f64;
+        self.plan_collider_track(settings.substeps, end_time);
         let (threads, mut phases) = self.run_substeps(settings, self.threads_used(params) as usize);
         phases.self_contacts_ms += self_ms;
         self.guard("substeps", Some(settings))?;
         if let Some(g) = self.grab {
             self.grab_from = g.target;
         }
+        self.finish_collider_moves(end_time);
         phases.predict_ms += aero_ms;
-        self.time += params.dt as f64;
+        self.time = end_time;
         self.stats = self.measure(material, h);
         let tear_started = Instant::now();
         let max_strain = self.stats.max_strain;
@@ -320,7 +430,8 @@ impl Cloth {
             bounds: &sets.bounds,
             plan: sets.plan,
             tail_empty: sets.tail_empty,
-            colliders: &self.colliders,
+            colliders: &self.collider_track,
+            collider_count: self.colliders.len(),
             tethers: (self.tethers.count() > 0).then_some(&self.tethers),
             self_contacts: self_pass.as_ref(),
             settings,
@@ -389,6 +500,7 @@ impl Cloth {
         }
         let mut without = self.clone();
         without.colliders.clear();
+        without.collider_track.clear();
         without.run_substeps(settings, 1);
         if guard::escaped(&without.particles) {
             "constraint solve"

@@ -8,26 +8,47 @@
 //! length and the friction cone is applied per substep, the sticking threshold is exactly the
 //! Coulomb angle tan θ = μ_s, independent of the substep.
 //!
+//! Moving colliders (dragged by [`crate::sim::Cloth::move_collider`], or following a scripted
+//! [`Motion`]) translate by `shift` during a substep. The contact is solved in the collider's
+//! frame: the particle's start point is taken as `x_prev + shift` (where it was relative to the
+//! collider's pose at the substep's end), so the penetration, the sweep and the friction all
+//! see the motion relative to the surface. A particle at rest on a collider that moves is
+//! carried along by static friction (its relative tangential motion is cancelled, so it moves
+//! with the surface), and a collider moving into a particle pushes it out, which becomes the
+//! particle's velocity (at most the collider's in the normal direction). A static collider has
+//! `shift` = 0 and is solved exactly as before.
+//!
 //! Two guards:
-//! - a particle that was already inside at the start of the substep (initial overlap, a
-//!   collider dragged into the cloth) is pushed out with its start point, so the push does not
-//!   become velocity: no popping;
-//! - a particle that moved further than its distance to a collider is swept (sphere tracing
-//!   along x_prev → x on the exact signed distance), so it cannot tunnel through thin shapes.
+//! - a particle that was already inside the collider at the start of the substep (initial
+//!   overlap: placed or teleported inside) is pushed out with its start point, so the push
+//!   does not become velocity relative to the collider: no popping, and a particle inside a
+//!   moving collider leaves with the collider's velocity;
+//! - a particle that moved (relative to the collider) further than its distance to it is
+//!   swept (sphere tracing along the relative path on the exact signed distance), so it cannot
+//!   tunnel through thin shapes, nor a fast collider through it.
 
 use glam::{EulerRot, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
 use super::error::WORLD_EXTENT;
 use super::error::{check_components, check_range, SimError};
+use super::interaction::Ray;
+pub use super::motion::Motion;
 
-/// A static analytic collider. Shapes are solid; cloth is kept `collision_thickness` outside.
+/// An analytic collider. Shapes are solid; cloth is kept `collision_thickness` outside. Each
+/// may follow a scripted [`Motion`] (default none: it stays where it is placed, unless
+/// dragged with [`crate::sim::Cloth::move_collider`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum Collider {
     /// The half-space y ≤ `height` (m).
     Ground {
         /// Height of the ground plane in m.
         height: f32,
+        /// Scripted path: its vertical part raises and lowers the plane, its horizontal part
+        /// moves the surface (a conveyor belt, felt through friction). Default none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        motion: Option<Motion>,
     },
     /// A ball.
     Sphere {
@@ -35,6 +56,9 @@ pub enum Collider {
         center: Vec3,
         /// Radius in m.
         radius: f32,
+        /// Scripted path of the centre. Default none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        motion: Option<Motion>,
     },
     /// A cylinder with hemispherical caps around the segment `a`–`b`.
     Capsule {
@@ -44,6 +68,9 @@ pub enum Collider {
         b: Vec3,
         /// Radius in m.
         radius: f32,
+        /// Scripted path of both ends. Default none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        motion: Option<Motion>,
     },
     /// An oriented box.
     Box {
@@ -54,7 +81,19 @@ pub enum Collider {
         /// Euler angles (X, Y, Z, applied in that order) in degrees. Default 0.
         #[serde(default)]
         rotation_degrees: Vec3,
+        /// Scripted path of the centre (the rotation stays). Default none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        motion: Option<Motion>,
     },
+}
+
+/// A collider where it is at the end of a substep, and how far it moved during that substep.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PosedCollider {
+    /// The collider at the end of the substep.
+    pub collider: Collider,
+    /// Its translation during the substep, in m (zero for a collider at rest).
+    pub shift: Vec3,
 }
 
 /// Signed distance (m, negative inside) and outward unit normal at a point.
@@ -70,16 +109,24 @@ impl Collider {
     /// Checks every value against its range: positions inside the world
     /// ([`WORLD_EXTENT`] = 10 km), radii and half extents in [1e-3, 1000] m, rotations in
     /// [−360, 360]°. Names are the preset's keys.
+    /// A scripted path is checked by [`Motion::validate`]; it may carry the collider out of the
+    /// world (nothing follows it there but the cloth it carries, which the step's guard stops).
     pub fn validate(&self) -> Result<(), SimError> {
+        self.motion().map_or(Ok(()), Motion::validate)?;
+        self.validate_pose()
+    }
+
+    /// [`Self::validate`] without the path: the shape where it is.
+    fn validate_pose(&self) -> Result<(), SimError> {
         let (w, size) = (WORLD_EXTENT, "a size in [1e-3, 1000] m");
         let position = "components in [-1e4, 1e4] m";
         match self {
-            Collider::Ground { height } => check_range("height", *height, -w, w, "a height in [-1e4, 1e4] m"),
-            Collider::Sphere { center, radius } => {
+            Collider::Ground { height, .. } => check_range("height", *height, -w, w, "a height in [-1e4, 1e4] m"),
+            Collider::Sphere { center, radius, .. } => {
                 check_components("center", *center, -w, w, position)?;
                 check_range("radius", *radius, 1e-3, 1e3, size)
             }
-            Collider::Capsule { a, b, radius } => {
+            Collider::Capsule { a, b, radius, .. } => {
                 check_components("a", *a, -w, w, position)?;
                 check_components("b", *b, -w, w, position)?;
                 check_range("radius", *radius, 1e-3, 1e3, size)
@@ -88,6 +135,7 @@ impl Collider {
                 center,
                 half_extents,
                 rotation_degrees,
+                ..
             } => {
                 check_components("center", *center, -w, w, position)?;
                 check_components("half_extents", *half_extents, 1e-3, 1e3, size)?;
@@ -102,25 +150,76 @@ impl Collider {
         }
     }
 
-    /// The preset key names of this collider's fields.
-    pub fn keys(&self) -> &'static [&'static str] {
-        match self {
+    /// The preset key names of this collider's fields, its path's included.
+    pub fn keys(&self) -> Vec<&'static str> {
+        let shape: &[&str] = match self {
             Collider::Ground { .. } => &["height"],
             Collider::Sphere { .. } => &["center", "radius"],
             Collider::Capsule { .. } => &["a", "b", "radius"],
             Collider::Box { .. } => &["center", "half_extents", "rotation_degrees"],
+        };
+        let path = self.motion().map_or(&[][..], |m| m.keys());
+        let motion: &[&str] = if path.is_empty() { &[] } else { &["motion"] };
+        [shape, motion, path].concat()
+    }
+
+    /// The scripted path, if any.
+    pub fn motion(&self) -> Option<&Motion> {
+        match self {
+            Collider::Ground { motion, .. }
+            | Collider::Sphere { motion, .. }
+            | Collider::Capsule { motion, .. }
+            | Collider::Box { motion, .. } => motion.as_ref(),
         }
+    }
+
+    /// The point a drag moves, in m: the centre (of a capsule, the middle of its axis); for
+    /// the ground, (0, height, 0).
+    pub fn position(&self) -> Vec3 {
+        match *self {
+            Collider::Ground { height, .. } => Vec3::new(0.0, height, 0.0),
+            Collider::Sphere { center, .. } | Collider::Box { center, .. } => center,
+            Collider::Capsule { a, b, .. } => (a + b) * 0.5,
+        }
+    }
+
+    /// The collider moved by `d` (m); the ground only by `d.y`. Its path is kept.
+    pub fn translated(&self, d: Vec3) -> Collider {
+        let mut moved = self.clone();
+        match &mut moved {
+            Collider::Ground { height, .. } => *height += d.y,
+            Collider::Sphere { center, .. } | Collider::Box { center, .. } => *center += d,
+            Collider::Capsule { a, b, .. } => {
+                *a += d;
+                *b += d;
+            }
+        }
+        moved
+    }
+
+    /// Ray parameter of the first point where `ray` enters the collider (the distance in m
+    /// for a unit direction), found by sphere tracing on the signed distance up to
+    /// [`WORLD_EXTENT`] · 4 along the ray; `None` when it misses, grazes the outline closer
+    /// than the trace resolves (1e-6 m), or starts inside.
+    pub fn ray_distance(&self, ray: &Ray) -> Option<f32> {
+        let scale = ray.direction.length();
+        if !(scale > 0.0 && scale.is_finite() && ray.origin.is_finite()) {
+            return None;
+        }
+        let direction = ray.direction / scale;
+        let (t, _) = self.trace(ray.origin, direction, 4.0 * WORLD_EXTENT, 0.0, PICK_TRACE_STEPS)?;
+        Some(t / scale)
     }
 
     /// Signed distance and normal at `x`.
     pub fn surface(&self, x: Vec3) -> SurfacePoint {
         match *self {
-            Collider::Ground { height } => SurfacePoint {
+            Collider::Ground { height, .. } => SurfacePoint {
                 distance: x.y - height,
                 normal: Vec3::Y,
             },
-            Collider::Sphere { center, radius } => round_surface(x, center, radius),
-            Collider::Capsule { a, b, radius } => {
+            Collider::Sphere { center, radius, .. } => round_surface(x, center, radius),
+            Collider::Capsule { a, b, radius, .. } => {
                 let ab = b - a;
                 let t = if ab.length_squared() > 0.0 {
                     ((x - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0)
@@ -133,6 +232,7 @@ impl Collider {
                 center,
                 half_extents,
                 rotation_degrees,
+                ..
             } => {
                 let rotation = box_rotation(rotation_degrees);
                 let local = rotation.inverse() * (x - center);
@@ -156,19 +256,24 @@ impl Collider {
             return None;
         }
         let dir = (to - from) / length;
+        let (t, s) = self.trace(from, dir, length, margin, SWEEP_TRACE_STEPS)?;
+        Some(SurfacePoint {
+            distance: (to - (from + t * dir)).dot(s.normal),
+            normal: s.normal,
+        })
+    }
+
+    /// Sphere tracing from `from` along the unit direction `dir`: the first t ≤ `length`
+    /// (m) within `steps` steps where the point comes within `margin` (+ 1e-6 m) of the
+    /// surface, with the surface there; `None` when the path stays outside, gets no closer
+    /// within the steps, or starts within `margin`.
+    fn trace(&self, from: Vec3, dir: Vec3, length: f32, margin: f32, steps: u32) -> Option<(f32, SurfacePoint)> {
         let mut t = 0.0;
-        for step in 0..48 {
-            let p = from + t * dir;
-            let s = self.surface(p);
+        for step in 0..steps {
+            let s = self.surface(from + t * dir);
             let gap = s.distance - margin;
             if gap <= 1e-6 {
-                if step == 0 {
-                    return None;
-                }
-                return Some(SurfacePoint {
-                    distance: (to - p).dot(s.normal),
-                    normal: s.normal,
-                });
+                return (step > 0).then_some((t, s));
             }
             t += gap;
             if t >= length {
@@ -178,6 +283,13 @@ impl Collider {
         None
     }
 }
+
+/// Sphere-tracing steps of the contact's sweep (a short path: a substep's travel).
+const SWEEP_TRACE_STEPS: u32 = 48;
+
+/// Sphere-tracing steps of [`Collider::ray_distance`]: a mouse ray may pass close by the
+/// outline, where each step gains little.
+const PICK_TRACE_STEPS: u32 = 256;
 
 fn box_rotation(degrees: Vec3) -> Quat {
     Quat::from_euler(
@@ -230,21 +342,27 @@ pub struct ContactSettings {
 }
 
 /// Projects one particle out of one collider with friction. `x` is the current position,
-/// `start` the position at the start of the substep (moved too if it was already inside).
-pub fn project_contact(collider: &Collider, x: &mut Vec3, start: &mut Vec3, s: ContactSettings) {
+/// `start` the position at the start of the substep (moved too if it was already inside);
+/// `posed` is the collider at the end of the substep with its translation during it, so
+/// friction acts on the motion relative to the collider's surface.
+pub(crate) fn project_contact(posed: &PosedCollider, x: &mut Vec3, start: &mut Vec3, s: ContactSettings) {
+    let collider = &posed.collider;
+    // Where the particle started relative to the collider's pose at the end of the substep
+    // (`start` itself for a collider at rest).
+    let mut from = *start + posed.shift;
     let mut contact = collider.surface(*x);
     contact.distance -= s.thickness;
     if contact.distance >= 0.0 {
         // Outside at the end. The signed distance is 1-Lipschitz, so a path shorter than the
         // gap at its end point cannot have touched the collider: one evaluation for the common
         // far-away particle; only longer paths are swept for tunnelling.
-        if start.distance(*x) < contact.distance {
+        if from.distance(*x) < contact.distance {
             return;
         }
         // A path that ends outside was only blocked if it crossed the collider itself
         // (tunnelling); grazing the thickness shell, or sliding off a curved surface from a
         // start inside the shell, must not move the particle.
-        match collider.sweep(*start, *x, 0.0) {
+        match collider.sweep(from, *x, 0.0) {
             Some(hit) if hit.distance < s.thickness => {
                 contact = SurfacePoint {
                     distance: hit.distance - s.thickness,
@@ -257,13 +375,15 @@ pub fn project_contact(collider: &Collider, x: &mut Vec3, start: &mut Vec3, s: C
     let depth = -contact.distance;
     let n = contact.normal;
     // No popping: what was already inside at the substep start is removed from the start
-    // point too, so the correction is not turned into velocity.
-    let start_gap = collider.surface(*start).distance - s.thickness;
+    // point too, so the correction is not turned into velocity relative to the collider.
+    let start_gap = collider.surface(from).distance - s.thickness;
     if start_gap < 0.0 {
-        *start += n * (-start_gap).min(depth);
+        let push = n * (-start_gap).min(depth);
+        from += push;
+        *start += push;
     }
     *x += n * depth;
-    let moved = *x - *start;
+    let moved = *x - from;
     let tangential = moved - n * moved.dot(n);
     let slide = tangential.length();
     if slide < s.mu_static * depth {

@@ -34,6 +34,7 @@ mod guard;
 pub mod interaction;
 pub mod mesh;
 pub mod model;
+pub mod motion;
 mod parallel;
 pub mod params;
 pub mod particles;
@@ -46,7 +47,7 @@ pub mod tearing;
 mod tethers;
 
 pub use cloth::{Cloth, MAX_THROW_SPEED};
-pub use collision::Collider;
+pub use collision::{Collider, Motion};
 /// Most threads a step can use ([`SolverParams::threads`]).
 pub use constraints::MAX_PARTS as MAX_THREADS;
 pub use error::SimError;

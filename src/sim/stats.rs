@@ -145,7 +145,12 @@ mod tests {
             ..GridSpec::default()
         };
         let material = Material::default();
-        let mut cloth = Cloth::new(spec.build().unwrap(), &material, vec![Collider::Ground { height: 0.0 }]).unwrap();
+        let mut cloth = Cloth::new(
+            spec.build().unwrap(),
+            &material,
+            vec![Collider::Ground { height: 0.0, motion: None }],
+        )
+        .unwrap();
         let params = SolverParams {
             threads: 1,
             ..SolverParams::default()

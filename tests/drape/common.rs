@@ -74,9 +74,9 @@ pub fn single_particle(position: Vec3, colliders: Vec<Collider>) -> Cloth {
 /// definition, independent of the engine's own (f32) distance functions.
 pub fn signed_distance(collider: &Collider, x: DVec3) -> f64 {
     match collider {
-        Collider::Ground { height } => x.y - *height as f64,
-        Collider::Sphere { center, radius } => (x - center.as_dvec3()).length() - *radius as f64,
-        Collider::Capsule { a, b, radius } => {
+        Collider::Ground { height, .. } => x.y - *height as f64,
+        Collider::Sphere { center, radius, .. } => (x - center.as_dvec3()).length() - *radius as f64,
+        Collider::Capsule { a, b, radius, .. } => {
             let (a, b) = (a.as_dvec3(), b.as_dvec3());
             let t = ((x - a).dot(b - a) / (b - a).length_squared()).clamp(0.0, 1.0);
             (x - (a + t * (b - a))).length() - *radius as f64
@@ -85,6 +85,7 @@ pub fn signed_distance(collider: &Collider, x: DVec3) -> f64 {
             center,
             half_extents,
             rotation_degrees,
+            ..
         } => {
             let r = rotation_degrees.as_dvec3() * (std::f64::consts::PI / 180.0);
             let rotation = DQuat::from_euler(glam::EulerRot::XYZ, r.x, r.y, r.z);

@@ -10,6 +10,8 @@
 //! - [`reliability`]: the hostile inputs of issue 20, each refused or run finite;
 //! - [`files`]: checked, crash-safe writes (full and read-only filesystems, killed writers);
 //! - [`fuzz`]: the fuzz target's property on proptest-mutated presets;
+//! - [`moving_colliders`]: issue 18 item 4 (friction with a moving surface, pushes, ray picks
+//!   of colliders, scripted paths, static results unchanged);
 //! - [`tearing`]: issue 16's tearing scenarios on the shipped presets (no tear at rest, a pull
 //!   rips, no scraps, nothing flung far, a torn run repeats bit for bit);
 //! - [`self_collision`]: issue 17's scenes (the falling strip, a folded sheet) end with no
@@ -22,6 +24,7 @@ mod cli;
 mod common;
 mod files;
 mod fuzz;
+mod moving_colliders;
 mod presets;
 mod realism;
 mod reliability;

@@ -69,7 +69,7 @@ fn every_shipped_preset_loads_builds_and_runs_120_frames() {
         assert!(all_finite(&cloth), "{}: non-finite state", path.display());
         // Nothing fell through the ground.
         let ground = preset.colliders.iter().find_map(|c| match c {
-            Collider::Ground { height } => Some(*height),
+            Collider::Ground { height, .. } => Some(*height),
             _ => None,
         });
         if let Some(height) = ground {
@@ -145,7 +145,7 @@ fn material_presets_are_ordered_like_real_fabrics() {
 #[test]
 fn sphere_drape_settles_on_the_sphere() {
     let preset = load_preset("sphere_drape");
-    let Some(&Collider::Sphere { center, radius }) = preset.colliders.iter().find(|c| matches!(c, Collider::Sphere { .. })) else {
+    let Some(&Collider::Sphere { center, radius, .. }) = preset.colliders.iter().find(|c| matches!(c, Collider::Sphere { .. })) else {
         panic!("sphere_drape needs a sphere");
     };
     assert_eq!(grid_of(&preset).pins, PinMode::None);

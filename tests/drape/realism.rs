@@ -388,7 +388,11 @@ struct GrazingCase {
 /// flank, downhill and sideways, at gaps of 0 to 8e-7 m.
 fn sphere_cases() -> Vec<GrazingCase> {
     let (center, radius) = (Vec3::new(0.0, 1.0, 0.0), 0.5f32);
-    let collider = Collider::Sphere { center, radius };
+    let collider = Collider::Sphere {
+        center,
+        radius,
+        motion: None,
+    };
     let mut cases = Vec::new();
     for degrees in [0.0f32, 40.0, 75.0] {
         let phi = degrees.to_radians();
@@ -413,8 +417,9 @@ fn flat_cases() -> Vec<GrazingCase> {
         center: Vec3::new(0.0, 0.25, 0.0),
         half_extents: Vec3::new(0.5, 0.25, 0.5),
         rotation_degrees: Vec3::ZERO,
+        motion: None,
     };
-    let ground = Collider::Ground { height: 0.0 };
+    let ground = Collider::Ground { height: 0.0, motion: None };
     let mut cases = Vec::new();
     for gap in [0.0f32, 4e-7, 8e-7] {
         cases.push(GrazingCase {

@@ -13,10 +13,11 @@ const DT: f32 = 1.0 / 60.0;
 /// The default curtain (40 × 40, top corners pinned) over a sphere and the ground.
 fn curtain() -> Cloth {
     let colliders = vec![
-        Collider::Ground { height: 0.0 },
+        Collider::Ground { height: 0.0, motion: None },
         Collider::Sphere {
             center: Vec3::new(0.0, 1.0, 0.3),
             radius: 0.3,
+            motion: None,
         },
     ];
     Cloth::new(GridSpec::default().build().unwrap(), &Material::default(), colliders).unwrap()
@@ -70,15 +71,17 @@ fn v9_degenerate_geometry_gives_no_nan_and_no_panic() {
         compliance: Compliance::Fixed(0.0),
     });
     let colliders = vec![
-        Collider::Ground { height: 0.0 },
+        Collider::Ground { height: 0.0, motion: None },
         Collider::Sphere {
             center: Vec3::new(3.0, 1.0, 0.0),
             radius: 0.2,
+            motion: None,
         },
         Collider::Capsule {
             a: Vec3::new(-1.0, 0.5, 0.0),
             b: Vec3::new(-1.0, 0.5, 0.0),
             radius: 0.1,
+            motion: None,
         },
     ];
     let mut cloth = Cloth::new(model, &Material::default(), colliders).unwrap();
@@ -205,21 +208,29 @@ fn v9_invalid_particle_state_and_colliders_are_rejected() {
         Collider::Sphere {
             center: Vec3::ZERO,
             radius: -1.0,
+            motion: None,
         },
-        Collider::Ground { height: f32::NAN },
+        Collider::Ground {
+            height: f32::NAN,
+            motion: None,
+        },
         Collider::Box {
             center: Vec3::ZERO,
             half_extents: Vec3::new(1.0, 0.0, 1.0),
             rotation_degrees: Vec3::ZERO,
+            motion: None,
         },
         Collider::Capsule {
             a: Vec3::new(f32::INFINITY, 0.0, 0.0),
             b: Vec3::ZERO,
             radius: 0.1,
+            motion: None,
         },
     ] {
         assert!(
-            cloth.set_colliders(vec![Collider::Ground { height: 0.0 }, bad.clone()]).is_err(),
+            cloth
+                .set_colliders(vec![Collider::Ground { height: 0.0, motion: None }, bad.clone()])
+                .is_err(),
             "{bad:?}"
         );
     }

@@ -85,7 +85,12 @@ fn sheet(on: bool, origin: Vec3, orientation: Orientation, pins: PinMode) -> (Cl
         self_thickness: 0.02,
         ..SolverParams::default()
     };
-    let cloth = Cloth::new(spec.build().unwrap(), &material, vec![Collider::Ground { height: 0.0 }]).unwrap();
+    let cloth = Cloth::new(
+        spec.build().unwrap(),
+        &material,
+        vec![Collider::Ground { height: 0.0, motion: None }],
+    )
+    .unwrap();
     (cloth, params, material, spec)
 }
 

@@ -20,7 +20,12 @@ fn tearable_curtain() -> (Cloth, Material, GridSpec) {
         tear_strain: Some(0.2),
         ..Material::default()
     };
-    let cloth = Cloth::new(spec.build().unwrap(), &material, vec![Collider::Ground { height: 0.0 }]).unwrap();
+    let cloth = Cloth::new(
+        spec.build().unwrap(),
+        &material,
+        vec![Collider::Ground { height: 0.0, motion: None }],
+    )
+    .unwrap();
     assert!(cloth.particles().len() > 4096);
     (cloth, material, spec)
 }

@@ -429,8 +429,9 @@ fn v5_sheet_dropped_on_sphere_never_penetrates_and_rests_on_apex() {
         Collider::Sphere {
             center: sphere_center,
             radius,
+            motion: None,
         },
-        Collider::Ground { height: 0.0 },
+        Collider::Ground { height: 0.0, motion: None },
     ];
     // A 2 m sheet: its middle drapes over the sphere, its corners reach the ground.
     let spec = GridSpec {
@@ -493,7 +494,7 @@ fn v5_box_and_capsule_are_never_penetrated() {
 
 #[test]
 fn v5_particle_started_below_the_ground_is_not_launched() {
-    let mut cloth = single_particle(Vec3::new(0.0, -0.01, 0.0), vec![Collider::Ground { height: 0.0 }]);
+    let mut cloth = single_particle(Vec3::new(0.0, -0.01, 0.0), vec![Collider::Ground { height: 0.0, motion: None }]);
     let params = SolverParams {
         collision_thickness: THICKNESS,
         ..validation_params(DT, 10, 1)
@@ -511,7 +512,7 @@ fn v5_particle_started_below_the_ground_is_not_launched() {
 #[test]
 fn v5_particle_resting_on_the_ground_keeps_zero_velocity() {
     let start = Vec3::new(0.3, THICKNESS, -0.2);
-    let mut cloth = single_particle(start, vec![Collider::Ground { height: 0.0 }]);
+    let mut cloth = single_particle(start, vec![Collider::Ground { height: 0.0, motion: None }]);
     let params = SolverParams {
         collision_thickness: THICKNESS,
         ..validation_params(DT, 10, 1)
@@ -540,6 +541,7 @@ fn incline(degrees: f32) -> (Collider, Quat) {
         center: rotation * Vec3::new(0.0, -INCLINE_HALF_THICKNESS, 0.0),
         half_extents: Vec3::new(3.0, INCLINE_HALF_THICKNESS, 3.0),
         rotation_degrees: Vec3::new(0.0, 0.0, degrees),
+        motion: None,
     };
     (collider, rotation)
 }

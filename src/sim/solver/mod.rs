@@ -36,7 +36,7 @@ use std::ops::Range;
 
 use glam::Vec3;
 
-use super::collision::{project_contact, Collider, ContactSettings};
+use super::collision::{project_contact, Collider, ContactSettings, PosedCollider};
 use super::constraints::distance::{Kernel, SubstepConstants};
 use super::constraints::hinge;
 use super::constraints::{pass, SweepPlan, SweepStep, Wait, MAX_PARTS};
@@ -148,7 +148,12 @@ pub(crate) struct Frame<'a> {
     /// No constraint in any set's tail group: the serial step (and its barriers) is skipped
     /// unless a soft grab is held.
     pub tail_empty: bool,
-    pub colliders: &'a [Collider],
+    /// The colliders in each substep: one [`PosedCollider`] per collider for a frame in which
+    /// none moves (every substep sees them), else `substeps` runs of them, one per substep
+    /// ([`Self::colliders_in`]).
+    pub colliders: &'a [PosedCollider],
+    /// Number of colliders.
+    pub collider_count: usize,
     /// The tethers, prepared for this frame, when there are any.
     pub tethers: Option<&'a Tethers>,
     /// The self-contact pass, when self-collision is on and the frame has candidate pairs
@@ -170,6 +175,16 @@ impl Frame<'_> {
         let own = self.bounds[part] as usize..self.bounds[part + 1] as usize;
         let extra = if part == 0 { end..self.particles } else { 0..0 };
         [own, extra]
+    }
+
+    /// The colliders as they are in substep `substep` (0-based).
+    fn colliders_in(&self, substep: u32) -> &[PosedCollider] {
+        if self.colliders.len() == self.collider_count {
+            self.colliders
+        } else {
+            let first = substep as usize * self.collider_count;
+            &self.colliders[first..first + self.collider_count]
+        }
     }
 
     /// The parts thread `t` of `threads` solves: a run of consecutive parts, as even as the
@@ -277,7 +292,7 @@ impl Frame<'_> {
                                         // (`Tethers::prepare_frame`).
                                         tethers.project(self.pos, r.clone(), self.kernel.has_avx2());
                                     }
-                                    self.project_contacts(r)
+                                    self.project_contacts(r, substep)
                                 });
                                 clock.lap(PhaseClock::CONTACTS);
                             }
@@ -380,34 +395,36 @@ impl Frame<'_> {
         }
     }
 
-    /// Contacts: the last constraint group of every sweep.
+    /// Contacts: the last constraint group of every sweep, with the colliders as they are in
+    /// substep `substep`.
     ///
     /// # Safety
     /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
     /// this reads or writes during the call.
-    unsafe fn project_contacts(&self, range: Range<usize>) {
+    unsafe fn project_contacts(&self, range: Range<usize>, substep: u32) {
         // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
         // not shared with another thread (see # Safety).
         unsafe {
-            if self.colliders.is_empty() {
+            let colliders = self.colliders_in(substep);
+            if colliders.is_empty() {
                 return;
             }
             let mut scalar_from = range.start;
             #[cfg(target_arch = "x86_64")]
             if self.kernel.has_avx2() {
-                scalar_from = avx2::project_contacts(self, range.clone());
+                scalar_from = avx2::project_contacts(self, colliders, range.clone());
             }
-            (scalar_from..range.end).for_each(|i| self.project_contact(i));
+            (scalar_from..range.end).for_each(|i| self.project_contact(colliders, i));
         }
     }
 
-    /// Contacts of particle `i` with every collider.
+    /// Contacts of particle `i` with every collider of `colliders`.
     ///
     /// # Safety
     /// As [`Self::run`]: the frame's pointers are valid, and no other thread touches the particles
     /// this reads or writes during the call.
     #[inline(always)]
-    unsafe fn project_contact(&self, i: usize) {
+    unsafe fn project_contact(&self, colliders: &[PosedCollider], i: usize) {
         // SAFETY: the caller guarantees the frame's pointers valid and the particles touched here
         // not shared with another thread (see # Safety).
         unsafe {
@@ -416,8 +433,8 @@ impl Frame<'_> {
                 return;
             }
             let (mut x, mut start) = (xyz(pos), self.prev.get(i));
-            for collider in self.colliders {
-                project_contact(collider, &mut x, &mut start, self.settings.contact);
+            for posed in colliders {
+                project_contact(posed, &mut x, &mut start, self.settings.contact);
             }
             self.pos.set_xyz(i, x.to_array());
             self.prev.set(i, start);
@@ -502,7 +519,9 @@ mod avx2 {
     use std::arch::x86_64::*;
     use std::ops::Range;
 
-    use super::{Collider, Frame};
+    use glam::Vec3;
+
+    use super::{Collider, Frame, PosedCollider};
 
     /// x, y, z of eight particles.
     type Xyz = [__m256; 3];
@@ -655,14 +674,14 @@ mod avx2 {
 
     /// Whether all of particles i..i + 8 pass the scalar contact's early out for every
     /// collider (outside by more than the substep's travel: untouched), evaluated with the same
-    /// operations; false when a collider has no vector form here (capsules, boxes).
+    /// operations; false when a collider has no vector form here (capsules, boxes) or moves.
     ///
     /// # Safety
     /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
     /// functions); the frame's pointers must be valid, the particles read or written in bounds, and
     /// no other thread may touch them during the call.
     #[inline(always)]
-    unsafe fn clear_of_colliders(frame: &Frame, i: usize) -> bool {
+    unsafe fn clear_of_colliders(frame: &Frame, colliders: &[PosedCollider], i: usize) -> bool {
         // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
         // and unshared (see # Safety).
         unsafe {
@@ -675,10 +694,13 @@ mod avx2 {
             ]);
             let thickness = _mm256_set1_ps(frame.settings.contact.thickness);
             let mut clear = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
-            for collider in frame.colliders {
-                let surface = match *collider {
-                    Collider::Ground { height } => _mm256_sub_ps(x[1], _mm256_set1_ps(height)),
-                    Collider::Sphere { center, radius } => {
+            for posed in colliders {
+                if posed.shift != Vec3::ZERO {
+                    return false;
+                }
+                let surface = match posed.collider {
+                    Collider::Ground { height, .. } => _mm256_sub_ps(x[1], _mm256_set1_ps(height)),
+                    Collider::Sphere { center, radius, .. } => {
                         let c = [_mm256_set1_ps(center.x), _mm256_set1_ps(center.y), _mm256_set1_ps(center.z)];
                         let d = [_mm256_sub_ps(x[0], c[0]), _mm256_sub_ps(x[1], c[1]), _mm256_sub_ps(x[2], c[2])];
                         _mm256_sub_ps(length(d), _mm256_set1_ps(radius))
@@ -704,14 +726,14 @@ mod avx2 {
     /// The CPU must support AVX2; the frame's pointers must be valid, the particles read or written
     /// in bounds, and no other thread may touch them during the call.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn project_contacts(frame: &Frame, range: Range<usize>) -> usize {
+    pub(super) unsafe fn project_contacts(frame: &Frame, colliders: &[PosedCollider], range: Range<usize>) -> usize {
         // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
         // and unshared (see # Safety).
         unsafe {
             let end = range.start + range.len() / 8 * 8;
             for i in (range.start..end).step_by(8) {
-                if !clear_of_colliders(frame, i) {
-                    (i..i + 8).for_each(|p| frame.project_contact(p));
+                if !clear_of_colliders(frame, colliders, i) {
+                    (i..i + 8).for_each(|p| frame.project_contact(colliders, p));
                 }
             }
             end
@@ -761,10 +783,11 @@ mod tests {
             ..GridSpec::default()
         };
         let colliders = vec![
-            Collider::Ground { height: 0.0 },
+            Collider::Ground { height: 0.0, motion: None },
             Collider::Sphere {
                 center: Vec3::new(0.2, 0.4, 0.1),
                 radius: 0.3,
+                motion: None,
             },
         ];
         Cloth::new(spec.build().unwrap(), &Material::default(), colliders).unwrap()
@@ -871,7 +894,7 @@ mod tests {
             ..GridSpec::default()
         };
         let (model, _) = spec.build().unwrap().shuffled(5);
-        let colliders = vec![Collider::Ground { height: 0.0 }];
+        let colliders = vec![Collider::Ground { height: 0.0, motion: None }];
         let cloth = Cloth::new(model, &Material::default(), colliders).unwrap();
         assert!(cloth.coloured_sweep(), "a shuffled grid is solved in colours");
         cloth
