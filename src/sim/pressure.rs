@@ -239,9 +239,17 @@ pub(crate) struct PressureState {
     surfaces: Vec<Surface>,
     /// λ of each body, accumulated over the sweeps of the current substep (kg/m).
     lambda: Vec<f32>,
-    /// Scratch: one body's vertices as `[x, y, z, w]` and their gradients.
+    scratch: Scratch,
+}
+
+/// One body's vertices as the projection reads them, and their gradients.
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    /// `[x, y, z, w]` of each vertex.
     corners: Vec<PosW>,
+    /// Their positions (m).
     points: Vec<Vec3>,
+    /// ∇_i V of each (m²).
     gradient: Vec<Vec3>,
 }
 
@@ -309,28 +317,46 @@ impl PressureState {
             if !surface.closed {
                 continue;
             }
-            let target = body.pressure * surface.rest_volume;
-            let alpha_tilde = body.compliance * inv_h2;
+            let scratch = &mut self.scratch;
             // SAFETY: the caller guarantees the vertices in bounds and unshared (# Safety).
-            self.corners.clear();
-            self.corners
-                .extend(surface.vertices.iter().map(|&i| unsafe { pos.get(i as usize) }));
-            self.points.clear();
-            self.points.extend(self.corners.iter().map(|&c| xyz(c)));
-            self.gradient.resize(self.points.len(), Vec3::ZERO);
-            let volume = enclosed_volume_and_gradient(&self.points, &surface.triangles, &mut self.gradient);
-            let weights = self.corners.iter().zip(&self.gradient).map(|(c, g)| c[3] * g.length_squared());
+            unsafe { scratch.gather(pos, &surface.vertices) };
+            let volume = enclosed_volume_and_gradient(&scratch.points, &surface.triangles, &mut scratch.gradient);
+            let alpha_tilde = body.compliance * inv_h2;
+            let weights = scratch
+                .corners
+                .iter()
+                .zip(&scratch.gradient)
+                .map(|(c, g)| c[3] * g.length_squared());
             let denominator = weights.sum::<f32>() + alpha_tilde;
-            let delta = (-(volume - target) - alpha_tilde * self.lambda[k]) / denominator;
+            let constraint = volume - body.pressure * surface.rest_volume;
+            let delta = (-constraint - alpha_tilde * self.lambda[k]) / denominator;
             if denominator <= MIN_DENOMINATOR || !denominator.is_finite() || !delta.is_finite() {
                 continue;
             }
             self.lambda[k] += delta;
-            for ((&i, &corner), &g) in surface.vertices.iter().zip(&self.corners).zip(&self.gradient) {
+            for ((&i, &corner), &g) in surface.vertices.iter().zip(&scratch.corners).zip(&scratch.gradient) {
                 // SAFETY: as above.
                 unsafe { pos.shift(i as usize, corner, (g * (corner[3] * delta)).to_array()) };
             }
         }
+    }
+}
+
+impl Scratch {
+    /// Reads `vertices` from `pos`: their `[x, y, z, w]` and positions, and sizes the
+    /// gradients to match.
+    ///
+    /// # Safety
+    /// The vertices are in bounds of `pos`, and no other thread writes them during the call.
+    unsafe fn gather(&mut self, pos: PosPtr, vertices: &[u32]) {
+        self.corners.clear();
+        for &i in vertices {
+            // SAFETY: the caller guarantees the vertex in bounds and unshared (# Safety).
+            self.corners.push(unsafe { pos.get(i as usize) });
+        }
+        self.points.clear();
+        self.points.extend(self.corners.iter().map(|&c| xyz(c)));
+        self.gradient.resize(self.points.len(), Vec3::ZERO);
     }
 }
 
