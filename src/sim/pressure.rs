@@ -1,5 +1,5 @@
 //! Pressure: a volume constraint on closed triangle meshes, so a sphere of cloth becomes a
-//! balloon (docs/physics.md §4, "Pressure").
+//! balloon (docs/physics.md §1, "Pressure bodies").
 //!
 //! # The constraint
 //! A closed, consistently oriented triangle mesh (every edge in exactly two of its triangles,
