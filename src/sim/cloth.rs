@@ -423,8 +423,9 @@ impl Cloth {
         &self.constraints
     }
 
-    /// Each pressure body's volume now, the volume it is held at (k V0, m³) and whether it is
-    /// still closed (a torn or cut body has no pressure), in the model's order.
+    /// Each pressure body's volume now, the volume it is held at (k V0, m³), whether it is
+    /// still closed (a torn or cut body has no pressure) and the gauge pressure inside during
+    /// the last substep (Pa), in the model's order.
     pub fn pressure_volumes(&self) -> Vec<PressureVolume> {
         self.pressure.volumes(&self.model.pressure_bodies, |i| self.particles.position(i))
     }

@@ -231,6 +231,9 @@ pub struct PressureVolume {
     pub target: f32,
     /// Whether it is still closed; a punctured body has no pressure.
     pub closed: bool,
+    /// The gauge pressure inside during the last substep, λ/h² in Pa (0 before the first step
+    /// and once punctured); the force on vertex i is ∇_i V times it.
+    pub gauge_pressure: f32,
 }
 
 /// The pressure bodies of a cloth: their surfaces, multipliers and scratch.
@@ -239,6 +242,8 @@ pub(crate) struct PressureState {
     surfaces: Vec<Surface>,
     /// λ of each body, accumulated over the sweeps of the current substep (kg/m).
     lambda: Vec<f32>,
+    /// 1/h² of the last substep projected (1/s²), to read λ as a pressure.
+    inv_h2: f32,
     scratch: Scratch,
 }
 
@@ -275,6 +280,11 @@ impl PressureState {
                 ..edited
             };
         }
+        for (lambda, surface) in self.lambda.iter_mut().zip(&self.surfaces) {
+            if !surface.closed {
+                *lambda = 0.0;
+            }
+        }
     }
 
     /// Whether any body is closed (and so has pressure to solve).
@@ -287,17 +297,20 @@ impl PressureState {
         self.surfaces.iter().filter(|s| s.closed).map(|s| s.triangles.len()).sum()
     }
 
-    /// Each body's volume now, its target k V0 and whether it is closed.
+    /// Each body's volume now, its target k V0, whether it is closed and its last gauge
+    /// pressure.
     pub fn volumes(&self, bodies: &[PressureBody], position: impl Fn(usize) -> Vec3) -> Vec<PressureVolume> {
         self.surfaces
             .iter()
             .zip(bodies)
-            .map(|(s, body)| {
+            .zip(&self.lambda)
+            .map(|((s, body), &lambda)| {
                 let points: Vec<Vec3> = s.vertices.iter().map(|&i| position(i as usize)).collect();
                 PressureVolume {
                     volume: enclosed_volume(&points, &s.triangles),
                     target: body.pressure * s.rest_volume,
                     closed: s.closed,
+                    gauge_pressure: lambda * self.inv_h2,
                 }
             })
             .collect()
@@ -310,6 +323,7 @@ impl PressureState {
     /// Every body's vertices are in bounds of `pos`, and no other thread touches them during
     /// the call.
     unsafe fn project(&mut self, bodies: &[PressureBody], pos: PosPtr, inv_h2: f32, first: bool) {
+        self.inv_h2 = inv_h2;
         for (k, (surface, body)) in self.surfaces.iter().zip(bodies).enumerate() {
             if first {
                 self.lambda[k] = 0.0;
