@@ -21,9 +21,18 @@
 //! ```
 //!
 //! with (i, j, k) the triangle's corners in winding order starting at i: the derivative of
-//! each triple product by one corner is the cross product of the other two. Moving every vertex
-//! along ∇_i V grows the volume fastest; ∇_i V is a third of the area-weighted normal of the
-//! vertex's triangles.
+//! each triple product by one corner is the cross product of the other two. On a closed
+//! surface the triangles around i form a closed fan, the r terms cancel, and r = x_i gives
+//!
+//! ```text
+//! ∇_i V = (1/6) Σ_{t ∋ i} (x_j − x_i) × (x_k − x_i) = (1/6) Σ_{t ∋ i} N_t,   N_t = (x_b − x_a) × (x_c − x_a)
+//! V     = (1/6) Σ_t (x_a − r) · N_t
+//! ```
+//!
+//! (a'·(b'×c') = a'·((b' − a')×(c' − a')) for a' = x_a − r and so on): one cross product per
+//! triangle, its normal N_t (twice its area), serves the volume and all three corners'
+//! gradients. Moving every vertex along ∇_i V, a third of its area-weighted normal, grows the
+//! volume fastest.
 //!
 //! # The XPBD update
 //! One constraint over all the body's vertices (docs/physics.md §1):
@@ -173,19 +182,21 @@ pub fn enclosed_volume(points: &[Vec3], triangles: &[[u32; 3]]) -> f32 {
     six_v / 6.0
 }
 
-/// [`enclosed_volume`] and its gradient: `gradient[i]` becomes ∇_i V (m²) for every point
-/// (0 for points on no triangle). `gradient` must have one entry per point.
+/// [`enclosed_volume`] and, for a closed surface, its gradient: `gradient[i]` becomes ∇_i V
+/// (m²) for every point (0 for points on no triangle). `gradient` must have one entry per
+/// point. One cross product per triangle (module docs): its normal N_t = (x_b − x_a) × (x_c −
+/// x_a) gives both the triple product (x_a − r)·N_t and each corner's share N_t/6 of the
+/// gradient.
 pub fn enclosed_volume_and_gradient(points: &[Vec3], triangles: &[[u32; 3]], gradient: &mut [Vec3]) -> f32 {
     gradient.fill(Vec3::ZERO);
     let Some(first) = triangles.first() else { return 0.0 };
     let r = points[first[0] as usize];
     let mut six_v = 0.0;
     for t in triangles {
-        let [a, b, c] = t.map(|i| points[i as usize] - r);
-        six_v += a.dot(b.cross(c));
-        gradient[t[0] as usize] += b.cross(c);
-        gradient[t[1] as usize] += c.cross(a);
-        gradient[t[2] as usize] += a.cross(b);
+        let [a, b, c] = t.map(|i| points[i as usize]);
+        let normal = (b - a).cross(c - a);
+        six_v += (a - r).dot(normal);
+        t.iter().for_each(|&i| gradient[i as usize] += normal);
     }
     gradient.iter_mut().for_each(|g| *g /= 6.0);
     six_v / 6.0
