@@ -18,7 +18,7 @@ use super::parallel::{self, Progress, SpinBarrier};
 use super::params::{Material, SolverParams};
 use super::particles::COMPENSATED_BELOW_SUBSTEP;
 use super::particles::{AosPtr, Particles, PosW};
-use super::pressure::{check_pressure_factor, PressurePass, PressureState, PressureVolume};
+use super::pressure::{check_pressure_factor, PressureState, PressureVolume};
 use super::ramp::{self, ComplianceRamp};
 use super::self_contact::{SelfContactPass, SelfContacts};
 use super::solver::{Frame, FrameSettings, SoftGrab};
@@ -311,11 +311,10 @@ impl Cloth {
             rest: &self.model.positions,
             settings: contact,
         });
-        let pressure_pass = self.pressure.any_closed().then(|| PressurePass {
-            state: Mutex::new(&mut self.pressure),
-            bodies: &self.model.pressure_bodies,
-            inv_h2: settings.constants.inv_h2,
-        });
+        let pressure_pass = self
+            .pressure
+            .any_closed()
+            .then(|| self.pressure.pass(&self.model.pressure_bodies, settings.constants.inv_h2));
         let pos = p.pos.raw();
         let frame = Frame {
             pos: if compensated { pos.compensated(p.comp.raw()) } else { pos },

@@ -66,12 +66,10 @@
 //! that is no longer closed loses its pressure for good (a punctured balloon deflates) and its
 //! volume is then only a measurement ([`enclosed_volume`] relative to its first vertex).
 
-use std::sync::Mutex;
-
 use glam::Vec3;
 
 use super::error::{check_range, SimError};
-use super::particles::{xyz, PosPtr, PosW};
+use super::particles::{xyz, PosPtr};
 
 /// Largest pressure factor k a body accepts (ten times its rest volume).
 pub const MAX_PRESSURE_FACTOR: f32 = 10.0;
@@ -209,6 +207,10 @@ struct Surface {
     vertices: Vec<u32>,
     /// The body's triangles, corners as indices into `vertices`, in the body's order.
     triangles: Vec<[u32; 3]>,
+    /// The triangles around each vertex, ascending: those of vertex v are
+    /// `ring[ring_start[v]..ring_start[v + 1]]`.
+    ring_start: Vec<u32>,
+    ring: Vec<u32>,
     /// The surface is closed and consistently oriented (else the body has no pressure).
     closed: bool,
     /// V0: the volume in the rest positions, m³.
@@ -223,13 +225,35 @@ impl Surface {
         let local = |i: u32| vertices.binary_search(&i).expect("a corner of the body") as u32;
         let local_triangles: Vec<[u32; 3]> = body.corners(triangles).map(|t| t.map(local)).collect();
         let rest: Vec<Vec3> = vertices.iter().map(|&i| rest_positions[i as usize]).collect();
+        let (ring_start, ring) = rings(vertices.len(), &local_triangles);
         Surface {
             rest_volume: enclosed_volume(&rest, &local_triangles),
             closed: surface_defect(body.corners(triangles)).is_none(),
             vertices,
             triangles: local_triangles,
+            ring_start,
+            ring,
         }
     }
+}
+
+/// The triangles around each of `vertices` vertices, ascending, as (start of each vertex's
+/// list, the lists one after another).
+fn rings(vertices: usize, triangles: &[[u32; 3]]) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; vertices + 1];
+    triangles.iter().flatten().for_each(|&v| start[v as usize + 1] += 1);
+    for v in 0..vertices {
+        start[v + 1] += start[v];
+    }
+    let mut fill = start.clone();
+    let mut ring = vec![0u32; start[vertices] as usize];
+    for (t, tri) in triangles.iter().enumerate() {
+        for &v in tri {
+            ring[fill[v as usize] as usize] = t as u32;
+            fill[v as usize] += 1;
+        }
+    }
+    (start, ring)
 }
 
 /// What a body holds now ([`crate::sim::Cloth::pressure_volumes`]).
@@ -247,7 +271,7 @@ pub struct PressureVolume {
     pub gauge_pressure: f32,
 }
 
-/// The pressure bodies of a cloth: their surfaces, multipliers and scratch.
+/// The pressure bodies of a cloth: their surfaces, multipliers and the reduction's buffers.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PressureState {
     surfaces: Vec<Surface>,
@@ -255,29 +279,44 @@ pub(crate) struct PressureState {
     lambda: Vec<f32>,
     /// 1/h² of the last substep projected (1/s²), to read λ as a pressure.
     inv_h2: f32,
-    scratch: Scratch,
+    /// Per triangle of the body being solved: its normal N_t (m²).
+    normals: Vec<Vec3>,
+    /// Per vertex of the body being solved: ∇_i V (m²).
+    gradient: Vec<Vec3>,
+    /// Per chunk of [`CHUNK`] triangles: Σ (x_a − r)·N_t (6 V's share, m³).
+    volume_sums: Vec<f32>,
+    /// Per chunk of [`CHUNK`] vertices: Σ w_i |∇_i V|² (m⁴/kg).
+    weight_sums: Vec<f32>,
+    /// Δλ of the body being solved this sweep (0: skipped).
+    delta: f32,
 }
 
-/// One body's vertices as the projection reads them, and their gradients.
-#[derive(Debug, Clone, Default)]
-struct Scratch {
-    /// `[x, y, z, w]` of each vertex.
-    corners: Vec<PosW>,
-    /// Their positions (m).
-    points: Vec<Vec3>,
-    /// ∇_i V of each (m²).
-    gradient: Vec<Vec3>,
-}
+/// Triangles or vertices per chunk of the reduction: each chunk's sum is made by one thread
+/// and the chunks' sums are added in chunk order, so the result does not depend on which
+/// thread made which chunk.
+const CHUNK: usize = 512;
 
 impl PressureState {
     /// The state of `bodies` on a model with `triangles` and rest positions `rest_positions`:
     /// rest volumes are measured in the rest positions, closedness on the triangles as they are.
     pub fn new(bodies: &[PressureBody], triangles: &[[u32; 3]], rest_positions: &[Vec3]) -> Self {
-        Self {
+        let mut state = Self {
             surfaces: bodies.iter().map(|b| Surface::of(b, triangles, rest_positions)).collect(),
             lambda: vec![0.0; bodies.len()],
             ..Self::default()
-        }
+        };
+        state.size_buffers();
+        state
+    }
+
+    /// Sizes the reduction's buffers for the largest body.
+    fn size_buffers(&mut self) {
+        let triangles = self.surfaces.iter().map(|s| s.triangles.len()).max().unwrap_or(0);
+        let vertices = self.surfaces.iter().map(|s| s.vertices.len()).max().unwrap_or(0);
+        self.normals.resize(triangles, Vec3::ZERO);
+        self.gradient.resize(vertices, Vec3::ZERO);
+        self.volume_sums.resize(triangles.div_ceil(CHUNK), 0.0);
+        self.weight_sums.resize(vertices.div_ceil(CHUNK), 0.0);
     }
 
     /// After a topology edit: renumbers each body's vertices from the edited triangles and
@@ -296,6 +335,7 @@ impl PressureState {
                 *lambda = 0.0;
             }
         }
+        self.size_buffers();
     }
 
     /// Whether any body is closed (and so has pressure to solve).
@@ -327,85 +367,178 @@ impl PressureState {
             .collect()
     }
 
-    /// Projects every closed body once (module docs), `inv_h2` = 1/h² (1/s²); on a substep's
-    /// first sweep (`first`) the multipliers restart from zero.
+    /// This state lent to one frame's threads, for bodies `bodies` at 1/h² = `inv_h2` (1/s²).
+    pub fn pass<'a>(&'a mut self, bodies: &'a [PressureBody], inv_h2: f32) -> PressurePass<'a> {
+        self.inv_h2 = inv_h2;
+        PressurePass {
+            surfaces: &self.surfaces,
+            bodies,
+            inv_h2,
+            lambda: self.lambda.as_mut_ptr(),
+            normals: self.normals.as_mut_ptr(),
+            gradient: self.gradient.as_mut_ptr(),
+            volume_sums: self.volume_sums.as_mut_ptr(),
+            weight_sums: self.weight_sums.as_mut_ptr(),
+            delta: &mut self.delta,
+        }
+    }
+}
+
+/// The pressure pass of one frame: the bodies' surfaces and the reduction's buffers, shared
+/// by the threads, which write disjoint chunks of them between barriers ([`Self::run`]).
+#[derive(Debug)]
+pub(crate) struct PressurePass<'a> {
+    surfaces: &'a [Surface],
+    /// The bodies' pressure factors and compliances.
+    bodies: &'a [PressureBody],
+    /// 1/h² for the substep h, 1/s².
+    inv_h2: f32,
+    lambda: *mut f32,
+    normals: *mut Vec3,
+    gradient: *mut Vec3,
+    volume_sums: *mut f32,
+    weight_sums: *mut f32,
+    delta: *mut f32,
+}
+
+// SAFETY: the threads of a frame write disjoint chunks of the buffers between barriers, and
+// only thread 0 writes λ and Δλ, while the others wait (see `PressurePass::run`); the buffers
+// outlive the frame (`Cloth::step` waits for every thread).
+unsafe impl Sync for PressurePass<'_> {}
+
+impl PressurePass<'_> {
+    /// One sweep's projection of every closed body, as thread `t` of `threads`, body after
+    /// body; `first` on a substep's first sweep (λ restarts), `sync` a barrier of all the
+    /// threads. For each body: sync; each thread the normals and volume sums of its chunks
+    /// of triangles; sync; the gradients and weight sums of its chunks of vertices; sync;
+    /// thread 0 adds the sums in chunk order and takes the step Δλ; sync; each thread moves
+    /// its chunks of vertices. A last sync ends the pass.
     ///
     /// # Safety
-    /// Every body's vertices are in bounds of `pos`, and no other thread touches them during
-    /// the call.
-    unsafe fn project(&mut self, bodies: &[PressureBody], pos: PosPtr, inv_h2: f32, first: bool) {
-        self.inv_h2 = inv_h2;
-        for (k, (surface, body)) in self.surfaces.iter().zip(bodies).enumerate() {
-            if first {
-                self.lambda[k] = 0.0;
-            }
+    /// Every thread of the frame calls this with the same `first` and a barrier of them all;
+    /// every body's vertices are in bounds of `pos`, and nothing else touches the particles
+    /// during the call.
+    pub unsafe fn run(&self, pos: PosPtr, t: usize, threads: usize, first: bool, sync: &dyn Fn()) {
+        for (k, surface) in self.surfaces.iter().enumerate() {
             if !surface.closed {
                 continue;
             }
-            let scratch = &mut self.scratch;
-            // SAFETY: the caller guarantees the vertices in bounds and unshared (# Safety).
-            unsafe { scratch.gather(pos, &surface.vertices) };
-            let volume = enclosed_volume_and_gradient(&scratch.points, &surface.triangles, &mut scratch.gradient);
-            let alpha_tilde = body.compliance * inv_h2;
-            let weights = scratch
-                .corners
-                .iter()
-                .zip(&scratch.gradient)
-                .map(|(c, g)| c[3] * g.length_squared());
-            let denominator = weights.sum::<f32>() + alpha_tilde;
+            // SAFETY: the caller's contract (# Safety); the steps are separated by barriers.
+            unsafe {
+                sync();
+                self.sum_volume(pos, surface, t, threads);
+                sync();
+                self.sum_gradients(pos, surface, t, threads);
+                sync();
+                if t == 0 {
+                    self.take_step(k, surface, first);
+                }
+                sync();
+                self.move_vertices(pos, surface, t, threads);
+            }
+        }
+        sync();
+    }
+
+    /// Chunks of `count` items (triangles or vertices) that thread `t` of `threads` makes.
+    fn chunks_of(count: usize, t: usize, threads: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+        let chunks = count.div_ceil(CHUNK);
+        (chunks * t / threads..chunks * (t + 1) / threads).map(move |c| c * CHUNK..((c + 1) * CHUNK).min(count))
+    }
+
+    /// Thread `t`'s chunks of triangles: each normal N_t, and each chunk's Σ (x_a − r)·N_t
+    /// with r the body's first vertex.
+    ///
+    /// # Safety
+    /// As [`Self::run`], between barriers.
+    unsafe fn sum_volume(&self, pos: PosPtr, surface: &Surface, t: usize, threads: usize) {
+        // SAFETY: vertices in bounds and read by every thread, written by none (# Safety);
+        // each chunk's normals and sum are this thread's alone.
+        unsafe {
+            let point = |local: u32| xyz(pos.get(surface.vertices[local as usize] as usize));
+            let r = point(surface.triangles[0][0]);
+            for chunk in Self::chunks_of(surface.triangles.len(), t, threads) {
+                let mut six_v = 0.0;
+                for tri in chunk.clone() {
+                    let [a, b, c] = surface.triangles[tri].map(point);
+                    let normal = (b - a).cross(c - a);
+                    six_v += (a - r).dot(normal);
+                    *self.normals.add(tri) = normal;
+                }
+                *self.volume_sums.add(chunk.start / CHUNK) = six_v;
+            }
+        }
+    }
+
+    /// Thread `t`'s chunks of vertices: ∇_i V = Σ N_t/6 over the vertex's triangles (in
+    /// triangle order), and each chunk's Σ w_i |∇_i V|².
+    ///
+    /// # Safety
+    /// As [`Self::run`], between barriers, after [`Self::sum_volume`].
+    unsafe fn sum_gradients(&self, pos: PosPtr, surface: &Surface, t: usize, threads: usize) {
+        // SAFETY: the normals are complete (a barrier since they were written); each chunk's
+        // gradients and sum are this thread's alone (# Safety).
+        unsafe {
+            for chunk in Self::chunks_of(surface.vertices.len(), t, threads) {
+                let mut weight = 0.0;
+                for v in chunk.clone() {
+                    let ring = surface.ring_start[v] as usize..surface.ring_start[v + 1] as usize;
+                    let sum: Vec3 = surface.ring[ring].iter().map(|&tri| *self.normals.add(tri as usize)).sum();
+                    let g = sum / 6.0;
+                    *self.gradient.add(v) = g;
+                    weight += pos.get(surface.vertices[v] as usize)[3] * g.length_squared();
+                }
+                *self.weight_sums.add(chunk.start / CHUNK) = weight;
+            }
+        }
+    }
+
+    /// Thread 0: V and Σ w_i |∇_i V|² from the chunks' sums in chunk order, then body `k`'s
+    /// Δλ (module docs; 0 when the denominator is not above [`MIN_DENOMINATOR`] or anything is
+    /// not finite), added to its λ (restarted on a substep's `first` sweep).
+    ///
+    /// # Safety
+    /// As [`Self::run`], between barriers, after [`Self::sum_gradients`], on thread 0 alone.
+    unsafe fn take_step(&self, k: usize, surface: &Surface, first: bool) {
+        // SAFETY: every chunk's sums are complete, and only this thread runs (# Safety).
+        unsafe {
+            let lambda = &mut *self.lambda.add(k);
+            if first {
+                *lambda = 0.0;
+            }
+            let sum = |sums: *mut f32, count: usize| (0..count.div_ceil(CHUNK)).map(|c| *sums.add(c)).sum::<f32>();
+            let volume = sum(self.volume_sums, surface.triangles.len()) / 6.0;
+            let body = &self.bodies[k];
+            let alpha_tilde = body.compliance * self.inv_h2;
+            let denominator = sum(self.weight_sums, surface.vertices.len()) + alpha_tilde;
             let constraint = volume - body.pressure * surface.rest_volume;
-            let delta = (-constraint - alpha_tilde * self.lambda[k]) / denominator;
-            if denominator <= MIN_DENOMINATOR || !denominator.is_finite() || !delta.is_finite() {
-                continue;
-            }
-            self.lambda[k] += delta;
-            for ((&i, &corner), &g) in surface.vertices.iter().zip(&scratch.corners).zip(&scratch.gradient) {
-                // SAFETY: as above.
-                unsafe { pos.shift(i as usize, corner, (g * (corner[3] * delta)).to_array()) };
-            }
+            let delta = (-constraint - alpha_tilde * *lambda) / denominator;
+            let valid = denominator > MIN_DENOMINATOR && denominator.is_finite() && delta.is_finite();
+            *self.delta = if valid { delta } else { 0.0 };
+            *lambda += *self.delta;
         }
     }
-}
 
-impl Scratch {
-    /// Reads `vertices` from `pos`: their `[x, y, z, w]` and positions, and sizes the
-    /// gradients to match.
+    /// Thread `t`'s chunks of vertices: x_i += w_i ∇_i V Δλ.
     ///
     /// # Safety
-    /// The vertices are in bounds of `pos`, and no other thread writes them during the call.
-    unsafe fn gather(&mut self, pos: PosPtr, vertices: &[u32]) {
-        self.corners.clear();
-        for &i in vertices {
-            // SAFETY: the caller guarantees the vertex in bounds and unshared (# Safety).
-            self.corners.push(unsafe { pos.get(i as usize) });
+    /// As [`Self::run`], between barriers, after [`Self::take_step`].
+    unsafe fn move_vertices(&self, pos: PosPtr, surface: &Surface, t: usize, threads: usize) {
+        // SAFETY: Δλ and the gradients are complete; each chunk's vertices are this thread's
+        // alone (# Safety).
+        unsafe {
+            let delta = *self.delta;
+            if delta == 0.0 {
+                return;
+            }
+            for chunk in Self::chunks_of(surface.vertices.len(), t, threads) {
+                for v in chunk {
+                    let i = surface.vertices[v] as usize;
+                    let corner = pos.get(i);
+                    pos.shift(i, corner, (*self.gradient.add(v) * (corner[3] * delta)).to_array());
+                }
+            }
         }
-        self.points.clear();
-        self.points.extend(self.corners.iter().map(|&c| xyz(c)));
-        self.gradient.resize(self.points.len(), Vec3::ZERO);
-    }
-}
-
-/// The pressure pass of one frame, as the solver's thread 0 runs it.
-#[derive(Debug)]
-pub(crate) struct PressurePass<'a> {
-    /// The bodies' surfaces and multipliers (only thread 0 locks them).
-    pub state: Mutex<&'a mut PressureState>,
-    /// The bodies' pressure factors and compliances.
-    pub bodies: &'a [PressureBody],
-    /// 1/h² for the substep h, 1/s².
-    pub inv_h2: f32,
-}
-
-impl PressurePass<'_> {
-    /// One sweep's projection of every closed body; `first` on a substep's first sweep.
-    ///
-    /// # Safety
-    /// Every body's vertices are in bounds of `pos`, and no other thread touches them during
-    /// the call.
-    pub unsafe fn run(&self, pos: PosPtr, first: bool) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        // SAFETY: the caller guarantees the vertices in bounds and unshared (# Safety).
-        unsafe { state.project(self.bodies, pos, self.inv_h2, first) };
     }
 }
 
@@ -503,7 +636,11 @@ mod tests {
         (0..times)
             .map(|sweep| {
                 // SAFETY: the body's vertices are the particles; one thread.
-                unsafe { state.project(&model.pressure_bodies, p.pos.raw(), inv_h2, sweep == 0) };
+                unsafe {
+                    state
+                        .pass(&model.pressure_bodies, inv_h2)
+                        .run(p.pos.raw(), 0, 1, sweep == 0, &|| {})
+                };
                 state.volumes(&model.pressure_bodies, |i| p.position(i))[0].volume
             })
             .collect()
@@ -555,6 +692,41 @@ mod tests {
         let step = (rest - kappa * r.powi(3)) / (3.0 * kappa * r * r) * stiffness / (stiffness + alpha * inv_h2);
         let volume = project_times(&model, &scaled, w as f32, inv_h2 as f32, 1)[0] as f64;
         assert!((volume / (kappa * (r + step).powi(3)) - 1.0).abs() < 2e-6, "{volume}");
+    }
+
+    /// The chunked reduction made by any number of threads (here its steps played one thread
+    /// after another) gives each vertex the reference gradient [`enclosed_volume_and_gradient`]
+    /// bit for bit (both add N_t/6 in triangle order), and the same positions after a step.
+    #[test]
+    fn the_chunked_reduction_matches_the_reference_for_any_thread_count() {
+        let mut builder = icosphere(Vec3::new(0.2, 0.5, -0.1), 0.4, 3);
+        let all = (0..builder.triangle_count() as u32).collect();
+        builder.add_pressure_body(all, 1.3, 0.0).unwrap();
+        let model = builder.build().unwrap();
+        let mut reference = vec![Vec3::ZERO; model.positions.len()];
+        enclosed_volume_and_gradient(&model.positions, &model.triangles, &mut reference);
+        let run = |threads: usize| {
+            let mut state = PressureState::new(&model.pressure_bodies, &model.triangles, &model.positions);
+            let mut p = particles(&model.positions, 3.0);
+            let pos = p.pos.raw();
+            let pass = state.pass(&model.pressure_bodies, 3600.0);
+            let surface = &pass.surfaces[0];
+            // SAFETY: the body's vertices are the particles; the steps run one after another.
+            let gradient = unsafe {
+                (0..threads).for_each(|t| pass.sum_volume(pos, surface, t, threads));
+                (0..threads).for_each(|t| pass.sum_gradients(pos, surface, t, threads));
+                pass.take_step(0, surface, true);
+                (0..threads).for_each(|t| pass.move_vertices(pos, surface, t, threads));
+                (0..surface.vertices.len()).map(|v| *pass.gradient.add(v)).collect::<Vec<_>>()
+            };
+            (gradient, p.positions().collect::<Vec<_>>())
+        };
+        let one = run(1);
+        assert!(one.0 == reference, "the gradients differ from the reference");
+        assert!(one.1 != model.positions, "the step moved the vertices");
+        for threads in [2, 3, 7] {
+            assert!(run(threads) == one, "{threads} threads differ from one");
+        }
     }
 
     /// A body whose vertices are all pinned (w = 0) has a zero denominator: it is left alone,

@@ -265,9 +265,11 @@ impl Frame<'_> {
                                             }
                                             grab.project(self.pos, target, &mut grab_lambda);
                                         }
-                                        if let Some(pressure) = self.pressure {
-                                            pressure.run(self.pos, first);
-                                        }
+                                    }
+                                    if let Some(pressure) = self.pressure {
+                                        pressure.run(self.pos, t, threads, first, &|| barrier.wait(parties));
+                                    }
+                                    if t == 0 {
                                         if let Some(pass) = self.self_contacts {
                                             clock.lap(PhaseClock::HINGES);
                                             pass.run(self.pos, self.prev, self.particles, first);
