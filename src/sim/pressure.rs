@@ -53,11 +53,16 @@
 //! target, and the next ones converge quadratically.
 //!
 //! # A reduction, in a fixed order
-//! V and every ∇_i V are a sum over the whole body, so a body is one constraint over all its
-//! vertices. Thread 0 computes and projects it serially in the serial step of every sweep
-//! (after the tail group and the soft grab, before the self-contacts; see
-//! [`super::solver`]), triangle by triangle in the body's order, so every thread count gives
-//! bit-identical frames.
+//! V is a sum over the whole body, so a body is one constraint over all its vertices, solved
+//! in the serial step of every sweep (after the tail group and the soft grab, before the
+//! self-contacts; see [`super::solver`]) by all the threads between barriers
+//! ([`PressurePass::run`]): each makes the normals and the partial volume sums of its chunks of
+//! [`CHUNK`] triangles, then the gradients (each vertex adds the normals of its triangles in
+//! triangle order) and the partial sums Σ w_i |∇_i V|² of its chunks of vertices; thread 0
+//! adds the chunks' sums in chunk order and takes the step; each thread moves its vertices.
+//! The chunks do not depend on the thread count, so every thread count gives bit-identical
+//! frames. Bodies of fewer than [`PARALLEL_FROM_TRIANGLES`] triangles are projected by thread
+//! 0 alone, over the same chunks.
 //!
 //! # Punctures
 //! Tearing and cutting split vertices and never delete triangles, so a body keeps its

@@ -12,9 +12,10 @@
 //! [`super::constraints::plan_sweep`]); the threads meet at a barrier only around a non-empty
 //! tail group or while a soft grab is held. The per-particle passes split the particles by
 //! index at the same places as the parts. The tail group (constraints re-pointed or added by
-//! tearing), the soft grab's constraint ([`SoftGrab`], after the tail group), the pressure
-//! bodies ([`super::pressure`], one reduction each) and the self-contacts
-//! ([`super::self_contact`], last) are solved by thread 0.
+//! tearing), the soft grab's constraint ([`SoftGrab`], after the tail group) and the
+//! self-contacts ([`super::self_contact`], last) are solved by thread 0; between them the
+//! pressure bodies ([`super::pressure`], one reduction each) by all threads, in chunks
+//! combined in a fixed order.
 //! One thread runs the same operations in the same part-by-part order, so every thread count
 //! gives bit-identical results. Per substep, each unit
 //! after its wait (the tail between two barriers, and only when it holds constraints, a soft
@@ -25,7 +26,8 @@
 //!                    | own particles to the [x, y, z, w] copy
 //!                    | for each hinge colour: own part, chunk by chunk (on the copy)
 //!                    | own particles back from the copy
-//!                    | [barrier | tail, soft grab, pressure, self-contacts (thread 0) | barrier]
+//!                    | [barrier | tail, soft grab (thread 0) | pressure (all, between
+//!                    |  barriers) | self-contacts (thread 0) | barrier]
 //!                    | tethers (none on the soft grab's corners) and contacts of own particles
 //! (after the last substep) velocities of own particles
 //! ```
@@ -156,8 +158,8 @@ pub(crate) struct Frame<'a> {
     /// The self-contact pass, when self-collision is on and the frame has candidate pairs
     /// (solved by thread 0 in the tail step).
     pub self_contacts: Option<&'a SelfContactPass<'a>>,
-    /// The pressure pass, when the model has a closed pressure body (solved by thread 0 in
-    /// the tail step, before the self-contacts).
+    /// The pressure pass, when the model has a closed pressure body (solved in the tail step
+    /// by all threads between barriers, before the self-contacts).
     pub pressure: Option<&'a PressurePass<'a>>,
     pub settings: FrameSettings,
     pub kernel: Kernel,
