@@ -11,8 +11,9 @@
 //!
 //! the sum of the signed tetrahedra from r over the triangles (the divergence theorem applied
 //! to the field (x − r)/3). For a closed surface every r gives the same V; the code takes r at
-//! the body's first vertex, which keeps the terms small (the mesh may be kilometres from the
-//! origin) and makes a degenerate tetrahedron of every triangle at that vertex. A body is held
+//! the first corner of the body's first triangle, which keeps the terms small (the mesh may be
+//! kilometres from the origin) and makes a degenerate tetrahedron of every triangle at that
+//! vertex. A body is held
 //! at k times its rest volume V0 (the volume as built, in the rest positions):
 //!
 //! ```text
@@ -69,7 +70,8 @@
 //! triangles through any edit, but a split opens the surface: an edge on the crack then lies in
 //! one triangle of the body. After every topology edit the cloth checks each body again; a body
 //! that is no longer closed loses its pressure for good (a punctured balloon deflates) and its
-//! volume is then only a measurement ([`enclosed_volume`] relative to its first vertex).
+//! volume is then only a measurement ([`enclosed_volume`], relative to the first corner of its
+//! first triangle).
 
 use glam::Vec3;
 
@@ -481,7 +483,7 @@ impl PressurePass<'_> {
     }
 
     /// Thread `t`'s chunks of triangles: each normal N_t, and each chunk's Σ (x_a − r)·N_t
-    /// with r the body's first vertex.
+    /// with r the first corner of the body's first triangle.
     ///
     /// # Safety
     /// As [`Self::run`], between barriers.
