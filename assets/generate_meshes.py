@@ -9,6 +9,8 @@
   vertices around and 24 rings, facing outwards; texture coordinates wrap once around.
 - sphere.obj: a closed icosphere of radius 0.3 m centred at the origin (three subdivisions:
   642 vertices, 1280 triangles), facing outwards; spherical texture coordinates.
+- pillow.obj: a closed cushion, two 0.6 m square sheets of 24 x 24 vertices joined along
+  their edges, bulging 5 cm up and down in the middle, facing outwards.
 
 Every triangle is wound counter-clockwise seen from its front (the normal the docs name).
 """
@@ -145,7 +147,44 @@ def sphere(radius=0.3, subdivisions=3):
     write_obj("sphere.obj", f"Closed icosphere, radius {radius} m, {len(positions)} vertices", positions, triangles, uvs)
 
 
+def pillow(size=0.6, bulge=0.05, n=24):
+    """Two n x n sheets joined along their edges: the top sheet bulges up by
+    bulge * sin(pi u) sin(pi v), the bottom one down, so the closed surface has a volume."""
+    positions, top, bottom = [], {}, {}
+    for row in range(n):
+        for col in range(n):
+            u, v = col / (n - 1), row / (n - 1)
+            x, z = (u - 0.5) * size, (v - 0.5) * size
+            h = bulge * math.sin(math.pi * u) * math.sin(math.pi * v)
+            top[(col, row)] = len(positions)
+            positions.append((x, h, z))
+            on_edge = row in (0, n - 1) or col in (0, n - 1)
+            if on_edge:
+                bottom[(col, row)] = top[(col, row)]
+            else:
+                bottom[(col, row)] = len(positions)
+                positions.append((x, -h, z))
+    triangles, uvs = [], []
+    for sheet, up in ((top, 1.0), (bottom, -1.0)):
+        for row in range(n - 1):
+            for col in range(n - 1):
+                a, b = sheet[(col, row)], sheet[(col + 1, row)]
+                c, d = sheet[(col, row + 1)], sheet[(col + 1, row + 1)]
+                uv = {a: (col, row), b: (col + 1, row), c: (col, row + 1), d: (col + 1, row + 1)}
+                # A diagonal joining two rim vertices would make a triangle with all three
+                # corners on the rim, the same in both sheets: use the other diagonal there.
+                rim = lambda k: k in (0, n - 1)
+                a_d_on_rim = (rim(col) or rim(row)) and (rim(col + 1) or rim(row + 1))
+                quads = ((a, c, b), (c, d, b)) if a_d_on_rim else ((a, c, d), (a, d, b))
+                for tri in quads:
+                    tri = facing(positions, tri, lambda p, up=up: (0.0, up, 0.0))
+                    triangles.append(tri)
+                    uvs.append([(uv[k][0] / (n - 1), uv[k][1] / (n - 1)) for k in tri])
+    write_obj("pillow.obj", f"Closed pillow, {size} m square, two sheets joined at their edges", positions, triangles, uvs)
+
+
 if __name__ == "__main__":
     tablecloth()
     skirt()
     sphere()
+    pillow()

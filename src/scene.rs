@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::mesh_file::{load_obj, MeshFileError};
 use crate::sim::error::{check_components, check_range};
+use crate::sim::pressure::{MAX_PRESSURE_FACTOR, MAX_VOLUME_COMPLIANCE};
 use crate::sim::{GridSpec, MeshPins, Model, SimError};
 
 /// One cloth of a scene.
@@ -39,6 +40,13 @@ pub struct MeshSpec {
     pub pins: MeshPins,
     /// Add dihedral bending hinges on interior edges. Default true.
     pub bending: bool,
+    /// Pressure factor k: a closed mesh is held at k times its volume as built (a balloon,
+    /// a pillow); a tear or cut that opens it lets the air out. Default none (no pressure);
+    /// range [0, 10]; only for closed meshes.
+    pub pressure: Option<f32>,
+    /// Volume compliance α of the pressure in m³/Pa: 0 (default) is an incompressible gas,
+    /// larger values a softer balloon; range [0, 1].
+    pub pressure_compliance: f32,
 }
 
 impl Default for MeshSpec {
@@ -49,6 +57,8 @@ impl Default for MeshSpec {
             position: Vec3::ZERO,
             pins: MeshPins::None,
             bending: true,
+            pressure: None,
+            pressure_compliance: 0.0,
         }
     }
 }
@@ -72,6 +82,16 @@ impl MeshSpec {
         }
         check_range("scale", self.scale, 1e-3, 1e3, "a factor in [0.001, 1000]")?;
         check_components("position", self.position, -1000.0, 1000.0, "components in [-1000, 1000] m")?;
+        if let Some(k) = self.pressure {
+            check_range("pressure", k, 0.0, MAX_PRESSURE_FACTOR, "a factor in [0, 10]")?;
+        }
+        check_range(
+            "pressure_compliance",
+            self.pressure_compliance,
+            0.0,
+            MAX_VOLUME_COMPLIANCE,
+            "a compliance in [0, 1] m³/Pa",
+        )?;
         self.pins.validate()
     }
 
@@ -80,8 +100,9 @@ impl MeshSpec {
         self.validate()?;
         let mut mesh = load_obj(&self.file)?;
         mesh.positions.iter_mut().for_each(|p| *p = *p * self.scale + self.position);
+        let pressure = self.pressure.map(|k| (k, self.pressure_compliance));
         let (model, _) = mesh
-            .build_model(&self.pins, self.bending)
+            .build_model(&self.pins, self.bending, pressure)
             .map_err(|defect| SimError::InvalidGeometry(format!("{}: {defect}", self.file.display())))?;
         Ok(model)
     }

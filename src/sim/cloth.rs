@@ -18,6 +18,7 @@ use super::parallel::{self, Progress, SpinBarrier};
 use super::params::{Material, SolverParams};
 use super::particles::COMPENSATED_BELOW_SUBSTEP;
 use super::particles::{AosPtr, Particles, PosW};
+use super::pressure::{check_pressure_factor, PressureState, PressureVolume};
 use super::ramp::{self, ComplianceRamp};
 use super::self_contact::{SelfContactPass, SelfContacts};
 use super::solver::{Frame, FrameSettings, SoftGrab};
@@ -71,6 +72,8 @@ pub struct Cloth {
     checkpoint: Checkpoint,
     /// Self-contacts: the spatial hash and the frame's candidate pairs.
     self_contacts: SelfContacts,
+    /// The pressure bodies' surfaces, rest volumes and multipliers.
+    pressure: PressureState,
 }
 
 impl Cloth {
@@ -93,6 +96,7 @@ impl Cloth {
             );
         }
         let constraints = ConstraintStore::new(&model, material);
+        let pressure = PressureState::new(&model.pressure_bodies, &model.triangles, &model.positions);
         let mut cloth = Self {
             particles,
             model,
@@ -115,6 +119,7 @@ impl Cloth {
             tethers_built_for: None,
             checkpoint: Checkpoint::default(),
             self_contacts: SelfContacts::default(),
+            pressure,
         };
         cloth.update_inverse_masses();
         cloth.place_colliders(colliders);
@@ -416,6 +421,10 @@ impl Cloth {
             rest: &self.model.positions,
             settings: contact,
         });
+        let pressure_pass = self
+            .pressure
+            .any_closed()
+            .then(|| self.pressure.pass(&self.model.pressure_bodies, settings.constants.inv_h2));
         let pos = p.pos.raw();
         let frame = Frame {
             pos: if compensated { pos.compensated(p.comp.raw()) } else { pos },
@@ -434,6 +443,7 @@ impl Cloth {
             collider_count: self.colliders.len(),
             tethers: (self.tethers.count() > 0).then_some(&self.tethers),
             self_contacts: self_pass.as_ref(),
+            pressure: pressure_pass.as_ref(),
             settings,
             kernel,
         };
@@ -509,11 +519,12 @@ impl Cloth {
         }
     }
 
-    /// Projections one step with `params` performs: (constraints + particles × colliders) ×
-    /// substeps × iterations. Compared with [`guard::FRAME_WORK_BUDGET`] before a step that would
+    /// Projections one step with `params` performs: (constraints + particles × colliders +
+    /// triangles of closed pressure bodies) × substeps × iterations. Compared with [`guard::FRAME_WORK_BUDGET`] before a step that would
     /// freeze an interactive caller.
     pub fn work_per_step(&self, params: &SolverParams) -> u64 {
-        let per_sweep = self.constraint_count() as u64 + (self.particles.len() * self.colliders.len()) as u64;
+        let contacts = self.particles.len() * self.colliders.len();
+        let per_sweep = (self.constraint_count() + contacts + self.pressure.work_per_sweep()) as u64;
         per_sweep * params.substeps as u64 * params.iterations as u64
     }
 
@@ -521,6 +532,28 @@ impl Cloth {
     #[cfg(test)]
     pub(crate) fn constraint_store(&self) -> &ConstraintStore {
         &self.constraints
+    }
+
+    /// Each pressure body's volume now, the volume it is held at (k V0, m³), whether it is
+    /// still closed (a torn or cut body has no pressure) and the gauge pressure inside during
+    /// the last substep (Pa), in the model's order.
+    pub fn pressure_volumes(&self) -> Vec<PressureVolume> {
+        self.pressure.volumes(&self.model.pressure_bodies, |i| self.particles.position(i))
+    }
+
+    /// Sets pressure body `body`'s pressure factor k (finite, in [0, 10]): it is held at k times
+    /// its rest volume from the next step on. Refused, with nothing changed, for a factor out
+    /// of range or a body that does not exist.
+    pub fn set_pressure(&mut self, body: usize, pressure: f32) -> Result<(), SimError> {
+        check_pressure_factor(pressure)?;
+        let count = self.model.pressure_bodies.len();
+        let target = self
+            .model
+            .pressure_bodies
+            .get_mut(body)
+            .ok_or_else(|| SimError::InvalidGeometry(format!("there is no pressure body {body}: the model has {count}")))?;
+        target.pressure = pressure;
+        Ok(())
     }
 
     /// Edges torn by strain or cut so far.
@@ -548,7 +581,8 @@ impl Cloth {
 
     /// Runs a tearing edit, then brings what depends on the topology up to date if it changed:
     /// inverse masses (masses were re-lumped), the tethers (a tear can free a piece from its
-    /// pins or force a detour around the crack) and the topology version.
+    /// pins or force a detour around the crack), the pressure bodies (an opened one loses its
+    /// pressure) and the topology version.
     pub(crate) fn edit_topology<R>(&mut self, edit: impl FnOnce(&mut TearEditor) -> R) -> R {
         let mut editor = TearEditor {
             particles: &mut self.particles,
@@ -563,6 +597,8 @@ impl Cloth {
         if editor.changed {
             self.update_inverse_masses();
             self.invalidate_tethers();
+            let m = &self.model;
+            self.pressure.refresh(&m.pressure_bodies, &m.triangles, &m.positions);
             self.topology_version += 1;
         }
         result

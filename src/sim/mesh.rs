@@ -216,7 +216,11 @@ impl TriangleMesh {
     /// (`particle_of[v]`), after the checks of [`TriangleMesh::check`]. The particles are
     /// numbered before any constraint is made, so two files listing the same vertices in
     /// different orders give the same model, constraint order included.
-    pub fn build_model(&self, pins: &MeshPins, bending: bool) -> Result<(Model, Vec<u32>), MeshDefect> {
+    ///
+    /// With `pressure` = (k, α) the whole mesh becomes a pressure body held at k times its
+    /// rest volume with volume compliance α (m³/Pa; see [`crate::sim::pressure`]); it must then
+    /// be closed.
+    pub fn build_model(&self, pins: &MeshPins, bending: bool, pressure: Option<(f32, f32)>) -> Result<(Model, Vec<u32>), MeshDefect> {
         self.check()?;
         let pinned = pins.select(&self.positions)?;
         let particle_of = locality_order(&self.positions);
@@ -235,6 +239,12 @@ impl TriangleMesh {
             builder.add_triangle(tri.map(|v| particle_of[v as usize]));
         }
         builder.set_corner_uvs(self.corner_uvs.clone());
+        if let Some((factor, compliance)) = pressure {
+            let all = (0..self.triangles.len() as u32).collect();
+            builder
+                .add_pressure_body(all, factor, compliance)
+                .map_err(|e| MeshDefect::Mesh(e.to_string()))?;
+        }
         builder.add_triangle_edges();
         if bending {
             builder.add_hinges_from_triangles();

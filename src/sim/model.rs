@@ -9,11 +9,16 @@
 //! - bending hinges: α = coef · scale / (multiplier · D), coef = (A1 + A2)/|e|²;
 //! - [`Compliance::Fixed`]: α given directly in m/N (or 1/(N·m)), only the scale and the
 //!   multiplier apply. Used by hand-built models and the tmp15 benchmark.
+//!
+//! Closed surfaces can be held at a multiple of their rest volume ([`PressureBody`],
+//! [`ModelBuilder::add_pressure_body`], [`crate::sim::pressure`]).
 
 use glam::{Vec2, Vec3};
 
 pub use super::constraints::distance::EdgeKind;
 use super::error::SimError;
+pub use super::pressure::PressureBody;
+use super::pressure::{enclosed_volume, surface_defect};
 
 /// How a constraint's compliance is obtained.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -73,6 +78,9 @@ pub struct Model {
     /// Texture coordinates of each triangle's corners (one entry per triangle), or empty
     /// when the model has none. Only drawing uses them.
     pub corner_uvs: Vec<[Vec2; 3]>,
+    /// Closed surfaces held at a multiple of their rest volume (none by default). A body
+    /// whose surface a tear has opened stays listed and has no pressure.
+    pub pressure_bodies: Vec<PressureBody>,
 }
 
 /// Incremental builder for a [`Model`]. Indices are returned as `u32` particle ids.
@@ -173,6 +181,42 @@ impl ModelBuilder {
         self.model.corner_uvs = corner_uvs;
     }
 
+    /// Number of triangles added so far.
+    pub fn triangle_count(&self) -> usize {
+        self.model.triangles.len()
+    }
+
+    /// Makes the triangles `triangles` (indices of triangles added so far) a pressure body with
+    /// pressure factor `pressure` (k, in [0, 10]) and volume compliance `compliance` (m³/Pa,
+    /// in [0, 1]; 0 = incompressible), and returns its index. The triangles must bound a
+    /// closed surface wound counter-clockwise seen from outside: every edge in exactly two of
+    /// them, run in opposite directions, enclosing a positive volume. Otherwise nothing is
+    /// added and the error says what is wrong.
+    pub fn add_pressure_body(&mut self, triangles: Vec<u32>, pressure: f32, compliance: f32) -> Result<u32, SimError> {
+        let body = PressureBody {
+            triangles,
+            pressure,
+            compliance,
+        };
+        let m = &self.model;
+        body.validate(m.triangles.len())?;
+        if let Some(defect) = surface_defect(body.corners(&m.triangles)) {
+            return Err(SimError::InvalidGeometry(format!(
+                "a pressure body must be a closed surface, but {defect}"
+            )));
+        }
+        let corners: Vec<[u32; 3]> = body.corners(&m.triangles).collect();
+        let volume = enclosed_volume(&m.positions, &corners);
+        if volume <= 0.0 || !volume.is_finite() {
+            return Err(SimError::InvalidGeometry(format!(
+                "a pressure body must enclose a positive volume, but it encloses {volume} m³ \
+                 (its triangles must run counter-clockwise seen from outside)"
+            )));
+        }
+        self.model.pressure_bodies.push(body);
+        Ok((self.model.pressure_bodies.len() - 1) as u32)
+    }
+
     /// Finishes the model after checking every index and value.
     pub fn build(self) -> Result<Model, SimError> {
         self.model.validate()?;
@@ -233,10 +277,17 @@ impl Model {
     }
 
     /// Appends `other` as a further, unconnected part: its particle numbers are shifted past
-    /// this model's, its triangles, constraints and hinges follow this model's. A model with
+    /// this model's, its triangles, constraints, hinges and pressure bodies follow this
+    /// model's. A model with
     /// texture coordinates joined to one without gives the latter's corners (0, 0).
     pub fn append(&mut self, other: Model) {
         let offset = self.particle_count() as u32;
+        let triangle_offset = self.triangles.len() as u32;
+        self.pressure_bodies
+            .extend(other.pressure_bodies.into_iter().map(|body| PressureBody {
+                triangles: body.triangles.iter().map(|t| t + triangle_offset).collect(),
+                ..body
+            }));
         let shift = |i: u32| i + offset;
         let had_uvs = !self.corner_uvs.is_empty() || self.triangles.is_empty();
         if !other.corner_uvs.is_empty() && !had_uvs {
@@ -265,7 +316,8 @@ impl Model {
 
     /// The same model with particle `i` renumbered to `new_index[i]` (a permutation of
     /// 0..n), in every per-particle array and every triangle, constraint and hinge; the
-    /// constraints keep their order and ids. The solver's sweep order follows the numbering
+    /// constraints keep their order and ids (pressure bodies list triangles, which keep
+    /// theirs, so they are unchanged). The solver's sweep order follows the numbering
     /// (see [`crate::sim::constraints`]): a grid numbered row by row is solved in the order of
     /// the straightforward loop, any other numbering in greedy colours.
     pub fn renumbered(&self, new_index: &[u32]) -> Result<Model, SimError> {
@@ -322,7 +374,10 @@ impl Model {
         (model, new_index)
     }
 
-    /// Checks array lengths, indices and values.
+    /// Checks array lengths, indices and values, and each pressure body's parameters and
+    /// triangle indices. Whether a body is closed is checked by
+    /// [`ModelBuilder::add_pressure_body`], not here: a torn cloth's model holds its opened
+    /// bodies, which have no pressure.
     pub fn validate(&self) -> Result<(), SimError> {
         let n = self.positions.len();
         if self.lumped_area.len() != n || self.point_mass.len() != n || self.pinned.len() != n {
@@ -377,7 +432,7 @@ impl Model {
             )?;
             check_compliance(h.compliance)?;
         }
-        Ok(())
+        self.pressure_bodies.iter().try_for_each(|b| b.validate(self.triangles.len()))
     }
 }
 

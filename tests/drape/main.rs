@@ -16,6 +16,8 @@
 //!   rips, no scraps, nothing flung far, a torn run repeats bit for bit);
 //! - [`self_collision`]: issue 17's scenes (the falling strip, a folded sheet) end with no
 //!   intersecting triangles, at rest, bit-identical on every thread count;
+//! - [`pressure`]: issue 18's pressure bodies: the icosphere's volume against its closed
+//!   forms, a balloon resting at its target volume, inflated, cut open, on one to three threads;
 //! - [`threads`]: a torn cloth of more than 4 096 particles, bit-identical on one and two
 //!   threads;
 //! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands.
@@ -26,6 +28,7 @@ mod files;
 mod fuzz;
 mod moving_colliders;
 mod presets;
+mod pressure;
 mod realism;
 mod reliability;
 mod robustness;

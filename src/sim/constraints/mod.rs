@@ -114,10 +114,10 @@
 //!
 //! Passes over the particles (prediction, the copies, tethers and contacts) are the
 //! [`pass`] steps of the same order, and serial work (the tail groups, the soft grab) is its
-//! [`SweepStep::Serial`] step. A pass that sums over the particles (a closed mesh's volume)
-//! has no kind of its own yet: it would be a pass whose parts write partial sums that one
-//! thread combines in part order in the serial step, so the sum does not depend on the thread
-//! count.
+//! [`SweepStep::Serial`] step. A pass that sums over the particles (a closed mesh's volume,
+//! [`super::pressure`]) runs inside the serial step: between barriers, the threads write
+//! partial sums over fixed chunks that thread 0 combines in chunk order, so the sum does not
+//! depend on the thread count.
 
 pub mod bend;
 pub mod distance;

@@ -13,18 +13,21 @@
 //! tail group or while a soft grab is held. The per-particle passes split the particles by
 //! index at the same places as the parts. The tail group (constraints re-pointed or added by
 //! tearing), the soft grab's constraint ([`SoftGrab`], after the tail group) and the
-//! self-contacts ([`super::self_contact`], last) are solved by thread 0.
+//! self-contacts ([`super::self_contact`], last) are solved by thread 0; between them the
+//! pressure bodies ([`super::pressure`], one reduction each) by all threads, in chunks
+//! combined in a fixed order.
 //! One thread runs the same operations in the same part-by-part order, so every thread count
 //! gives bit-identical results. Per substep, each unit
 //! after its wait (the tail between two barriers, and only when it holds constraints, a soft
-//! grab is held or self-contacts are on):
+//! grab is held, a pressure body is closed or self-contacts are on):
 //! ```text
 //! repeat iterations: (first) velocities of the previous substep + predict, own particles
 //!                    | for each distance phase: own part, level by level (or all its strips)
 //!                    | own particles to the [x, y, z, w] copy
 //!                    | for each hinge colour: own part, chunk by chunk (on the copy)
 //!                    | own particles back from the copy
-//!                    | [barrier | tail, soft grab, self-contacts (thread 0) | barrier]
+//!                    | [barrier | tail, soft grab (thread 0) | pressure (all, between
+//!                    |  barriers) | self-contacts (thread 0) | barrier]
 //!                    | tethers (none on the soft grab's corners) and contacts of own particles
 //! (after the last substep) velocities of own particles
 //! ```
@@ -43,6 +46,7 @@ use super::constraints::{pass, SweepPlan, SweepStep, Wait, MAX_PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::{Progress, SpinBarrier};
 use super::particles::{two_sum, xyz, AosPtr, PosPtr, VecPtr};
+use super::pressure::PressurePass;
 use super::self_contact::{SelfContactPass, SelfContactSettings};
 use super::stats::{PhaseClock, PhaseTimes};
 use super::tethers::Tethers;
@@ -146,7 +150,7 @@ pub(crate) struct Frame<'a> {
     /// Units per sweep and the passes' waits of the sweep on several threads.
     pub plan: &'a SweepPlan,
     /// No constraint in any set's tail group: the serial step (and its barriers) is skipped
-    /// unless a soft grab is held.
+    /// unless a soft grab is held, a pressure body is closed or self-contacts are on.
     pub tail_empty: bool,
     /// The colliders in each substep: one [`PosedCollider`] per collider for a frame in which
     /// none moves (every substep sees them), else `substeps` runs of them, one per substep
@@ -159,6 +163,9 @@ pub(crate) struct Frame<'a> {
     /// The self-contact pass, when self-collision is on and the frame has candidate pairs
     /// (solved by thread 0 in the tail step).
     pub self_contacts: Option<&'a SelfContactPass<'a>>,
+    /// The pressure pass, when the model has a closed pressure body (solved in the tail step
+    /// by all threads between barriers, before the self-contacts).
+    pub pressure: Option<&'a PressurePass<'a>>,
     pub settings: FrameSettings,
     pub kernel: Kernel,
 }
@@ -224,7 +231,7 @@ impl Frame<'_> {
             let n = self.parts;
             let (first_part, end_part) = (parts.start, parts.end);
             let groups = move |phases: usize| (0..phases).flat_map(move |phase| (first_part..end_part).map(move |part| phase * n + part));
-            let tail_runs = !self.tail_empty || s.soft_grab.is_some() || self.self_contacts.is_some();
+            let tail_runs = !self.tail_empty || s.soft_grab.is_some() || self.self_contacts.is_some() || self.pressure.is_some();
             // The soft grab's multiplier: only thread 0 solves it (in the tail).
             let mut grab_lambda = 0.0f32;
             for substep in 0..s.substeps {
@@ -275,6 +282,11 @@ impl Frame<'_> {
                                             }
                                             grab.project(self.pos, target, &mut grab_lambda);
                                         }
+                                    }
+                                    if let Some(pressure) = self.pressure {
+                                        pressure.run(self.pos, t, threads, first, &|| barrier.wait(parties));
+                                    }
+                                    if t == 0 {
                                         if let Some(pass) = self.self_contacts {
                                             clock.lap(PhaseClock::HINGES);
                                             pass.run(self.pos, self.prev, self.particles, first);
