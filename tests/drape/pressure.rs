@@ -22,7 +22,7 @@ fn balloon_model(subdivisions: u32, pressure: f32) -> Model {
 
 /// The balloon on the ground with the default material.
 fn balloon(subdivisions: u32, pressure: f32) -> Cloth {
-    let ground = vec![Collider::Ground { height: 0.0 }];
+    let ground = vec![Collider::Ground { height: 0.0, motion: None }];
     Cloth::new(balloon_model(subdivisions, pressure), &Material::default(), ground).expect("a valid cloth")
 }
 
@@ -306,7 +306,7 @@ fn a_shuffled_balloon_keeps_its_body_and_volume() {
     let ordered = balloon_model(3, 1.0);
     let (shuffled, _) = ordered.shuffled(11);
     assert_eq!(shuffled.pressure_bodies, ordered.pressure_bodies);
-    let ground = vec![Collider::Ground { height: 0.0 }];
+    let ground = vec![Collider::Ground { height: 0.0, motion: None }];
     let mut cloth = Cloth::new(shuffled, &Material::default(), ground).unwrap();
     assert_eq!(cloth.pressure_volumes()[0].target, balloon(3, 1.0).pressure_volumes()[0].target);
     run_frames(&mut cloth, 120, 1);
@@ -323,7 +323,7 @@ fn an_overinflated_balloon_bursts() {
         tear_strain: Some(0.2),
         ..Material::default()
     };
-    let mut cloth = Cloth::new(balloon_model(3, 3.0), &tearable, vec![Collider::Ground { height: 0.0 }]).unwrap();
+    let mut cloth = Cloth::new(balloon_model(3, 3.0), &tearable, vec![Collider::Ground { height: 0.0, motion: None }]).unwrap();
     let params = SolverParams::default();
     let mut burst_at = None;
     for frame in 0..120 {
