@@ -625,7 +625,8 @@ mod tests {
     fn scene_with_ball() -> (AppState, OrbitCamera, Vec3) {
         let center = Vec3::new(0.9, 1.5, 0.0);
         let mut preset = Preset::default();
-        (preset.cloth.columns, preset.cloth.rows) = (11, 11);
+        let grid = preset.single_grid_mut().expect("the default scene is one grid");
+        (grid.columns, grid.rows) = (11, 11);
         preset.colliders = vec![drape::sim::Collider::Sphere {
             center,
             radius: 0.2,

@@ -323,7 +323,12 @@ fn an_overinflated_balloon_bursts() {
         tear_strain: Some(0.2),
         ..Material::default()
     };
-    let mut cloth = Cloth::new(balloon_model(3, 3.0), &tearable, vec![Collider::Ground { height: 0.0, motion: None }]).unwrap();
+    let mut cloth = Cloth::new(
+        balloon_model(3, 3.0),
+        &tearable,
+        vec![Collider::Ground { height: 0.0, motion: None }],
+    )
+    .unwrap();
     let params = SolverParams::default();
     let mut burst_at = None;
     for frame in 0..120 {
