@@ -20,6 +20,9 @@
 //!   forms, a balloon resting at its target volume, inflated, cut open, on one to three threads;
 //! - [`threads`]: a torn cloth of more than 4 096 particles, bit-identical on one and two
 //!   threads;
+//! - [`scenes`]: issue 18's OBJ meshes (loading, errors at file:line, pins, any vertex order
+//!   giving the same physics), version-1 presets unchanged, two-object presets round-tripping
+//!   and two cloths on a ball resting without intersecting;
 //! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands.
 
 mod cli;
@@ -32,6 +35,7 @@ mod pressure;
 mod realism;
 mod reliability;
 mod robustness;
+mod scenes;
 mod self_collision;
 mod tearing;
 mod threads;
