@@ -9,9 +9,11 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use crate::scene::{build_scene_model, BuildError, SceneObject};
+use crate::sim::error::{check_components, check_range};
 use crate::sim::{Cloth, Collider, GridSpec, Material, SimError, SolverParams};
 
 /// Newest preset format version this build reads and writes. Version 2 added `objects`;
@@ -42,6 +44,53 @@ pub struct Preset {
     pub solver: SolverParams,
     /// Static colliders. Default none.
     pub colliders: Vec<Collider>,
+    /// How the cloth looks (colours, fabric pattern). Default the terracotta front and blue
+    /// back, no pattern; left out of saved files while it is the default.
+    #[serde(skip_serializing_if = "Appearance::is_default")]
+    pub appearance: Appearance,
+}
+
+/// How the cloth is drawn: the colours of its two sides and an optional fabric pattern. Only
+/// the app reads it; the simulation does not depend on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Appearance {
+    /// Colour of the front side, RGB in [0, 1]. Default (0.86, 0.42, 0.26), terracotta.
+    pub colour: Vec3,
+    /// Colour of the back side, RGB in [0, 1]. Default (0.30, 0.48, 0.78), blue.
+    pub back_colour: Vec3,
+    /// Fabric pattern: a PNG whose brightness is multiplied into both colours, relative to
+    /// the working directory like mesh files, e.g. `"assets/textures/twill.png"`. Default
+    /// none (plain colours).
+    pub texture: Option<PathBuf>,
+    /// How many times the pattern repeats across the cloth's texture coordinates (a grid's
+    /// width and height, a mesh's UV square). Default 8; range [0.1, 1000].
+    pub texture_repeat: f32,
+}
+
+impl Default for Appearance {
+    fn default() -> Self {
+        Self {
+            colour: Vec3::new(0.86, 0.42, 0.26),
+            back_colour: Vec3::new(0.30, 0.48, 0.78),
+            texture: None,
+            texture_repeat: 8.0,
+        }
+    }
+}
+
+impl Appearance {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Checks the colours and the repeat count (the texture file is read by the app, which
+    /// reports a missing or broken one and draws plain colours).
+    pub fn validate(&self) -> Result<(), SimError> {
+        check_components("colour", self.colour, 0.0, 1.0, "RGB components in [0, 1]")?;
+        check_components("back_colour", self.back_colour, 0.0, 1.0, "RGB components in [0, 1]")?;
+        check_range("texture_repeat", self.texture_repeat, 0.1, 1000.0, "a count in [0.1, 1000]")
+    }
 }
 
 impl Default for Preset {
@@ -55,6 +104,7 @@ impl Default for Preset {
             material: Material::default(),
             solver: SolverParams::default(),
             colliders: Vec::new(),
+            appearance: Appearance::default(),
         }
     }
 }
@@ -170,6 +220,7 @@ impl Preset {
         for (i, collider) in self.colliders.iter().enumerate() {
             collider.validate().map_err(field_of(Some(i)))?;
         }
+        self.appearance.validate().map_err(field_of(None))?;
         Ok(())
     }
 
@@ -302,9 +353,12 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 /// The section of a preset file a serde type name stands for, as the user writes it.
 fn section_of(type_name: Option<&str>) -> String {
     match type_name {
-        Some("GridSpec") => "`cloth`".into(),
+        Some("GridSpec") => "`cloth` (or a `Grid` object)".into(),
         Some("Material") => "`material`".into(),
         Some("SolverParams") => "`solver`".into(),
+        Some("Appearance") => "`appearance`".into(),
+        Some("MeshSpec") => "a `Mesh` object".into(),
+        Some("SceneObject") => "`objects`".into(),
         Some("Preset") | None => "the preset".into(),
         Some(other) => format!("`{other}`"),
     }
@@ -366,7 +420,9 @@ mod tests {
         let text = "(\n    cloth: (colums: 30),\n)\n";
         let error = Preset::parse(text, Path::new("bad.ron")).unwrap_err().to_string();
         assert!(
-            error.starts_with("bad.ron:2:19: unknown field `colums` in `cloth` (did you mean `columns`?); known fields: width,"),
+            error.starts_with(
+                "bad.ron:2:19: unknown field `colums` in `cloth` (or a `Grid` object) (did you mean `columns`?); known fields: width,"
+            ),
             "{error}"
         );
         assert!(!error.contains("GridSpec"), "{error}");

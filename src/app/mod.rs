@@ -483,9 +483,16 @@ impl App {
         let substep = self.state.step_params().substep_dt();
         let cloth = &self.state.cloth;
         let highlight = self.mouse.highlighted_collider();
-        let upload_ms = self
-            .renderer
-            .draw(cloth, self.state.scene_version, &self.camera, &self.panels.view, substep, highlight);
+        let upload_ms = self.renderer.draw(
+            cloth,
+            self.state.scene_version,
+            &self.camera,
+            &self.panels.view,
+            substep,
+            highlight,
+            &self.state.preset.appearance,
+        );
+
         set_default_camera();
         if let (Some(held), Some(from)) = (self.mouse.held(), cloth.grabbed_point()) {
             self.renderer.draw_grab(from, held.target, &self.camera, self.viewport);
@@ -497,6 +504,9 @@ impl App {
         self.renderer
             .draw_cut_trail(&self.mouse.cut_trail(self.started.elapsed().as_secs_f64()));
         egui_macroquad::draw();
+        if let Some(error) = self.renderer.appearance_error.take() {
+            self.state.report_error(error);
+        }
         upload_ms
     }
 

@@ -27,7 +27,9 @@ use macroquad::material::{gl_use_default_material, gl_use_material, load_materia
 use macroquad::miniquad::{Comparison, PipelineParams, ShaderSource, UniformDesc, UniformType};
 use macroquad::models::{draw_cube, draw_line_3d, draw_mesh, Mesh, Vertex};
 use macroquad::shapes::{draw_circle, draw_circle_lines, draw_line};
+use macroquad::texture::{FilterMode, Texture2D};
 
+use drape::preset::Appearance;
 use drape::sim::{Cloth, Collider};
 
 use super::camera::{Bounds, OrbitCamera};
@@ -42,8 +44,6 @@ pub const CHUNK_VERTICES: usize = 65_000;
 /// Indices per chunk.
 pub const CHUNK_INDICES: usize = 195_000;
 
-const FRONT: Color = Color::new(0.86, 0.42, 0.26, 1.0);
-const BACK: Color = Color::new(0.30, 0.48, 0.78, 1.0);
 const GROUND: Color = Color::new(0.78, 0.79, 0.76, 1.0);
 const SOLID: Color = Color::new(0.62, 0.66, 0.70, 1.0);
 /// A collider under the cursor that a left press would move, or being moved.
@@ -167,9 +167,13 @@ pub fn heat_color(t: f32) -> Color {
 }
 
 fn vertex(position: Vec3, normal: Vec3, color: Color, two_tone: bool) -> Vertex {
+    textured_vertex(position, glam::Vec2::ZERO, normal, color, two_tone)
+}
+
+fn textured_vertex(position: Vec3, uv: glam::Vec2, normal: Vec3, color: Color, two_tone: bool) -> Vertex {
     Vertex {
         position,
-        uv: glam::Vec2::ZERO,
+        uv,
         color: color.into(),
         normal: normal.extend(if two_tone { 1.0 } else { 0.0 }),
     }
@@ -185,6 +189,7 @@ varying lowp vec4 color;
 varying mediump vec3 v_normal;
 varying mediump vec3 v_position;
 varying mediump float v_two_tone;
+varying mediump vec2 v_uv;
 
 uniform mat4 Model;
 uniform mat4 Projection;
@@ -192,6 +197,7 @@ uniform mat4 Projection;
 void main() {
     gl_Position = Projection * Model * vec4(position, 1);
     color = color0 / 255.0;
+    v_uv = texcoord;
     v_normal = normal.xyz;
     v_two_tone = normal.w;
     v_position = position;
@@ -204,11 +210,14 @@ varying lowp vec4 color;
 varying mediump vec3 v_normal;
 varying mediump vec3 v_position;
 varying mediump float v_two_tone;
+varying mediump vec2 v_uv;
 
 uniform vec4 BackColor;
 uniform vec4 Eye;
 uniform vec4 Key;
 uniform float Shade;
+uniform float Repeat;
+uniform sampler2D Texture;
 
 void main() {
     vec3 n = v_normal;
@@ -219,6 +228,8 @@ void main() {
         n = -n;
         base = mix(base, BackColor.rgb, v_two_tone);
     }
+    // The fabric pattern (white when there is none), tiled by hand: textures clamp here.
+    base *= texture2D(Texture, fract(v_uv * Repeat)).rgb;
     vec3 to_eye = normalize(Eye.xyz - v_position);
     vec3 key = normalize(Key.xyz);
     // Sky/ground ambient (faces turned down are darker), the key light, a weak head light so
@@ -248,6 +259,7 @@ fn lit_material() -> Result<Material, macroquad::Error> {
                 UniformDesc::new("Eye", UniformType::Float4),
                 UniformDesc::new("Key", UniformType::Float4),
                 UniformDesc::new("Shade", UniformType::Float1),
+                UniformDesc::new("Repeat", UniformType::Float1),
             ],
             textures: vec![],
         },
@@ -273,6 +285,13 @@ pub struct Renderer {
     /// The cloth's shadow on the ground, one mesh per chunk.
     shadows: Vec<Mesh>,
     normals: Vec<Vec3>,
+    /// Each particle's texture coordinates (from the corners of its triangles).
+    uvs: Vec<glam::Vec2>,
+    /// The scene's colours and pattern, and the scene version they were loaded for.
+    look: Look,
+    look_key: Option<u64>,
+    /// Why the scene's pattern could not be loaded (drawn in plain colours then), once.
+    pub appearance_error: Option<String>,
     heat: Vec<f32>,
     /// The force shown as full red in the last force heat map, in N.
     heat_force_max: f32,
@@ -298,6 +317,10 @@ impl Renderer {
             ground_mesh: None,
             shadows: Vec::new(),
             normals: Vec::new(),
+            uvs: Vec::new(),
+            look: Look::plain(&Appearance::default()),
+            look_key: None,
+            appearance_error: None,
             heat: Vec::new(),
             heat_force_max: 0.0,
         }
@@ -325,6 +348,22 @@ impl Renderer {
         self.meshes = chunk_meshes(&self.chunks);
         self.shadows = chunk_meshes(&self.chunks);
         self.edges = unique_edges(cloth.triangles());
+        self.uvs = particle_uvs(cloth);
+    }
+
+    /// Takes the scene's colours and loads its pattern when the scene changed.
+    fn refresh_look(&mut self, appearance: &Appearance, scene_version: u64) {
+        if self.look_key == Some(scene_version) {
+            return;
+        }
+        self.look_key = Some(scene_version);
+        self.look = Look::plain(appearance);
+        if let Some(path) = &appearance.texture {
+            match load_pattern(path) {
+                Ok(texture) => self.look.texture = Some(texture),
+                Err(e) => self.appearance_error = Some(format!("{}: {e}; drawing plain colours", path.display())),
+            }
+        }
     }
 
     /// Rebuilds the collider meshes and the ground when the scene changed, a collider moved
@@ -362,14 +401,18 @@ impl Renderer {
         view: &ViewOptions,
         substep: f32,
         highlight: Option<usize>,
+        appearance: &Appearance,
     ) -> f64 {
         self.refresh_topology(cloth, scene_version);
+        self.refresh_look(appearance, scene_version);
         self.refresh_solids(cloth, scene_version, highlight);
         let started = std::time::Instant::now();
         self.fill_cloth(cloth, view, substep);
         if let Some(material) = &self.material {
             let eye = camera.eye();
-            material.set_uniform("BackColor", Vec4::new(BACK.r, BACK.g, BACK.b, 1.0));
+            let back = self.look.back;
+            material.set_uniform("BackColor", Vec4::new(back.r, back.g, back.b, 1.0));
+            material.set_uniform("Repeat", self.look.repeat);
             material.set_uniform("Eye", eye.extend(1.0));
             material.set_uniform("Key", KEY_LIGHT.extend(0.0));
             material.set_uniform("Shade", if view.shading { 1.0f32 } else { 0.0 });
@@ -452,16 +495,23 @@ impl Renderer {
             }
         };
         let particles = cloth.particles();
+        // The pattern only on the fabric's own colours, not over a heat map.
+        let texture = if view.heat == HeatMode::Off {
+            self.look.texture.clone()
+        } else {
+            None
+        };
         for (chunk, mesh) in self.chunks.iter().zip(&mut self.meshes) {
             mesh.vertices.clear();
             mesh.vertices.extend(chunk.globals.iter().map(|&g| {
                 let g = g as usize;
                 let (color, two_tone) = match view.heat {
-                    HeatMode::Off => (FRONT, true),
+                    HeatMode::Off => (self.look.front, true),
                     _ => (heat_color(self.heat[g] / scale), false),
                 };
-                vertex(particles.position(g), self.normals[g], color, two_tone)
+                textured_vertex(particles.position(g), self.uvs[g], self.normals[g], color, two_tone)
             }));
+            mesh.texture = texture.clone();
         }
     }
 
@@ -514,6 +564,54 @@ impl Renderer {
 }
 
 /// One mesh per chunk with its indices and room for its vertices (filled every frame).
+/// The scene's cloth colours and fabric pattern, as the shader takes them.
+struct Look {
+    front: Color,
+    back: Color,
+    repeat: f32,
+    texture: Option<Texture2D>,
+}
+
+impl Look {
+    /// The colours of `appearance`, without its pattern (loaded separately).
+    fn plain(appearance: &Appearance) -> Self {
+        let colour = |c: Vec3| Color::new(c.x, c.y, c.z, 1.0);
+        Self {
+            front: colour(appearance.colour),
+            back: colour(appearance.back_colour),
+            repeat: appearance.texture_repeat,
+            texture: None,
+        }
+    }
+}
+
+/// Reads a PNG pattern into a texture (smoothly filtered, tiled by the shader).
+fn load_pattern(path: &std::path::Path) -> Result<Texture2D, String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let image = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png)
+        .map_err(|e| e.to_string())?
+        .to_rgba8();
+    let (width, height) = (u16::try_from(image.width()), u16::try_from(image.height()));
+    let (Ok(width), Ok(height)) = (width, height) else {
+        return Err("a pattern is at most 65535 pixels a side".into());
+    };
+    let texture = Texture2D::from_rgba8(width, height, image.as_raw());
+    texture.set_filter(FilterMode::Linear);
+    Ok(texture)
+}
+
+/// Each particle's texture coordinates: those of its corner in the triangles that hold it
+/// (a particle on a texture seam takes one side's). Particles in no triangle get (0, 0).
+fn particle_uvs(cloth: &Cloth) -> Vec<glam::Vec2> {
+    let mut uvs = vec![glam::Vec2::ZERO; cloth.particles().len()];
+    for (triangle, corners) in cloth.triangles().iter().zip(&cloth.model().corner_uvs) {
+        for (&particle, &uv) in triangle.iter().zip(corners) {
+            uvs[particle as usize] = uv;
+        }
+    }
+    uvs
+}
+
 fn chunk_meshes(chunks: &[Chunk]) -> Vec<Mesh> {
     chunks
         .iter()
@@ -542,14 +640,21 @@ pub fn shadow_point(p: Vec3, light: Vec3, height: f32) -> Vec3 {
 /// Bounds of the cloth and every finite collider (the ground is unbounded and left out).
 pub fn scene_bounds(cloth: &Cloth) -> Option<Bounds> {
     let cloth_bounds = Bounds::of(cloth.particles().positions());
-    cloth
+    let mut bounds = cloth
         .colliders()
         .iter()
         .filter_map(collider_bounds)
         .fold(cloth_bounds, |acc, b| match acc {
             Some(a) => Some(a.union(b)),
             None => Some(b),
-        })
+        })?;
+    // Down to the ground, where whatever falls lands (a ball dropped from a height).
+    for collider in cloth.colliders() {
+        if let Collider::Ground { height, .. } = *collider {
+            bounds.min.y = bounds.min.y.min(height);
+        }
+    }
+    Some(bounds)
 }
 
 fn collider_bounds(c: &Collider) -> Option<Bounds> {

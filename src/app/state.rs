@@ -260,7 +260,7 @@ impl AppState {
         };
     }
 
-    fn report_error(&mut self, text: impl Into<String>) {
+    pub fn report_error(&mut self, text: impl Into<String>) {
         self.status = Status {
             text: text.into(),
             error: true,

@@ -6,7 +6,7 @@
 //! α_struct = 4/(3 E t), α_diag = 8/(3 E t) (isotropic, ν = 1/3); without them α = 1/(E t).
 //! Masses are lumped from the triangles: m_i = Σ ρ_A A_t / 3.
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
 use super::error::{check_components, check_count, check_range, SimError};
@@ -147,6 +147,7 @@ impl GridSpec {
             }
         }
         self.add_triangles(&mut builder);
+        builder.set_corner_uvs(self.corner_uvs(builder.triangles()));
         self.add_edges(&mut builder);
         if self.bending {
             builder.add_hinges_from_triangles();
@@ -193,6 +194,13 @@ impl GridSpec {
                 }
             }
         }
+    }
+
+    /// Texture coordinates of each triangle's corners: (column, row) scaled to [0, 1].
+    fn corner_uvs(&self, triangles: &[[u32; 3]]) -> Vec<[Vec2; 3]> {
+        let (last_c, last_r) = ((self.columns - 1) as f32, (self.rows - 1) as f32);
+        let uv = |i: u32| Vec2::new((i % self.columns) as f32 / last_c, (i / self.columns) as f32 / last_r);
+        triangles.iter().map(|t| t.map(uv)).collect()
     }
 
     /// Corner indices of the quad whose top-left particle is `(column, row)`:

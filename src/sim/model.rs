@@ -175,6 +175,11 @@ impl ModelBuilder {
         }
     }
 
+    /// The triangles added so far.
+    pub fn triangles(&self) -> &[[u32; 3]] {
+        &self.model.triangles
+    }
+
     /// Sets the texture coordinates of every triangle's corners, in the order the triangles
     /// were added (checked by [`ModelBuilder::build`]).
     pub fn set_corner_uvs(&mut self, corner_uvs: Vec<[Vec2; 3]>) {
