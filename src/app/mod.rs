@@ -483,16 +483,7 @@ impl App {
         let substep = self.state.step_params().substep_dt();
         let cloth = &self.state.cloth;
         let highlight = self.mouse.highlighted_collider();
-        let upload_ms = self.renderer.draw(
-            cloth,
-            self.state.scene_version,
-            &self.camera,
-            &self.panels.view,
-            substep,
-            highlight,
-            &self.state.preset.appearance,
-        );
-
+        let upload_ms = self.renderer.draw(&self.state, &self.camera, &self.panels.view, substep, highlight);
         set_default_camera();
         if let (Some(held), Some(from)) = (self.mouse.held(), cloth.grabbed_point()) {
             self.renderer.draw_grab(from, held.target, &self.camera, self.viewport);

@@ -34,6 +34,7 @@ use drape::sim::{Cloth, Collider};
 
 use super::camera::{Bounds, OrbitCamera};
 use super::input::Viewport;
+use super::state::AppState;
 
 /// Draw-call capacities requested from macroquad (vertices fit u16 indices).
 pub const DRAW_CALL_VERTICES: usize = 65_536;
@@ -391,20 +392,13 @@ impl Renderer {
         self.solids_key = Some((scene_version, cloth.colliders().to_vec(), highlight));
     }
 
-    /// Draws the 3D scene, the collider `highlight` (an index into the colliders) in the
-    /// hover colour; returns the milliseconds spent building the cloth meshes.
-    pub fn draw(
-        &mut self,
-        cloth: &Cloth,
-        scene_version: u64,
-        camera: &OrbitCamera,
-        view: &ViewOptions,
-        substep: f32,
-        highlight: Option<usize>,
-        appearance: &Appearance,
-    ) -> f64 {
+    /// Draws the scene of `state` (its cloth, colliders and appearance), the collider
+    /// `highlight` (an index into the colliders) in the hover colour; returns the
+    /// milliseconds spent building the cloth meshes.
+    pub fn draw(&mut self, state: &AppState, camera: &OrbitCamera, view: &ViewOptions, substep: f32, highlight: Option<usize>) -> f64 {
+        let (cloth, scene_version) = (&state.cloth, state.scene_version);
         self.refresh_topology(cloth, scene_version);
-        self.refresh_look(appearance, scene_version);
+        self.refresh_look(&state.preset.appearance, scene_version);
         self.refresh_solids(cloth, scene_version, highlight);
         let started = std::time::Instant::now();
         self.fill_cloth(cloth, view, substep);
