@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use drape::preset::Preset;
+use drape::scene::SceneObject;
 use drape::sim::{Cloth, PinMode, SolverParams, FRAME_WORK_BUDGET};
 
 /// Whether the simulation advances.
@@ -64,6 +65,14 @@ pub enum Action {
     TogglePin(u32),
     /// Re-read the presets directory.
     RefreshPresets,
+    /// Change the pressure factor of mesh object `object` (which has pressure) to `factor`,
+    /// live and in the scene description.
+    SetPressure {
+        /// Index into the scene's objects.
+        object: usize,
+        /// The new pressure factor k.
+        factor: f32,
+    },
 }
 
 /// One line of feedback shown at the bottom of the window.
@@ -370,6 +379,7 @@ pub fn apply(state: &mut AppState, action: Action) {
             state.report(format!("particle {i} {}", if pinned { "pinned" } else { "unpinned" }));
         }
         Action::RefreshPresets => state.presets = list_presets(&state.presets_dir),
+        Action::SetPressure { object, factor } => set_pressure(state, object, factor),
     }
 }
 
@@ -430,6 +440,24 @@ pub fn list_presets(dir: &Path) -> Vec<PresetEntry> {
     // By the name the picker shows; broken files last.
     list.sort_by_cached_key(|p| (p.is_broken(), p.label().to_lowercase(), p.stem.clone()));
     list
+}
+
+/// Sets the pressure factor of mesh object `object`: on the running cloth (its pressure
+/// bodies are numbered in object order) and in the preset, so a save keeps it.
+fn set_pressure(state: &mut AppState, object: usize, factor: f32) {
+    let objects = state.preset.objects();
+    let has_pressure = |o: &SceneObject| matches!(o, SceneObject::Mesh(m) if m.pressure.is_some());
+    let body = objects.iter().take(object).filter(|o| has_pressure(o)).count();
+    if !objects.get(object).is_some_and(has_pressure) {
+        return state.report_error(format!("object {object} has no pressure"));
+    }
+    if let Err(e) = state.cloth.set_pressure(body, factor) {
+        return state.report_error(format!("pressure not changed: {e}"));
+    }
+    if let Some(SceneObject::Mesh(mesh)) = state.preset.objects.get_mut(object) {
+        mesh.pressure = Some(factor);
+    }
+    state.report(format!("object {object}: pressure factor {factor:.2}"));
 }
 
 #[cfg(test)]
@@ -714,5 +742,20 @@ mod tests {
         apply(&mut state, Action::Reset);
         assert!(state.cloth.particles().is_pinned(12), "kept pins are part of the scene now");
         assert_eq!(state.status.text, "reset: the cloth is back at its start");
+    }
+
+    #[test]
+    fn the_pressure_slider_changes_the_balloon_and_the_scene_it_saves() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/balloon.ron");
+        let mut state = AppState::new(Preset::load(&path).unwrap(), None, dir.path().to_path_buf()).unwrap();
+        let built = state.cloth.pressure_volumes()[0].target;
+        apply(&mut state, Action::SetPressure { object: 0, factor: 2.0 });
+        let target = state.cloth.pressure_volumes()[0].target;
+        assert!((target / built - 2.0).abs() < 1e-5, "held at twice the volume: {target} vs {built}");
+        assert!(matches!(&state.scene_preset("b").objects[0], SceneObject::Mesh(m) if m.pressure == Some(2.0)));
+        apply(&mut state, Action::SetPressure { object: 0, factor: 50.0 });
+        assert!(state.status.error, "out of range: {}", state.status.text);
+        assert_eq!(state.cloth.pressure_volumes()[0].target, target, "unchanged");
     }
 }

@@ -18,7 +18,8 @@ use super::render::{heat_color, HeatMode, ViewOptions};
 use super::settings::Sections;
 use super::state::{Action, AppState, GridSize, RunMode};
 use super::widgets::{axis_label, parse_si, si, LogRange};
-use drape::scene::SceneObject;
+use drape::scene::{MeshSpec, SceneObject};
+use drape::sim::pressure::MAX_PRESSURE_FACTOR;
 use drape::sim::PhaseTimes;
 
 /// Every binding, shown in the help overlay (and mirrored in the README's Controls section).
@@ -359,7 +360,7 @@ impl Panels {
                 }
             }
         });
-        self.objects_list(ui, state);
+        self.objects_list(ui, state, actions);
         let Some(grid) = self.grid.as_mut() else {
             return;
         };
@@ -388,8 +389,9 @@ impl Panels {
         }
     }
 
-    /// One line per cloth of the scene: what it is and how many particles it started with.
-    fn objects_list(&self, ui: &mut Ui, state: &AppState) {
+    /// One line per cloth of the scene (what it is), with a pressure control for inflated
+    /// meshes.
+    fn objects_list(&self, ui: &mut Ui, state: &AppState, actions: &mut Vec<Action>) {
         let objects = state.preset.objects();
         ui.label(format!("Objects ({})", objects.len()))
             .on_hover_text("The cloths of the scene; all share the material and solver settings");
@@ -402,6 +404,19 @@ impl Panels {
                 SceneObject::Mesh(mesh) => format!("{k}: mesh {} × {}", mesh.file.display(), mesh.scale),
             };
             ui.label(RichText::new(text).small());
+            if let SceneObject::Mesh(MeshSpec {
+                pressure: Some(factor), ..
+            }) = object
+            {
+                let mut edited = *factor;
+                let slider = egui::Slider::new(&mut edited, 0.0..=MAX_PRESSURE_FACTOR).text("pressure ×");
+                let response = ui
+                    .add(slider)
+                    .on_hover_text("Pressure factor k: the closed mesh is held at k times its volume as built (0 sucks it flat)");
+                if response.changed() {
+                    actions.push(Action::SetPressure { object: k, factor: edited });
+                }
+            }
         }
     }
 
@@ -456,6 +471,17 @@ impl Panels {
                 format!("{} · {:.2} ms", stats.self_contacts, stats.phases.self_contacts_ms),
                 "Pairs of particles of the cloth touching each other in the last step, and the time spent finding and solving them (0 while self-collision is off)",
             );
+            for (k, body) in state.cloth.pressure_volumes().iter().enumerate() {
+                let value = match body.closed {
+                    true => format!("{:.1} / {:.1} L · {:.0} Pa", body.volume * 1e3, body.target * 1e3, body.gauge_pressure),
+                    false => "punctured".to_string(),
+                };
+                row(
+                    &format!("pressure {k}"),
+                    value,
+                    "A closed mesh's volume now and the volume it is held at (litres), and the gauge pressure inside",
+                );
+            }
         });
         phase_rows(ui, &times.phases, times.upload_ms);
         self.plot(ui, "energy", "kinetic energy (J)", 1, ENERGY_PLOT_FLOOR_J);
