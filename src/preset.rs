@@ -6,6 +6,7 @@
 //! through [`crate::safe_write`] (a synced temporary file renamed over the target), so an
 //! existing preset is never left half-written; save → load → save gives identical bytes.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -211,7 +212,7 @@ impl Preset {
             }
         };
         self.check_version_fields()?;
-        for object in self.objects() {
+        for object in self.objects().iter() {
             object.validate().map_err(field_of(None))?;
         }
         self.material.validate().map_err(field_of(None))?;
@@ -251,18 +252,19 @@ impl Preset {
     }
 
     /// The scene's cloths: `objects`, or the one grid of `cloth` (the default curtain when
-    /// neither is given).
-    pub fn objects(&self) -> Vec<SceneObject> {
+    /// neither is given). Borrowed unless made from `cloth`, since the app asks every frame.
+    pub fn objects(&self) -> Cow<'_, [SceneObject]> {
         if self.objects.is_empty() {
-            vec![SceneObject::Grid(self.cloth.clone().unwrap_or_default())]
+            Cow::Owned(vec![SceneObject::Grid(self.cloth.clone().unwrap_or_default())])
         } else {
-            self.objects.clone()
+            Cow::Borrowed(&self.objects)
         }
     }
 
     /// The grid when the scene is exactly one grid (what the app's grid controls edit).
     pub fn single_grid(&self) -> Option<GridSpec> {
-        match self.objects().as_slice() {
+        match self.objects.as_slice() {
+            [] => Some(self.cloth.clone().unwrap_or_default()),
             [SceneObject::Grid(grid)] => Some(grid.clone()),
             _ => None,
         }
