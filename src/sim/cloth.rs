@@ -224,19 +224,17 @@ impl Cloth {
             .collect();
         self.collider_track.clear();
         if travel.iter().all(|&d| d == Vec3::ZERO) {
-            let at_rest = self.colliders.iter().map(|c| PosedCollider {
-                collider: c.clone(),
-                shift: Vec3::ZERO,
-            });
+            let at_rest = self.colliders.iter().map(|c| PosedCollider::new(c.clone(), Vec3::ZERO));
             self.collider_track.extend(at_rest);
             return;
         }
         for substep in 0..substeps {
             let (before, after) = (substep as f32 / substeps as f32, (substep + 1) as f32 / substeps as f32);
-            let posed = self.colliders.iter().zip(&travel).map(|(c, &d)| PosedCollider {
-                collider: c.translated(d * after),
-                shift: d * after - d * before,
-            });
+            let posed = self
+                .colliders
+                .iter()
+                .zip(&travel)
+                .map(|(c, &d)| PosedCollider::new(c.translated(d * after), d * after - d * before));
             self.collider_track.extend(posed);
         }
     }

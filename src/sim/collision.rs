@@ -94,6 +94,22 @@ pub(crate) struct PosedCollider {
     pub collider: Collider,
     /// Its translation during the substep, in m (zero for a collider at rest).
     pub shift: Vec3,
+    /// Its orientation ([`Collider::rotation`]), made once here rather than from Euler angles
+    /// in each of the contacts' signed-distance evaluations.
+    rotation: Quat,
+}
+
+impl PosedCollider {
+    /// `collider` at the end of a substep during which it moved by `shift` (m).
+    pub fn new(collider: Collider, shift: Vec3) -> Self {
+        let rotation = collider.rotation();
+        Self { collider, shift, rotation }
+    }
+
+    /// [`Collider::surface`] with the orientation made once.
+    fn surface(&self, x: Vec3) -> SurfacePoint {
+        self.collider.surface_rotated(x, self.rotation)
+    }
 }
 
 /// Signed distance (m, negative inside) and outward unit normal at a point.
@@ -207,12 +223,26 @@ impl Collider {
             return None;
         }
         let direction = ray.direction / scale;
-        let (t, _) = self.trace(ray.origin, direction, 4.0 * WORLD_EXTENT, 0.0, PICK_TRACE_STEPS)?;
+        let rotation = self.rotation();
+        let (t, _) = self.trace(ray.origin, direction, 4.0 * WORLD_EXTENT, 0.0, PICK_TRACE_STEPS, rotation)?;
         Some(t / scale)
+    }
+
+    /// The orientation of a box (identity for the other shapes, which need none).
+    pub fn rotation(&self) -> Quat {
+        match *self {
+            Collider::Box { rotation_degrees, .. } => box_rotation(rotation_degrees),
+            _ => Quat::IDENTITY,
+        }
     }
 
     /// Signed distance and normal at `x`.
     pub fn surface(&self, x: Vec3) -> SurfacePoint {
+        self.surface_rotated(x, self.rotation())
+    }
+
+    /// [`Collider::surface`] given the collider's [`Collider::rotation`].
+    fn surface_rotated(&self, x: Vec3, rotation: Quat) -> SurfacePoint {
         match *self {
             Collider::Ground { height, .. } => SurfacePoint {
                 distance: x.y - height,
@@ -228,13 +258,7 @@ impl Collider {
                 };
                 round_surface(x, a + t * ab, radius)
             }
-            Collider::Box {
-                center,
-                half_extents,
-                rotation_degrees,
-                ..
-            } => {
-                let rotation = box_rotation(rotation_degrees);
+            Collider::Box { center, half_extents, .. } => {
                 let local = rotation.inverse() * (x - center);
                 let (distance, normal) = box_surface(local, half_extents);
                 SurfacePoint {
@@ -250,13 +274,13 @@ impl Collider {
     /// the tangent plane there; `None` when the segment stays outside, or when `from` is
     /// already within `margin` (every collider is convex, so a segment that starts inside
     /// can only leave it: nothing was crossed).
-    pub fn sweep(&self, from: Vec3, to: Vec3, margin: f32) -> Option<SurfacePoint> {
+    fn sweep(&self, from: Vec3, to: Vec3, margin: f32, rotation: Quat) -> Option<SurfacePoint> {
         let length = from.distance(to);
         if length <= 0.0 {
             return None;
         }
         let dir = (to - from) / length;
-        let (t, s) = self.trace(from, dir, length, margin, SWEEP_TRACE_STEPS)?;
+        let (t, s) = self.trace(from, dir, length, margin, SWEEP_TRACE_STEPS, rotation)?;
         Some(SurfacePoint {
             distance: (to - (from + t * dir)).dot(s.normal),
             normal: s.normal,
@@ -267,10 +291,10 @@ impl Collider {
     /// (m) within `steps` steps where the point comes within `margin` (+ 1e-6 m) of the
     /// surface, with the surface there; `None` when the path stays outside, gets no closer
     /// within the steps, or starts within `margin`.
-    fn trace(&self, from: Vec3, dir: Vec3, length: f32, margin: f32, steps: u32) -> Option<(f32, SurfacePoint)> {
+    fn trace(&self, from: Vec3, dir: Vec3, length: f32, margin: f32, steps: u32, rotation: Quat) -> Option<(f32, SurfacePoint)> {
         let mut t = 0.0;
         for step in 0..steps {
-            let s = self.surface(from + t * dir);
+            let s = self.surface_rotated(from + t * dir, rotation);
             let gap = s.distance - margin;
             if gap <= 1e-6 {
                 return (step > 0).then_some((t, s));
@@ -350,7 +374,7 @@ pub(crate) fn project_contact(posed: &PosedCollider, x: &mut Vec3, start: &mut V
     // Where the particle started relative to the collider's pose at the end of the substep
     // (`start` itself for a collider at rest).
     let mut from = *start + posed.shift;
-    let mut contact = collider.surface(*x);
+    let mut contact = posed.surface(*x);
     contact.distance -= s.thickness;
     if contact.distance >= 0.0 {
         // Outside at the end. The signed distance is 1-Lipschitz, so a path shorter than the
@@ -362,7 +386,7 @@ pub(crate) fn project_contact(posed: &PosedCollider, x: &mut Vec3, start: &mut V
         // A path that ends outside was only blocked if it crossed the collider itself
         // (tunnelling); grazing the thickness shell, or sliding off a curved surface from a
         // start inside the shell, must not move the particle.
-        match collider.sweep(from, *x, 0.0) {
+        match collider.sweep(from, *x, 0.0, posed.rotation) {
             Some(hit) if hit.distance < s.thickness => {
                 contact = SurfacePoint {
                     distance: hit.distance - s.thickness,
@@ -376,7 +400,7 @@ pub(crate) fn project_contact(posed: &PosedCollider, x: &mut Vec3, start: &mut V
     let n = contact.normal;
     // No popping: what was already inside at the substep start is removed from the start
     // point too, so the correction is not turned into velocity relative to the collider.
-    let start_gap = collider.surface(from).distance - s.thickness;
+    let start_gap = posed.surface(from).distance - s.thickness;
     if start_gap < 0.0 {
         let push = n * (-start_gap).min(depth);
         from += push;
@@ -392,7 +416,7 @@ pub(crate) fn project_contact(posed: &PosedCollider, x: &mut Vec3, start: &mut V
         *x -= tangential * (s.mu_kinetic * depth / slide).min(1.0);
     }
     // Moving along the tangent plane of a curved surface can dip back in by O(slide²/R).
-    let after = collider.surface(*x);
+    let after = posed.surface(*x);
     if after.distance < s.thickness {
         *x += after.normal * (s.thickness - after.distance);
     }
