@@ -294,14 +294,12 @@ impl Model {
                 ..body
             }));
         let shift = |i: u32| i + offset;
-        let had_uvs = !self.corner_uvs.is_empty() || self.triangles.is_empty();
-        if !other.corner_uvs.is_empty() && !had_uvs {
+        if !self.corner_uvs.is_empty() || !other.corner_uvs.is_empty() {
+            let mut other_uvs = other.corner_uvs;
+            other_uvs.resize(other.triangles.len(), [Vec2::ZERO; 3]);
             self.corner_uvs.resize(self.triangles.len(), [Vec2::ZERO; 3]);
+            self.corner_uvs.extend(other_uvs);
         }
-        if other.corner_uvs.is_empty() && !self.corner_uvs.is_empty() {
-            self.corner_uvs.extend(std::iter::repeat_n([Vec2::ZERO; 3], other.triangles.len()));
-        }
-        self.corner_uvs.extend(other.corner_uvs);
         self.positions.extend(other.positions);
         self.lumped_area.extend(other.lumped_area);
         self.point_mass.extend(other.point_mass);
