@@ -257,22 +257,29 @@ pub fn hinges_of(positions: &[Vec3], triangles: &[[u32; 3]]) -> Vec<Hinge> {
         } else {
             (first.0 .1, first.0 .0)
         };
-        let (p0, p1) = (first.3, second.3);
-        let [x0, x1, x2, x3] = [p0, p1, p2, p3].map(|i| positions[i as usize]);
-        let e2 = (x3 - x2).length_squared();
-        let area_sum = 0.5 * ((x2 - x0).cross(x3 - x0).length() + (x3 - x1).cross(x2 - x1).length());
-        if e2 <= 0.0 || area_sum <= 0.0 {
-            continue; // degenerate: skipped, never divided by
+        if let Some(hinge) = hinge_at_rest(positions, [first.3, second.3], [p2, p3]) {
+            hinges.push(hinge);
         }
-        let rest_angle = crate::sim::constraints::bend::dihedral_angle(x0, x1, x2, x3).unwrap_or(0.0);
-        hinges.push(Hinge {
-            wings: [p0, p1],
-            edge: [p2, p3],
-            rest_angle,
-            compliance: Compliance::Material(area_sum / e2),
-        });
     }
     hinges
+}
+
+/// The hinge with wings `wings` on edge `edge` as `positions` make it: their dihedral angle
+/// as rest angle and the coefficient (A1 + A2)/|e|² of docs/physics.md §2; `None` when a
+/// triangle or the edge is degenerate (never divided by).
+pub(crate) fn hinge_at_rest(positions: &[Vec3], wings: [u32; 2], edge: [u32; 2]) -> Option<Hinge> {
+    let [x0, x1, x2, x3] = [wings[0], wings[1], edge[0], edge[1]].map(|i| positions[i as usize]);
+    let e2 = (x3 - x2).length_squared();
+    let area_sum = 0.5 * ((x2 - x0).cross(x3 - x0).length() + (x3 - x1).cross(x2 - x1).length());
+    if e2 <= 0.0 || area_sum <= 0.0 {
+        return None;
+    }
+    Some(Hinge {
+        wings,
+        edge,
+        rest_angle: crate::sim::constraints::bend::dihedral_angle(x0, x1, x2, x3).unwrap_or(0.0),
+        compliance: Compliance::Material(area_sum / e2),
+    })
 }
 
 impl Model {

@@ -38,8 +38,15 @@ use super::particles::Particles;
 
 mod criterion;
 mod fragments;
+mod snapping;
+
+use snapping::Crossing;
 
 pub use fragments::{MIN_FRAGMENT_TRIANGLES, MIN_HELD_FRAGMENT_TRIANGLES};
+
+/// Distance from a cut surface within which a vertex counts as lying on it (m): a seam
+/// snapped onto the stroke by an earlier piece of the same stroke lies on it up to rounding.
+const ON_STROKE: f32 = 1e-5;
 
 /// Marks an unused support slot.
 const NONE: u32 = u32::MAX;
@@ -144,23 +151,11 @@ impl Topology {
     }
 }
 
-/// Which side of a split plane a triangle belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SideRule {
-    /// By its centroid: for tears, whose plane runs through the split vertex.
-    Centroid,
-    /// In front only if all three corners are: for cuts, so every triangle the cut surface
-    /// passes through stays behind and the crack runs along the mesh edges in front of the
-    /// cut (a straight seam, not a saw-tooth of half-assigned triangles).
-    Whole,
-}
-
 /// A plane dividing the triangles around a vertex.
 #[derive(Debug, Clone, Copy)]
 struct SplitPlane {
     point: Vec3,
     normal: Vec3,
-    rule: SideRule,
 }
 
 impl SplitPlane {
@@ -169,7 +164,6 @@ impl SplitPlane {
     const NONE: SplitPlane = SplitPlane {
         point: Vec3::ZERO,
         normal: Vec3::ZERO,
-        rule: SideRule::Centroid,
     };
 }
 
@@ -289,7 +283,10 @@ impl TearEditor<'_> {
     }
 
     /// Cuts the cloth along the surface swept between two world-space rays (a mouse stroke
-    /// from the camera): every stretch edge crossing it is cut. Returns the number of edges cut.
+    /// from the camera): every stretch edge crossing it is cut. The seam is first snapped onto
+    /// the stroke ([`snapping`]); then the vertices on the seam are split between the
+    /// triangles in front of the surface and the others. Returns the number of edges the cut
+    /// opened (each now a boundary edge on either side) or cut through (ropes).
     pub fn cut(&mut self, from: &Ray, to: &Ray) -> usize {
         const FAR: f32 = 1.0e3;
         let quad = [from.origin, to.origin, to.at(FAR), from.at(FAR)];
@@ -297,30 +294,36 @@ impl TearEditor<'_> {
         if normal == Vec3::ZERO || !quad.iter().all(|p| p.is_finite()) {
             return 0;
         }
-        let crosses = |a: u32, b: u32| {
+        let crossing_at = |a: u32, b: u32| {
             let (a, b) = (self.particles.position(a as usize), self.particles.position(b as usize));
-            segment_hits_triangle(a, b, quad[0], quad[1], quad[2]) || segment_hits_triangle(a, b, quad[0], quad[2], quad[3])
+            segment_crossing(a, b, quad[0], quad[1], quad[2]).or_else(|| segment_crossing(a, b, quad[0], quad[2], quad[3]))
         };
         let crossed: Vec<u32> = self
             .live_distance_ids()
             .filter(|&id| {
                 let c = self.model.distances[id as usize];
-                c.kind == EdgeKind::Stretch && crosses(c.a, c.b)
+                c.kind == EdgeKind::Stretch && crossing_at(c.a, c.b).is_some()
             })
             .collect();
-        // Every crossed triangle edge (diagonals included) marks vertices to split, so the seam
-        // has no gap where the stroke only crosses a diagonal.
+        // Every crossed triangle edge (diagonals included) is on the seam, so it has no gap
+        // where the stroke only crosses a diagonal.
+        let mut edges: Vec<(u32, u32)> = self
+            .model
+            .triangles
+            .iter()
+            .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
+            .map(|(a, b)| (a.min(b), a.max(b)))
+            .collect();
+        edges.sort_unstable();
+        edges.dedup();
+        let crossings: Vec<Crossing> = edges
+            .into_iter()
+            .filter_map(|(a, b)| crossing_at(a, b).map(|at| Crossing { a, b, at }))
+            .collect();
         let mut vertices: Vec<u32> = crossed
             .iter()
             .flat_map(|&id| [self.model.distances[id as usize].a, self.model.distances[id as usize].b])
-            .chain(
-                self.model
-                    .triangles
-                    .iter()
-                    .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
-                    .filter(|&(a, b)| crosses(a, b))
-                    .flat_map(|(a, b)| [a, b]),
-            )
+            .chain(crossings.iter().flat_map(|c| [c.a, c.b]))
             .collect();
         if vertices.is_empty() {
             return 0;
@@ -328,25 +331,77 @@ impl TearEditor<'_> {
         self.ensure_topology();
         vertices.sort_unstable();
         vertices.dedup();
-        for v in vertices {
-            self.split_vertex(
-                v,
-                SplitPlane {
-                    point: quad[0],
-                    normal,
-                    rule: SideRule::Whole,
-                },
-            );
+        // Sides as the cloth lies before the seam moves onto the stroke.
+        let height: Vec<f32> = (0..self.particles.len())
+            .map(|i| (self.particles.position(i) - quad[0]).dot(normal))
+            .collect();
+        let on_seam = self.snap_to_stroke(&crossings);
+        let in_front = self.sides_of_seam(&on_seam, &height);
+        // The seam runs through the vertices on it, and along the mesh edges around a crossing
+        // that kept both ends off it; other vertices keep all their triangles on one side.
+        let stuck: Vec<u32> = crossings
+            .iter()
+            .filter(|c| !on_seam[c.a as usize] && !on_seam[c.b as usize])
+            .flat_map(|c| [c.a, c.b])
+            .collect();
+        // Every edge the seam opens becomes one boundary edge per side: a new record each.
+        let records = self.model.distances.len();
+        for v in vertices.into_iter().filter(|&v| on_seam[v as usize] || stuck.contains(&v)) {
+            let groups = self.fan_groups_by(v, |t| in_front[t as usize]);
+            if groups.len() >= 2 {
+                self.apply_split(v, groups);
+            }
         }
+        let mut opened = self.model.distances.len() - records;
         // Edges without triangles to separate (ropes, bare springs) are simply cut.
         for &id in &crossed {
             if self.topology().distance_support[id as usize][0] == NONE {
                 self.remove_distance(id);
+                opened += 1;
             }
         }
-        self.tearing.torn_edges += crossed.len();
+        self.tearing.torn_edges += opened;
         self.finish_topology_change();
-        crossed.len()
+        opened
+    }
+
+    /// Which triangles lie in front of a cut (indexed by triangle), with `on_seam` the
+    /// vertices the seam runs through and `height` every vertex's signed distance from the cut
+    /// surface as the cloth lay before the seam moved onto it. A triangle is on the side of its
+    /// corner off the seam farthest from the surface: where most of it lies, and where it stays
+    /// once a later piece of the same stroke snaps its nearer corners onto the seam (a crossed
+    /// edge's nearer end is the one that moves). One with all three corners on the seam goes with most of
+    /// its edge neighbours that are not (an earlier piece of the stroke may have put it on a
+    /// side already), or by its corners' heights when they tie. Decided once, before any split
+    /// renames corners.
+    fn sides_of_seam(&self, on_seam: &[bool], height: &[f32]) -> Vec<bool> {
+        let off_seam = |v: u32| !on_seam[v as usize] && height[v as usize].abs() > ON_STROKE;
+        let triangles = &self.model.triangles;
+        let side = |t: usize| -> Option<bool> {
+            let off = triangles[t].into_iter().filter(|&v| off_seam(v)).map(|v| height[v as usize]);
+            off.max_by(|x, y| x.abs().total_cmp(&y.abs())).map(|h| h > 0.0)
+        };
+        let sides: Vec<Option<bool>> = (0..triangles.len()).map(side).collect();
+        let neighbours = |t: usize| {
+            let fans = triangles[t].map(|v| &self.topology().vertex_triangles[v as usize]);
+            let mut around: Vec<u32> = fans.iter().flat_map(|f| f.iter().copied()).filter(|&s| s as usize != t).collect();
+            around.sort_unstable();
+            around
+                .into_iter()
+                .filter(move |&s| shares_edge(triangles[t], triangles[s as usize]))
+        };
+        (0..triangles.len())
+            .map(|t| {
+                sides[t].unwrap_or_else(|| {
+                    let votes: i32 = neighbours(t)
+                        .filter_map(|s| sides[s as usize])
+                        .map(|front| if front { 1 } else { -1 })
+                        .sum();
+                    let heights: f32 = triangles[t].iter().map(|&v| height[v as usize]).sum();
+                    votes > 0 || (votes == 0 && heights > 0.0)
+                })
+            })
+            .collect()
     }
 
     /// Builds the topology if needed, then runs `then` (tests reach single splits this way).
@@ -417,14 +472,7 @@ impl TearEditor<'_> {
         let mut normals = self.loaded_yarns(v);
         normals.push(along);
         for normal in normals {
-            let groups = self.fan_groups(
-                v,
-                SplitPlane {
-                    point,
-                    normal,
-                    rule: SideRule::Centroid,
-                },
-            );
+            let groups = self.fan_groups(v, SplitPlane { point, normal });
             if groups.len() != 2 {
                 continue;
             }
@@ -566,23 +614,19 @@ impl TearEditor<'_> {
         }
     }
 
-    /// The triangles around `v` grouped by side of the plane, each side further split into
-    /// edge-connected fans (so no copy is ever a bow-tie vertex). Deterministic order: by the
-    /// smallest triangle id of each group.
+    /// The triangles around `v` grouped by side of the plane through the rest shape (by their
+    /// centroids), each side further split into edge-connected fans; see [`Self::fan_groups_by`].
     fn fan_groups(&self, v: u32, plane: SplitPlane) -> Vec<Vec<u32>> {
+        let height = |i: u32| (self.model.positions[i as usize] - plane.point).dot(plane.normal);
+        self.fan_groups_by(v, |t| self.model.triangles[t as usize].map(height).iter().sum::<f32>() >= 0.0)
+    }
+
+    /// The triangles around `v` grouped by `side` (of a triangle id), each side further split
+    /// into edge-connected fans (so no copy is ever a bow-tie vertex). Deterministic order: by
+    /// the smallest triangle id of each group.
+    fn fan_groups_by(&self, v: u32, side: impl Fn(u32) -> bool) -> Vec<Vec<u32>> {
         let mut fan = self.topology().vertex_triangles[v as usize].clone();
         fan.sort_unstable();
-        let at = |i: u32| match plane.rule {
-            SideRule::Centroid => self.model.positions[i as usize],
-            SideRule::Whole => self.particles.position(i as usize),
-        };
-        let side = |t: u32| {
-            let corners = self.model.triangles[t as usize].map(|i| (at(i) - plane.point).dot(plane.normal));
-            match plane.rule {
-                SideRule::Centroid => corners.iter().sum::<f32>() >= 0.0,
-                SideRule::Whole => corners.iter().all(|&d| d > 0.0),
-            }
-        };
         let sides: Vec<bool> = fan.iter().map(|&t| side(t)).collect();
         let mut group_of = vec![usize::MAX; fan.len()];
         let mut groups: Vec<Vec<u32>> = Vec::new();
@@ -828,13 +872,14 @@ fn doubled(c: Compliance) -> Compliance {
     }
 }
 
-/// Whether the segment a–b crosses triangle (p, q, r) (Möller–Trumbore on a segment).
-fn segment_hits_triangle(a: Vec3, b: Vec3, p: Vec3, q: Vec3, r: Vec3) -> bool {
+/// Where the segment a–b crosses triangle (p, q, r), as the fraction of the way from a to b
+/// (Möller–Trumbore on a segment).
+fn segment_crossing(a: Vec3, b: Vec3, p: Vec3, q: Vec3, r: Vec3) -> Option<f32> {
     let ray = Ray {
         origin: a,
         direction: b - a,
     };
-    super::interaction::ray_triangle(&ray, p, q, r).is_some_and(|t| t <= 1.0)
+    super::interaction::ray_triangle(&ray, p, q, r).filter(|&t| t <= 1.0)
 }
 
 #[cfg(test)]
