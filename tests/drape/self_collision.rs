@@ -375,3 +375,66 @@ fn grabbing_pinning_and_live_changes_work_with_self_collision_on() {
     assert_eq!(cloth.particles().position(centre as usize), pinned_at);
     assert_eq!(intersecting_pairs(&cloth), 0, "the folded corner lies on the sheet, not through it");
 }
+
+#[test]
+fn zz_experiment() {
+    let Ok(scene) = std::env::var("XSCENE") else { return };
+    let thick: f32 = std::env::var("XTHICK").unwrap().parse().unwrap();
+    let faces = std::env::var("XFACES").unwrap() == "1";
+    let edit = |s: &mut SolverParams| {
+        s.self_collision = true;
+        s.self_thickness = thick;
+        s.self_vertex_triangle = faces;
+    };
+    let t = std::time::Instant::now();
+    let count = match scene.as_str() {
+        "curtain" => thrown_curtain(edit),
+        "fold" | "cut" => {
+            let (mut cloth, mut params, material, spec) = if scene == "fold" {
+                sheet_on_the_ground(true)
+            } else {
+                sheet(true, Vec3::new(0.0, 1.6, 0.0), Orientation::Vertical, PinMode::TopCorners)
+            };
+            edit(&mut params);
+            if scene == "fold" {
+                let corner = spec.index(0, 0);
+                let (from, to) = (spec.position(0, 0), spec.position(50, 50));
+                cloth.grab(corner).unwrap();
+                for frame in 1..=90 {
+                    let t = frame as f32 / 90.0;
+                    let lift = 0.3 * (std::f32::consts::PI * t).sin() + 0.04 * t;
+                    cloth.drag_to(from.lerp(to, t) + Vec3::new(0.0, lift, 0.0));
+                    cloth.step(&params, &material).unwrap();
+                }
+                cloth.release(None);
+            } else {
+                run(&mut cloth, &params, &material, 30);
+                let across = |x: f32| Ray {
+                    origin: Vec3::new(x, 1.11, 1.0),
+                    direction: Vec3::new(0.0, 0.0, -1.0),
+                };
+                cloth.cut(&across(-1.0), &across(1.0));
+                run(&mut cloth, &params, &material, 90);
+                for corner in [spec.index(0, 0), spec.index(50, 0)] {
+                    cloth.set_pinned(corner, false);
+                }
+            }
+            (0..30)
+                .map(|_| {
+                    run(&mut cloth, &params, &material, 10);
+                    intersecting_pairs(&cloth)
+                })
+                .max()
+                .unwrap()
+        }
+        _ => {
+            let c = run_preset(&scene, edit, 600);
+            eprintln!("KE {}", c.stats().kinetic_energy);
+            intersecting_pairs(&c)
+        }
+    };
+    eprintln!(
+        "XRESULT {scene} thick {thick} faces {faces}: {count} pairs, {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+}
