@@ -71,6 +71,15 @@
 //! most M when p moves by M and by at most M when every corner does, the Verlet argument and
 //! margin of the pairs hold for the faces too, and both lists are made together.
 //!
+//! Faces are listed only where the pairs leave a hole: no point of a triangle is farther from
+//! its nearest corner than its circumradius R, so while R < thickness a particle crossing the
+//! face would come closer than the thickness to a corner, which its pairs forbid (for a
+//! particle farther than the thickness from the triangle at rest, whose pairs with the
+//! corners all have d_min = thickness). Such a triangle, judged as it is when the list is
+//! made, lists no faces: a mesh as fine as its thickness (the falling strip, a 128² curtain
+//! at 1 cm) pays nothing for them; a coarser one (1 cm against a 2 cm or 3.4 cm spacing) gets
+//! them where they are needed.
+//!
 //! # Velocity clamp
 //! While self-collision is on, every velocity the solver derives is clamped to
 //! v_clamp = [`CLAMP_FRACTION`] · thickness / h (TMP 15's rule), so no particle moves more than
@@ -342,13 +351,16 @@ impl SelfContacts {
 
     /// Lists every (particle, triangle) closer than its reach d_min + 2M (module docs): each
     /// triangle tests the particles in the cells of its bounding box grown by the cell edge
-    /// `edge` (at least every reach), skipping its corners and the particles joined to them.
-    /// At most [`MAX_PAIRS_PER_PARTICLE`] per particle.
+    /// `edge` (at least every reach), skipping its corners and the particles joined to them;
+    /// a triangle the pairs already cover ([`covered_by_corners`]) lists none. At most [`MAX_PAIRS_PER_PARTICLE`] per particle.
     fn list_faces(&mut self, triangles: &[[u32; 3]], rest: &[Vec3], thickness: f32, edge: f32, buckets: usize) {
         let margin = self.listed_margin;
         let cap = MAX_PAIRS_PER_PARTICLE * self.points.len();
         for &triangle in triangles {
             let corners = triangle.map(|v| self.points[v as usize]);
+            if covered_by_corners(corners, thickness) {
+                continue;
+            }
             let low = cell_of(corners[0].min(corners[1]).min(corners[2]) - edge, edge);
             let high = cell_of(corners[0].max(corners[1]).max(corners[2]) + edge, edge);
             for z in low.z..=high.z {
@@ -384,6 +396,14 @@ impl SelfContacts {
             }
         }
     }
+}
+
+/// Whether triangle `abc`'s circumradius R = |ab| |bc| |ca| / (2 |ab × ac|) is below `d`: no
+/// point of the triangle is then d or more from its nearest corner, so a particle kept d from
+/// the corners by the pairs cannot cross it (module docs).
+fn covered_by_corners([a, b, c]: [Vec3; 3], d: f32) -> bool {
+    let area2 = (b - a).cross(c - a).length_squared();
+    (b - a).length_squared() * (c - b).length_squared() * (a - c).length_squared() < 4.0 * d * d * area2
 }
 
 /// The point of triangle `abc` closest to `p` (Ericson, *Real-Time Collision Detection*
@@ -818,5 +838,16 @@ mod tests {
         };
         contacts.prepare(p.len(), |i| p.position(i), &rest, &[[0, 1, 2]], off, 0.0);
         assert!(contacts.faces.is_empty());
+    }
+
+    /// A right isosceles triangle of 1 cm legs has circumradius √2/2 cm: covered by its
+    /// corners at a 1 cm thickness, not at 7 mm; an equilateral one of side 1 cm (R = 1/√3 cm)
+    /// at 6 mm but not at 5.7 mm.
+    #[test]
+    fn triangles_finer_than_the_thickness_are_covered_by_their_corners() {
+        let right = [Vec3::ZERO, Vec3::X * 0.01, Vec3::Z * 0.01];
+        assert!(covered_by_corners(right, 0.01) && !covered_by_corners(right, 0.007));
+        let equilateral = [Vec3::ZERO, Vec3::X * 0.01, Vec3::new(0.005, 0.0, 0.005 * 3f32.sqrt())];
+        assert!(covered_by_corners(equilateral, 0.006) && !covered_by_corners(equilateral, 0.0057));
     }
 }
