@@ -94,15 +94,17 @@ fn sheet(on: bool, origin: Vec3, orientation: Orientation, pins: PinMode) -> (Cl
     (cloth, params, material, spec)
 }
 
-/// The sheet lying flat on the ground.
-fn sheet_on_the_ground(on: bool) -> (Cloth, SolverParams, Material, GridSpec) {
-    sheet(on, Vec3::new(0.0, 0.01, 0.0), Orientation::Horizontal, PinMode::None)
+/// The sheet lying flat on the ground, self-collision on.
+fn sheet_on_the_ground() -> (Cloth, SolverParams, Material, GridSpec) {
+    sheet(true, Vec3::new(0.0, 0.01, 0.0), Orientation::Horizontal, PinMode::None)
 }
 
-/// Folds the sheet corner to corner: the corner (0, 0) is grabbed, carried in an arc 0.3 m
-/// high over 90 frames to just above the opposite corner, released, and left 300 frames.
-fn fold(on: bool) -> (Cloth, GridSpec) {
-    let (mut cloth, params, material, spec) = sheet_on_the_ground(on);
+/// Folds the sheet corner to corner with `edit` applied to its solver settings: the corner
+/// (0, 0) is grabbed, carried in an arc 0.3 m high over 90 frames to just above the opposite
+/// corner, released, and left 300 frames.
+fn fold(edit: impl Fn(&mut SolverParams)) -> (Cloth, GridSpec) {
+    let (mut cloth, mut params, material, spec) = sheet_on_the_ground();
+    edit(&mut params);
     let corner = spec.index(0, 0);
     let (from, to) = (spec.position(0, 0), spec.position(50, 50));
     cloth.grab(corner).unwrap();
@@ -123,13 +125,11 @@ fn xz(v: Vec3) -> Vec2 {
     Vec2::new(v.x, v.z)
 }
 
-/// The fold: zero intersecting triangles, and every particle of the flap (the half beyond the
-/// crease, away from it) lies above the base particle nearest beneath it. Without
-/// self-collision the flap sinks into the base.
-#[test]
-fn a_corner_folded_over_the_sheet_lies_on_top_of_it() {
-    let (cloth, spec) = fold(true);
-    assert_eq!(intersecting_pairs(&cloth), 0);
+/// Asserts that the folded sheet has zero intersecting triangles and that every particle of
+/// the flap (the half beyond the crease, away from it) lies above the base particle nearest
+/// beneath it; returns how many flap particles lie over the base (more than 600).
+fn assert_flap_on_top(cloth: &Cloth, spec: &GridSpec) -> usize {
+    assert_eq!(intersecting_pairs(cloth), 0);
     let p = cloth.particles();
     let n = spec.columns;
     let grid = |c: u32, r: u32| p.position(spec.index(c, r) as usize);
@@ -154,17 +154,45 @@ fn a_corner_folded_over_the_sheet_lies_on_top_of_it() {
         checked > 600,
         "only {checked} flap particles lie over the base: the sheet did not fold"
     );
-    let (without, _) = fold(false);
+    checked
+}
+
+/// The fold at a 2 cm thickness lies on top of the base; without self-collision the flap
+/// sinks into it.
+#[test]
+fn a_corner_folded_over_the_sheet_lies_on_top_of_it() {
+    let (cloth, spec) = fold(|_| ());
+    let checked = assert_flap_on_top(&cloth, &spec);
+    let (without, _) = fold(|s| s.self_collision = false);
     let crossings = intersecting_pairs(&without);
     eprintln!("fold: {checked} flap particles over the base; without self-collision {crossings} intersecting pairs");
     assert!(crossings > 0, "the flap does not sink into the base without self-collision");
+}
+
+/// Vertex–triangle contacts keep a mesh coarser than its thickness from passing through
+/// itself: the fold at a 5 mm thickness, a quarter of the 2 cm spacing, lies on top of the
+/// base with them; with particle contacts alone the flap slips between the base's particles
+/// and intersects it.
+#[test]
+fn a_fold_thinner_than_the_spacing_needs_vertex_triangle_contacts() {
+    let thin = |faces: bool| {
+        fold(|s| {
+            s.self_thickness = 0.005;
+            s.self_vertex_triangle = faces;
+        })
+    };
+    let (cloth, spec) = thin(true);
+    let checked = assert_flap_on_top(&cloth, &spec);
+    let crossings = intersecting_pairs(&thin(false).0);
+    eprintln!("thin fold: {checked} flap particles over the base; particle contacts alone {crossings} intersecting pairs");
+    assert!(crossings > 0, "particle contacts alone keep the thin flap out of the base");
 }
 
 /// Self-collision settings are checked like every parameter: out of range is refused with
 /// the field and its range, before anything moves.
 #[test]
 fn self_collision_settings_out_of_range_are_refused() {
-    let (mut cloth, params, material, _) = sheet_on_the_ground(true);
+    let (mut cloth, params, material, _) = sheet_on_the_ground();
     let before = cloth.particles().positions().collect::<Vec<_>>();
     for (bad, field, range) in [
         (
@@ -268,69 +296,43 @@ fn the_sheet_folding_over_a_ball_does_not_intersect_itself() {
     assert!(off > 0, "the sheet does not fold through itself without self-collision");
 }
 
-/// The default curtain with `edit` applied to its solver settings: a bottom corner grabbed
-/// after 60 frames, thrown up and across the front of the curtain and released; returns the
-/// most intersecting triangle pairs at any of the 120 frames after the throw (checked every
-/// 5th).
-fn thrown_curtain(edit: impl Fn(&mut SolverParams)) -> usize {
-    let preset = load_preset("default");
-    let mut solver = preset.solver.clone();
-    edit(&mut solver);
-    let mut cloth = preset.build().unwrap();
-    run(&mut cloth, &solver, &preset.material, 60);
-    let spec = &grid_of(&preset);
-    let corner = spec.index(spec.columns - 1, spec.rows - 1);
-    let from = cloth.particles().position(corner as usize);
-    cloth.grab(corner).unwrap();
-    let target = Vec3::new(-0.3, 1.9, 0.25);
-    for frame in 1..=40 {
-        let t = frame as f32 / 40.0;
-        cloth.drag_to(from.lerp(target, t) + Vec3::new(0.0, 0.0, 0.2 * (std::f32::consts::PI * t).sin()));
-        cloth.step(&solver, &preset.material).unwrap();
-    }
-    cloth.release(Some(Vec3::new(0.0, 0.0, -1.0)));
-    (0..24)
-        .map(|_| {
-            run(&mut cloth, &solver, &preset.material, 5);
-            intersecting_pairs(&cloth)
-        })
-        .max()
-        .unwrap()
-}
-
-/// The default curtain with self-collision at its particle spacing (3.4 cm), thrown onto
-/// itself: at no checked frame do triangles intersect; without self-collision they do.
+/// The default curtain with self-collision at its particle spacing (3.4 cm): a bottom corner
+/// grabbed, thrown up and across the front of the curtain, released: at no frame of the 120
+/// after the throw (checked every 5th) do triangles intersect.
 #[test]
 fn the_default_curtain_thrown_onto_itself_does_not_intersect() {
+    let preset = load_preset("default");
     let thrown = |on: bool| {
-        thrown_curtain(|s| {
-            s.self_collision = on;
-            s.self_thickness = 0.035;
-        })
+        let solver = SolverParams {
+            self_collision: on,
+            self_thickness: 0.035,
+            ..preset.solver.clone()
+        };
+        let mut cloth = preset.build().unwrap();
+        run(&mut cloth, &solver, &preset.material, 60);
+        let spec = &grid_of(&preset);
+        let corner = spec.index(spec.columns - 1, spec.rows - 1);
+        let from = cloth.particles().position(corner as usize);
+        cloth.grab(corner).unwrap();
+        let target = Vec3::new(-0.3, 1.9, 0.25);
+        for frame in 1..=40 {
+            let t = frame as f32 / 40.0;
+            cloth.drag_to(from.lerp(target, t) + Vec3::new(0.0, 0.0, 0.2 * (std::f32::consts::PI * t).sin()));
+            cloth.step(&solver, &preset.material).unwrap();
+        }
+        cloth.release(Some(Vec3::new(0.0, 0.0, -1.0)));
+        (0..24)
+            .map(|_| {
+                run(&mut cloth, &solver, &preset.material, 5);
+                intersecting_pairs(&cloth)
+            })
+            .max()
+            .unwrap()
     };
     let (on, off) = (thrown(true), thrown(false));
     eprintln!("thrown curtain: at most {on} intersecting pairs with self-collision, {off} without");
     assert_eq!(on, 0);
     assert!(off > 0, "the curtain does not fold through itself without self-collision");
-}
-
-/// Vertex–triangle contacts keep a mesh coarser than its thickness from passing through
-/// itself: the curtain thrown at a 1 cm thickness, under a third of its 3.4 cm spacing,
-/// never intersects with them; with particle contacts alone its layers slip between the
-/// particles and intersect.
-#[test]
-fn a_thin_curtain_thrown_onto_itself_needs_vertex_triangle_contacts() {
-    let thrown = |faces: bool| {
-        thrown_curtain(|s| {
-            s.self_collision = true;
-            s.self_thickness = 0.01;
-            s.self_vertex_triangle = faces;
-        })
-    };
-    let (with, without) = (thrown(true), thrown(false));
-    eprintln!("thin thrown curtain: at most {with} intersecting pairs with vertex–triangle contacts, {without} without");
-    assert_eq!(with, 0);
-    assert!(without > 0, "particle contacts alone keep the thin curtain apart");
 }
 
 /// Issue 17, item 3: grabbing, pinning and live parameter changes with self-collision on. A
@@ -374,67 +376,4 @@ fn grabbing_pinning_and_live_changes_work_with_self_collision_on() {
     assert!(cloth.particles().positions().all(|p| p.is_finite()));
     assert_eq!(cloth.particles().position(centre as usize), pinned_at);
     assert_eq!(intersecting_pairs(&cloth), 0, "the folded corner lies on the sheet, not through it");
-}
-
-#[test]
-fn zz_experiment() {
-    let Ok(scene) = std::env::var("XSCENE") else { return };
-    let thick: f32 = std::env::var("XTHICK").unwrap().parse().unwrap();
-    let faces = std::env::var("XFACES").unwrap() == "1";
-    let edit = |s: &mut SolverParams| {
-        s.self_collision = true;
-        s.self_thickness = thick;
-        s.self_vertex_triangle = faces;
-    };
-    let t = std::time::Instant::now();
-    let count = match scene.as_str() {
-        "curtain" => thrown_curtain(edit),
-        "fold" | "cut" => {
-            let (mut cloth, mut params, material, spec) = if scene == "fold" {
-                sheet_on_the_ground(true)
-            } else {
-                sheet(true, Vec3::new(0.0, 1.6, 0.0), Orientation::Vertical, PinMode::TopCorners)
-            };
-            edit(&mut params);
-            if scene == "fold" {
-                let corner = spec.index(0, 0);
-                let (from, to) = (spec.position(0, 0), spec.position(50, 50));
-                cloth.grab(corner).unwrap();
-                for frame in 1..=90 {
-                    let t = frame as f32 / 90.0;
-                    let lift = 0.3 * (std::f32::consts::PI * t).sin() + 0.04 * t;
-                    cloth.drag_to(from.lerp(to, t) + Vec3::new(0.0, lift, 0.0));
-                    cloth.step(&params, &material).unwrap();
-                }
-                cloth.release(None);
-            } else {
-                run(&mut cloth, &params, &material, 30);
-                let across = |x: f32| Ray {
-                    origin: Vec3::new(x, 1.11, 1.0),
-                    direction: Vec3::new(0.0, 0.0, -1.0),
-                };
-                cloth.cut(&across(-1.0), &across(1.0));
-                run(&mut cloth, &params, &material, 90);
-                for corner in [spec.index(0, 0), spec.index(50, 0)] {
-                    cloth.set_pinned(corner, false);
-                }
-            }
-            (0..30)
-                .map(|_| {
-                    run(&mut cloth, &params, &material, 10);
-                    intersecting_pairs(&cloth)
-                })
-                .max()
-                .unwrap()
-        }
-        _ => {
-            let c = run_preset(&scene, edit, 600);
-            eprintln!("KE {}", c.stats().kinetic_energy);
-            intersecting_pairs(&c)
-        }
-    };
-    eprintln!(
-        "XRESULT {scene} thick {thick} faces {faces}: {count} pairs, {:.1}s",
-        t.elapsed().as_secs_f64()
-    );
 }
