@@ -65,8 +65,10 @@
 //! ```
 //! which leaves p exactly d_min from the plane (C = 0), cancels f of the tangential slip
 //! between p and the point q of the face, and conserves momentum (Σ b_k = 1). Faces whose
-//! area is zero are skipped. The list grows from the same hash: each triangle looks at the
-//! cells its bounding box covers, grown by the cell edge, and tests the exact point–triangle
+//! area is zero are skipped. The faces are found through a second hash of the particles with
+//! cells as large as the largest triangle plus twice the largest reach: each triangle looks
+//! at the (at most 2 × 2 × 2) cells its bounding box, grown by the reach, covers, rejects
+//! particles outside the box's grown bounding sphere and tests the exact point–triangle
 //! distance (Ericson, *Real-Time Collision Detection* §5.1.5). Since the distance moves by at
 //! most M when p moves by M and by at most M when every corner does, the Verlet argument and
 //! margin of the pairs hold for the faces too, and both lists are made together.
@@ -159,13 +161,12 @@ pub(crate) struct Face {
 /// The spatial hash, the constraint adjacency it excludes and the frame's candidate pairs.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SelfContacts {
-    /// First entry of each bucket (`buckets + 1` entries), and the particles by bucket with
-    /// their cells (so a bucket shared by two cells yields each particle once).
-    bucket_start: Vec<u32>,
-    entries: Vec<(u32, IVec3)>,
-    /// Scratch: the frame's start positions and the counting sort's fill pointers.
+    /// The particles hashed at the pairs' cell edge, and at the coarser one of the faces.
+    hash: Hash,
+    face_hash: Hash,
+    /// Scratch: the positions the lists are made from, and the triangles that list faces.
     points: Vec<Vec3>,
-    fill: Vec<u32>,
+    coarse: Vec<[u32; 3]>,
     /// Particles joined to each particle by a live distance constraint, sorted (CSR).
     adjacency_start: Vec<u32>,
     adjacency: Vec<u32>,
@@ -182,6 +183,59 @@ pub(crate) struct SelfContacts {
     listed_at: Vec<Vec3>,
     listed_margin: f32,
     listed_for: Option<((u64, usize, usize), u32, bool)>,
+}
+
+/// A spatial hash of points: cells of edge `edge`, a power-of-two table of buckets filled
+/// by a counting sort into two flat arrays.
+#[derive(Debug, Clone, Default)]
+struct Hash {
+    /// Cell edge in m.
+    edge: f32,
+    /// First entry of each bucket (`buckets + 1` entries), and the points by bucket with
+    /// their cells (so a bucket shared by two cells yields each point once).
+    bucket_start: Vec<u32>,
+    entries: Vec<(u32, IVec3)>,
+    /// Scratch: the counting sort's fill pointers.
+    fill: Vec<u32>,
+}
+
+impl Hash {
+    /// Hashes `points` into cells of edge `edge` (m) over 2 · points buckets, rounded up to a
+    /// power of two.
+    fn fill(&mut self, points: &[Vec3], edge: f32) {
+        let buckets = (2 * points.len()).next_power_of_two();
+        self.edge = edge;
+        self.bucket_start.clear();
+        self.bucket_start.resize(buckets + 1, 0);
+        for &p in points {
+            self.bucket_start[bucket_of(cell_of(p, edge), buckets) + 1] += 1;
+        }
+        for b in 0..buckets {
+            self.bucket_start[b + 1] += self.bucket_start[b];
+        }
+        self.fill.clone_from(&self.bucket_start);
+        self.entries.resize(points.len(), (0, IVec3::ZERO));
+        for (i, &p) in points.iter().enumerate() {
+            let c = cell_of(p, edge);
+            let b = bucket_of(c, buckets);
+            self.entries[self.fill[b] as usize] = (i as u32, c);
+            self.fill[b] += 1;
+        }
+    }
+
+    /// The cell of `p`.
+    fn cell(&self, p: Vec3) -> IVec3 {
+        cell_of(p, self.edge)
+    }
+
+    /// The points in `cell`.
+    fn in_cell(&self, cell: IVec3) -> impl Iterator<Item = u32> + '_ {
+        let b = bucket_of(cell, self.bucket_start.len() - 1);
+        self.entries[self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize]
+            .iter()
+            .filter(move |e| e.1 == cell)
+            .map(|e| e.0)
+    }
 }
 
 /// Bucket of a cell among `buckets` (a power of two): the multipliers of Ten Minute Physics
@@ -278,47 +332,28 @@ impl SelfContacts {
             return;
         }
         let edge = settings.thickness + 2.0 * self.listed_margin;
-        let buckets = (2 * n).next_power_of_two();
         self.points.clear();
         self.points.extend((0..n).map(&position));
-        self.bucket_start.clear();
-        self.bucket_start.resize(buckets + 1, 0);
-        for &p in &self.points {
-            self.bucket_start[bucket_of(cell_of(p, edge), buckets) + 1] += 1;
-        }
-        for b in 0..buckets {
-            self.bucket_start[b + 1] += self.bucket_start[b];
-        }
-        self.fill.clone_from(&self.bucket_start);
-        self.entries.resize(n, (0, IVec3::ZERO));
-        for (i, &p) in self.points.iter().enumerate() {
-            let c = cell_of(p, edge);
-            let b = bucket_of(c, buckets);
-            self.entries[self.fill[b] as usize] = (i as u32, c);
-            self.fill[b] += 1;
-        }
-        self.list_pairs(rest, settings.thickness, edge, buckets);
+        self.hash.fill(&self.points, edge);
+        self.list_pairs(rest, settings.thickness);
         if settings.vertex_triangle {
-            self.list_faces(triangles, rest, settings.thickness, edge, buckets);
+            self.list_faces(triangles, rest, settings.thickness);
         }
     }
 
-    /// Lists every pair closer than its reach d_min + 2M from the hash of cell edge `edge`
-    /// over `buckets` buckets (module docs), at most [`MAX_PAIRS_PER_PARTICLE`] per particle.
-    fn list_pairs(&mut self, rest: &[Vec3], thickness: f32, edge: f32, buckets: usize) {
-        let (n, margin) = (self.points.len(), self.listed_margin);
+    /// Lists every pair closer than its reach d_min + 2M from the hash (module docs), at most
+    /// [`MAX_PAIRS_PER_PARTICLE`] per particle.
+    fn list_pairs(&mut self, rest: &[Vec3], thickness: f32) {
+        let (n, margin, edge) = (self.points.len(), self.listed_margin, self.hash.edge);
         let cap = MAX_PAIRS_PER_PARTICLE * n;
         'particles: for i in 0..n {
             let p = self.points[i];
-            let c = cell_of(p, edge);
+            let c = self.hash.cell(p);
             // The cell itself (later particles only) and the 13 cells of the half stencil
             // ahead of it: every pair of neighbouring cells is looked at once.
             for offset in HALF_STENCIL {
-                let cell = c + offset;
-                let b = bucket_of(cell, buckets);
-                for k in self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize {
-                    let (j, in_cell) = self.entries[k];
-                    if in_cell != cell || (offset == IVec3::ZERO && j as usize <= i) {
+                for j in self.hash.in_cell(c + offset) {
+                    if offset == IVec3::ZERO && j as usize <= i {
                         continue;
                     }
                     let distance2 = p.distance_squared(self.points[j as usize]);
@@ -342,33 +377,47 @@ impl SelfContacts {
         }
     }
 
-    /// Lists every (particle, triangle) closer than its reach d_min + 2M (module docs): each
-    /// triangle tests the particles in the cells of its bounding box grown by the cell edge
-    /// `edge` (at least every reach), skipping its corners and the particles joined to them;
-    /// a triangle the pairs already cover ([`covered_by_corners`]) lists none. At most [`MAX_PAIRS_PER_PARTICLE`] per particle.
-    fn list_faces(&mut self, triangles: &[[u32; 3]], rest: &[Vec3], thickness: f32, edge: f32, buckets: usize) {
-        let margin = self.listed_margin;
-        let cap = MAX_PAIRS_PER_PARTICLE * self.points.len();
-        for &triangle in triangles {
-            let corners = triangle.map(|v| self.points[v as usize]);
-            if covered_by_corners(corners, thickness) {
-                continue;
-            }
-            let low = cell_of(corners[0].min(corners[1]).min(corners[2]) - edge, edge);
-            let high = cell_of(corners[0].max(corners[1]).max(corners[2]) + edge, edge);
-            for z in low.z..=high.z {
-                for y in low.y..=high.y {
-                    for x in low.x..=high.x {
-                        let cell = IVec3::new(x, y, z);
-                        let b = bucket_of(cell, buckets);
-                        for k in self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize {
-                            let (j, in_cell) = self.entries[k];
-                            if in_cell != cell || triangle.contains(&j) {
+    /// Lists every (particle, triangle) closer than its reach d_min + 2M (module docs). The
+    /// triangles the pairs do not cover ([`covered_by_corners`]) are collected, the particles
+    /// hashed again with cells of edge (their largest bounding-box side + 2 × the pairs'
+    /// cell edge, the largest reach), and each such triangle tests the particles in the at
+    /// most 2 × 2 × 2 cells its bounding box grown by the reach covers that lie within reach
+    /// of the box, skipping its corners and the particles joined to them. At most
+    /// [`MAX_PAIRS_PER_PARTICLE`] per particle.
+    fn list_faces(&mut self, triangles: &[[u32; 3]], rest: &[Vec3], thickness: f32) {
+        let (margin, reach) = (self.listed_margin, self.hash.edge);
+        let points = &self.points;
+        let corners_of = |t: &[u32; 3]| t.map(|v| points[v as usize]);
+        let bounds = |[a, b, c]: [Vec3; 3]| (a.min(b).min(c), a.max(b).max(c));
+        self.coarse.clear();
+        self.coarse
+            .extend(triangles.iter().filter(|t| !covered_by_corners(corners_of(t), thickness)));
+        let Some(extent) = self
+            .coarse
+            .iter()
+            .map(|t| bounds(corners_of(t)))
+            .map(|(l, h)| (h - l).max_element())
+            .reduce(f32::max)
+        else {
+            return;
+        };
+        self.face_hash.fill(points, extent + 2.0 * reach);
+        let cap = MAX_PAIRS_PER_PARTICLE * points.len();
+        for &triangle in &self.coarse {
+            let corners = corners_of(&triangle);
+            let (low, high) = bounds(corners);
+            let (centre, radius) = ((low + high) * 0.5, 0.5 * low.distance(high) + reach);
+            let (first, last) = (self.face_hash.cell(low - reach), self.face_hash.cell(high + reach));
+            for z in first.z..=last.z {
+                for y in first.y..=last.y {
+                    for x in first.x..=last.x {
+                        for j in self.face_hash.in_cell(IVec3::new(x, y, z)) {
+                            let p = points[j as usize];
+                            if triangle.contains(&j) || p.distance_squared(centre) >= radius * radius {
                                 continue;
                             }
-                            let p = self.points[j as usize];
                             let distance = p.distance(closest_point(p, corners));
-                            if distance >= edge || triangle.iter().any(|&v| self.adjacent(v as usize, j)) {
+                            if distance >= reach || triangle.iter().any(|&v| self.adjacent(v as usize, j)) {
                                 continue;
                             }
                             let r = rest[j as usize];
