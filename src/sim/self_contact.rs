@@ -110,7 +110,7 @@ pub const CLAMP_FRACTION: f32 = 0.2;
 /// [`SelfContacts::prepare`]).
 pub const SKIN: f32 = 0.25;
 
-/// Most candidate pairs a list holds, per particle. A cloth whose particles crowd far more
+/// Most candidate pairs (and, separately, faces) a list holds, per particle. A cloth whose particles crowd far more
 /// closely than its thickness (a fine mesh with a thick `self_thickness`) would list
 /// hundreds of pairs each and stall the frame; its list stops here (the pairs of the
 /// lowest-numbered particles are kept, the same on every run). Layers 1 cm apart at 1 cm
@@ -158,7 +158,8 @@ pub(crate) struct Face {
     pub min_distance: f32,
 }
 
-/// The spatial hash, the constraint adjacency it excludes and the frame's candidate pairs.
+/// The spatial hashes, the constraint adjacency they exclude and the frame's candidate pairs
+/// and faces.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SelfContacts {
     /// The particles hashed at the pairs' cell edge, and at the coarser one of the faces.
