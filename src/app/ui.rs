@@ -789,6 +789,10 @@ fn self_collision_controls(ui: &mut Ui, s: &mut drape::sim::SolverParams) {
             "self friction",
             "Friction between layers of the cloth (Coulomb coefficient). Default 0.3",
         );
+        ui.checkbox(&mut s.self_vertex_triangle, "particles against faces").on_hover_text(
+            "Particles also keep the thickness from the faces of other triangles, so a layer \
+             cannot slip between the particles of a mesh coarser than the thickness. Default on",
+        );
     });
 }
 

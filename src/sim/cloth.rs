@@ -417,6 +417,7 @@ impl Cloth {
         let self_pass = settings.self_contact.map(|contact| SelfContactPass {
             contacts: Mutex::new(&mut self.self_contacts),
             rest: &self.model.positions,
+            triangles: &self.model.triangles,
             settings: contact,
         });
         let pressure_pass = self

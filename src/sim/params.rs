@@ -87,6 +87,12 @@ pub struct SolverParams {
     /// Coulomb friction coefficient between layers of the cloth (static and kinetic alike).
     /// Default 0.3; range [0, 10].
     pub self_friction: f32,
+    /// Vertex–triangle self-contacts: while `self_collision` is on, a particle also keeps
+    /// `self_thickness` from the face of every triangle it is not a corner of (pushed along
+    /// the face's normal back to the side it came from), so a layer cannot slip between the
+    /// particles of a mesh coarser than the thickness (docs/physics.md §4, "Self-contact").
+    /// Default `true`.
+    pub self_vertex_triangle: bool,
 }
 
 impl Default for SolverParams {
@@ -118,6 +124,7 @@ impl Default for SolverParams {
             self_thickness: 0.01,
             // Cotton on cotton.
             self_friction: 0.3,
+            self_vertex_triangle: true,
         }
     }
 }
@@ -175,6 +182,7 @@ impl SolverParams {
             thickness: self.self_thickness,
             friction: self.self_friction,
             travel: 0.0,
+            vertex_triangle: self.self_vertex_triangle,
         })
     }
 

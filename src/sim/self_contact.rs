@@ -41,6 +41,47 @@
 //! A pair at zero distance has no normal and is skipped. Split copies of a torn vertex share
 //! their rest position (d_min = 0) and never collide with each other.
 //!
+//! # Vertex–triangle contacts
+//! Particles alone let a layer slip between the particles of another when the spacing is
+//! larger than the thickness. So (with [`SelfContactSettings::vertex_triangle`]) a particle p
+//! also keeps its distance from the face of every triangle (x_0, x_1, x_2) it is not a corner
+//! of and not joined to by a distance constraint (Provot 1997; Bridson, Fedkiw and Anderson
+//! 2002): the candidate list holds every such (particle, triangle) closer than
+//! d_min + 2M, with d_min = min(thickness, the rest distance from p to the triangle). While the
+//! projection q of p onto the triangle's plane falls inside the triangle (barycentric
+//! coordinates b_k ≥ 0), the contact is the unilateral constraint
+//! ```text
+//! C = s n·(p − q) − d_min ≥ 0,   q = Σ b_k x_k,   n = (x_1 − x_0) × (x_2 − x_0) / |…|
+//! s = sign of (p − x_0)·((x_1 − x_0) × (x_2 − x_0)) at the substep's start positions
+//! ```
+//! (the side p came from, so a particle that crossed the face within the substep is put back
+//! on its side, never pushed through), with ∇_p C = s n and ∇_{x_k} C = −b_k s n (the normal
+//! held fixed). Compliance 0, so the XPBD update is Δλ = −C / W with
+//! W = w_p + Σ b_k² w_k, and with depth = −C:
+//! ```text
+//! push = depth s n − f Δx_t,     Δx_t = tangential part of (p − p_start) − Σ b_k (x_k − x_k,start)
+//! p   += w_p / W · push,         f = min(1, μ depth / |Δx_t|)   (Coulomb, as for pairs)
+//! x_k −= b_k w_k / W · push
+//! ```
+//! which leaves p exactly d_min from the plane (C = 0), cancels f of the tangential slip
+//! between p and the point q of the face, and conserves momentum (Σ b_k = 1). Faces whose
+//! area is zero are skipped. The faces are found through a second hash of the particles with
+//! cells as large as the largest triangle plus twice the largest reach: each triangle looks
+//! at the (at most 2 × 2 × 2) cells its bounding box, grown by the reach, covers, rejects
+//! particles outside the box's grown bounding sphere and tests the exact point–triangle
+//! distance (Ericson, *Real-Time Collision Detection* §5.1.5). Since the distance moves by at
+//! most M when p moves by M and by at most M when every corner does, the Verlet argument and
+//! margin of the pairs hold for the faces too, and both lists are made together.
+//!
+//! Faces are listed only where the pairs leave a hole: no point of a triangle is farther from
+//! its nearest corner than its circumradius R, so while R < thickness a particle crossing the
+//! face would come closer than the thickness to a corner, which its pairs forbid (for a
+//! particle farther than the thickness from the triangle at rest, whose pairs with the
+//! corners all have d_min = thickness). Such a triangle, judged as it is when the list is
+//! made, lists no faces: a mesh as fine as its thickness (the falling strip, a 128² curtain
+//! at 1 cm) pays nothing for them; a coarser one (1 cm against a 2 cm or 3.4 cm spacing) gets
+//! them where they are needed.
+//!
 //! # Velocity clamp
 //! While self-collision is on, every velocity the solver derives is clamped to
 //! v_clamp = [`CLAMP_FRACTION`] · thickness / h (TMP 15's rule), so no particle moves more than
@@ -49,7 +90,8 @@
 //! reaches it after 0.18 s. A thinner thickness or more substeps raise it.
 //!
 //! # Determinism
-//! The list is checked, made (in particle order) and projected serially by thread 0 between
+//! The lists are checked, made (pairs in particle order, faces in triangle order) and projected
+//! serially (pairs, then faces) by thread 0 between
 //! the barriers of the tail step (after the tail group and the soft grab, before tethers and
 //! collider contacts), so every thread count gives the same result.
 
@@ -68,7 +110,7 @@ pub const CLAMP_FRACTION: f32 = 0.2;
 /// [`SelfContacts::prepare`]).
 pub const SKIN: f32 = 0.25;
 
-/// Most candidate pairs a list holds, per particle. A cloth whose particles crowd far more
+/// Most candidate pairs (and, separately, faces) a list holds, per particle. A cloth whose particles crowd far more
 /// closely than its thickness (a fine mesh with a thick `self_thickness`) would list
 /// hundreds of pairs each and stall the frame; its list stops here (the pairs of the
 /// lowest-numbered particles are kept, the same on every run). Layers 1 cm apart at 1 cm
@@ -85,6 +127,9 @@ pub(crate) struct SelfContactSettings {
     /// How far a particle can move from one substep's check of the candidate list to the
     /// next (m), set per frame by the cloth.
     pub travel: f32,
+    /// Whether particles also collide with the faces of triangles (module docs, "Vertex–triangle
+    /// contacts").
+    pub vertex_triangle: bool,
 }
 
 impl SelfContactSettings {
@@ -103,16 +148,26 @@ pub(crate) struct Pair {
     pub min_distance: f32,
 }
 
-/// The spatial hash, the constraint adjacency it excludes and the frame's candidate pairs.
+/// One candidate (particle, triangle) of the frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Face {
+    pub particle: u32,
+    /// The triangle's corners.
+    pub triangle: [u32; 3],
+    /// Contact distance d_min = min(thickness, rest distance to the triangle) in m.
+    pub min_distance: f32,
+}
+
+/// The spatial hashes, the constraint adjacency they exclude and the frame's candidate pairs
+/// and faces.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SelfContacts {
-    /// First entry of each bucket (`buckets + 1` entries), and the particles by bucket with
-    /// their cells (so a bucket shared by two cells yields each particle once).
-    bucket_start: Vec<u32>,
-    entries: Vec<(u32, IVec3)>,
-    /// Scratch: the frame's start positions and the counting sort's fill pointers.
+    /// The particles hashed at the pairs' cell edge, and at the coarser one of the faces.
+    hash: Hash,
+    face_hash: Hash,
+    /// Scratch: the positions the lists are made from, and the triangles that list faces.
     points: Vec<Vec3>,
-    fill: Vec<u32>,
+    coarse: Vec<[u32; 3]>,
     /// Particles joined to each particle by a live distance constraint, sorted (CSR).
     adjacency_start: Vec<u32>,
     adjacency: Vec<u32>,
@@ -120,13 +175,68 @@ pub(crate) struct SelfContacts {
     adjacency_key: Option<(u64, usize, usize)>,
     /// This frame's candidate pairs, in projection order.
     pub pairs: Vec<Pair>,
-    /// Pairs in contact in the last sweep of the last frame.
+    /// This frame's candidate vertex–triangle contacts, in projection order.
+    pub faces: Vec<Face>,
+    /// Pairs and faces in contact in the last sweep of the last frame.
     pub active: u32,
     /// Positions the pairs were listed at, the margin they were listed with (m) and what they
-    /// were listed for (adjacency key, thickness bits); `None` before the first list.
+    /// were listed for (adjacency key, thickness bits, faces on); `None` before the first list.
     listed_at: Vec<Vec3>,
     listed_margin: f32,
-    listed_for: Option<((u64, usize, usize), u32)>,
+    listed_for: Option<((u64, usize, usize), u32, bool)>,
+}
+
+/// A spatial hash of points: cells of edge `edge`, a power-of-two table of buckets filled
+/// by a counting sort into two flat arrays.
+#[derive(Debug, Clone, Default)]
+struct Hash {
+    /// Cell edge in m.
+    edge: f32,
+    /// First entry of each bucket (`buckets + 1` entries), and the points by bucket with
+    /// their cells (so a bucket shared by two cells yields each point once).
+    bucket_start: Vec<u32>,
+    entries: Vec<(u32, IVec3)>,
+    /// Scratch: the counting sort's fill pointers.
+    fill: Vec<u32>,
+}
+
+impl Hash {
+    /// Hashes `points` into cells of edge `edge` (m) over 2 · points buckets, rounded up to a
+    /// power of two.
+    fn fill(&mut self, points: &[Vec3], edge: f32) {
+        let buckets = (2 * points.len()).next_power_of_two();
+        self.edge = edge;
+        self.bucket_start.clear();
+        self.bucket_start.resize(buckets + 1, 0);
+        for &p in points {
+            self.bucket_start[bucket_of(cell_of(p, edge), buckets) + 1] += 1;
+        }
+        for b in 0..buckets {
+            self.bucket_start[b + 1] += self.bucket_start[b];
+        }
+        self.fill.clone_from(&self.bucket_start);
+        self.entries.resize(points.len(), (0, IVec3::ZERO));
+        for (i, &p) in points.iter().enumerate() {
+            let c = cell_of(p, edge);
+            let b = bucket_of(c, buckets);
+            self.entries[self.fill[b] as usize] = (i as u32, c);
+            self.fill[b] += 1;
+        }
+    }
+
+    /// The cell of `p`.
+    fn cell(&self, p: Vec3) -> IVec3 {
+        cell_of(p, self.edge)
+    }
+
+    /// The points in `cell`.
+    fn in_cell(&self, cell: IVec3) -> impl Iterator<Item = u32> + '_ {
+        let b = bucket_of(cell, self.bucket_start.len() - 1);
+        self.entries[self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize]
+            .iter()
+            .filter(move |e| e.1 == cell)
+            .map(|e| e.0)
+    }
 }
 
 /// Bucket of a cell among `buckets` (a power of two): the multipliers of Ten Minute Physics
@@ -179,19 +289,30 @@ impl SelfContacts {
             .is_ok()
     }
 
-    /// Makes sure the candidate pairs hold every contact until the next call: keeps the last
-    /// list while no particle has moved more than its margin allows (below), else lists anew
-    /// from the `n` particles' current positions. `rest` are the rest positions, `travel` the
-    /// farthest a particle can move until the next call (m). [`Self::refresh_adjacency`]
-    /// must have run for the current topology.
+    /// Makes sure the candidate pairs and faces hold every contact until the next call: keeps
+    /// the last lists while no particle has moved more than their margin allows (below), else
+    /// lists anew from the `n` particles' current positions. `rest` are the rest positions,
+    /// `triangles` the faces (corners below `n`), `travel` the farthest a particle can move
+    /// until the next call (m). [`Self::refresh_adjacency`] must have run for the current
+    /// topology.
     ///
     /// A list made with margin M (every pair closer than d_min + 2M) stays complete while
     /// every particle's displacement since then plus this frame's travel is at most M: two
     /// particles farther apart than that moved at most 2M toward each other. Lists are made
     /// with M = travel + [`SKIN`] · thickness, so a cloth at rest keeps its list.
-    pub fn prepare(&mut self, n: usize, position: impl Fn(usize) -> Vec3, rest: &[Vec3], settings: SelfContactSettings, travel: f32) {
+    pub fn prepare(
+        &mut self,
+        n: usize,
+        position: impl Fn(usize) -> Vec3,
+        rest: &[Vec3],
+        triangles: &[[u32; 3]],
+        settings: SelfContactSettings,
+        travel: f32,
+    ) {
         debug_assert_eq!(self.adjacency_start.len(), n + 1, "adjacency of the current topology");
-        let listed_for = self.adjacency_key.map(|key| (key, settings.thickness.to_bits()));
+        let listed_for = self
+            .adjacency_key
+            .map(|key| (key, settings.thickness.to_bits(), settings.vertex_triangle));
         if listed_for.is_some() && self.listed_for == listed_for && self.listed_at.len() == n {
             let moved = (0..n)
                 .map(&position)
@@ -203,6 +324,7 @@ impl SelfContacts {
             }
         }
         self.pairs.clear();
+        self.faces.clear();
         self.listed_margin = travel + SKIN * settings.thickness;
         self.listed_at.clear();
         self.listed_at.extend((0..n).map(&position));
@@ -210,46 +332,36 @@ impl SelfContacts {
         if n < 2 {
             return;
         }
-        let margin = self.listed_margin;
-        let edge = settings.thickness + 2.0 * margin;
-        let buckets = (2 * n).next_power_of_two();
+        let edge = settings.thickness + 2.0 * self.listed_margin;
         self.points.clear();
         self.points.extend((0..n).map(&position));
-        self.bucket_start.clear();
-        self.bucket_start.resize(buckets + 1, 0);
-        for &p in &self.points {
-            self.bucket_start[bucket_of(cell_of(p, edge), buckets) + 1] += 1;
+        self.hash.fill(&self.points, edge);
+        self.list_pairs(rest, settings.thickness);
+        if settings.vertex_triangle {
+            self.list_faces(triangles, rest, settings.thickness);
         }
-        for b in 0..buckets {
-            self.bucket_start[b + 1] += self.bucket_start[b];
-        }
-        self.fill.clone_from(&self.bucket_start);
-        self.entries.resize(n, (0, IVec3::ZERO));
-        for (i, &p) in self.points.iter().enumerate() {
-            let c = cell_of(p, edge);
-            let b = bucket_of(c, buckets);
-            self.entries[self.fill[b] as usize] = (i as u32, c);
-            self.fill[b] += 1;
-        }
+    }
+
+    /// Lists every pair closer than its reach d_min + 2M from the hash (module docs), at most
+    /// [`MAX_PAIRS_PER_PARTICLE`] per particle.
+    fn list_pairs(&mut self, rest: &[Vec3], thickness: f32) {
+        let (n, margin, edge) = (self.points.len(), self.listed_margin, self.hash.edge);
         let cap = MAX_PAIRS_PER_PARTICLE * n;
         'particles: for i in 0..n {
             let p = self.points[i];
-            let c = cell_of(p, edge);
+            let c = self.hash.cell(p);
             // The cell itself (later particles only) and the 13 cells of the half stencil
             // ahead of it: every pair of neighbouring cells is looked at once.
             for offset in HALF_STENCIL {
-                let cell = c + offset;
-                let b = bucket_of(cell, buckets);
-                for k in self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize {
-                    let (j, in_cell) = self.entries[k];
-                    if in_cell != cell || (offset == IVec3::ZERO && j as usize <= i) {
+                for j in self.hash.in_cell(c + offset) {
+                    if offset == IVec3::ZERO && j as usize <= i {
                         continue;
                     }
                     let distance2 = p.distance_squared(self.points[j as usize]);
                     if distance2 >= edge * edge {
                         continue;
                     }
-                    let min_distance = settings.thickness.min(rest[i].distance(rest[j as usize]));
+                    let min_distance = thickness.min(rest[i].distance(rest[j as usize]));
                     let reach = min_distance + 2.0 * margin;
                     if min_distance > 0.0 && distance2 < reach * reach && !self.adjacent(i, j) {
                         self.pairs.push(Pair {
@@ -265,6 +377,123 @@ impl SelfContacts {
             }
         }
     }
+
+    /// Lists every (particle, triangle) closer than its reach d_min + 2M (module docs). The
+    /// triangles the pairs do not cover ([`covered_by_corners`]) are collected, the particles
+    /// hashed again with cells of edge (their largest bounding-box side + 2 × the pairs'
+    /// cell edge, the largest reach), and each such triangle tests the particles in the at
+    /// most 2 × 2 × 2 cells its bounding box grown by the reach covers that lie within reach
+    /// of the box, skipping its corners and the particles joined to them. At most
+    /// [`MAX_PAIRS_PER_PARTICLE`] per particle.
+    fn list_faces(&mut self, triangles: &[[u32; 3]], rest: &[Vec3], thickness: f32) {
+        let (margin, reach) = (self.listed_margin, self.hash.edge);
+        let points = &self.points;
+        let corners_of = |t: &[u32; 3]| t.map(|v| points[v as usize]);
+        let bounds = |[a, b, c]: [Vec3; 3]| (a.min(b).min(c), a.max(b).max(c));
+        self.coarse.clear();
+        self.coarse
+            .extend(triangles.iter().filter(|t| !covered_by_corners(corners_of(t), thickness)));
+        let Some(extent) = self
+            .coarse
+            .iter()
+            .map(|t| bounds(corners_of(t)))
+            .map(|(l, h)| (h - l).max_element())
+            .reduce(f32::max)
+        else {
+            return;
+        };
+        self.face_hash.fill(points, extent + 2.0 * reach);
+        let cap = MAX_PAIRS_PER_PARTICLE * points.len();
+        for &triangle in &self.coarse {
+            let corners = corners_of(&triangle);
+            let (low, high) = bounds(corners);
+            let (centre, radius) = ((low + high) * 0.5, 0.5 * low.distance(high) + reach);
+            let (first, last) = (self.face_hash.cell(low - reach), self.face_hash.cell(high + reach));
+            for z in first.z..=last.z {
+                for y in first.y..=last.y {
+                    for x in first.x..=last.x {
+                        for j in self.face_hash.in_cell(IVec3::new(x, y, z)) {
+                            let p = points[j as usize];
+                            if triangle.contains(&j) || p.distance_squared(centre) >= radius * radius {
+                                continue;
+                            }
+                            let distance = p.distance(closest_point(p, corners));
+                            if distance >= reach || triangle.iter().any(|&v| self.adjacent(v as usize, j)) {
+                                continue;
+                            }
+                            let r = rest[j as usize];
+                            let min_distance = thickness.min(r.distance(closest_point(r, triangle.map(|v| rest[v as usize]))));
+                            if min_distance > 0.0 && distance < min_distance + 2.0 * margin {
+                                self.faces.push(Face {
+                                    particle: j,
+                                    triangle,
+                                    min_distance,
+                                });
+                                if self.faces.len() == cap {
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether triangle `abc`'s circumradius R = |ab| |bc| |ca| / (2 |ab × ac|) is below `d`: no
+/// point of the triangle is then d or more from its nearest corner, so a particle kept d from
+/// the corners by the pairs cannot cross it (module docs).
+fn covered_by_corners([a, b, c]: [Vec3; 3], d: f32) -> bool {
+    let area2 = (b - a).cross(c - a).length_squared();
+    (b - a).length_squared() * (c - b).length_squared() * (a - c).length_squared() < 4.0 * d * d * area2
+}
+
+/// The point of triangle `abc` closest to `p` (Ericson, *Real-Time Collision Detection*
+/// §5.1.5: the vertex, edge or face region `p` projects into).
+fn closest_point(p: Vec3, [a, b, c]: [Vec3; 3]) -> Vec3 {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return a;
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return b;
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        return a + ab * (d1 / (d1 - d3));
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return c;
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        return a + ac * (d2 / (d2 - d6));
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && d4 >= d3 && d5 >= d6 {
+        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
+    }
+    let scale = 1.0 / (va + vb + vc);
+    a + ab * (vb * scale) + ac * (vc * scale)
+}
+
+/// Barycentric coordinates of the projection of `p` onto the plane of triangle `abc` (of
+/// non-zero area), when it falls inside the triangle or on its edges.
+fn barycentric_inside(p: Vec3, [a, b, c]: [Vec3; 3]) -> Option<[f32; 3]> {
+    let (e0, e1, d) = (b - a, c - a, p - a);
+    let (d00, d01, d11) = (e0.dot(e0), e0.dot(e1), e1.dot(e1));
+    let (d20, d21) = (d.dot(e0), d.dot(e1));
+    let det = d00 * d11 - d01 * d01;
+    let v = (d11 * d20 - d01 * d21) / det;
+    let w = (d00 * d21 - d01 * d20) / det;
+    let u = 1.0 - v - w;
+    (u >= 0.0 && v >= 0.0 && w >= 0.0).then_some([u, v, w])
 }
 
 /// The cell itself and the 13 of its 26 neighbours with (z, y, x) lexicographically ahead of
@@ -293,14 +522,16 @@ pub(crate) struct SelfContactPass<'a> {
     pub contacts: Mutex<&'a mut SelfContacts>,
     /// Rest positions (m).
     pub rest: &'a [Vec3],
+    /// The cloth's triangles (particle indices).
+    pub triangles: &'a [[u32; 3]],
     pub settings: SelfContactSettings,
 }
 
 impl SelfContactPass<'_> {
     /// One sweep's self-contacts on the `n` particles: on a substep's first sweep (`first`)
-    /// the candidate list is checked and remade if a particle left its margin
-    /// ([`SelfContacts::prepare`]); then every pair is projected once (module docs) and the
-    /// pairs in contact are counted into [`SelfContacts::active`].
+    /// the candidate lists are checked and remade if a particle left their margin
+    /// ([`SelfContacts::prepare`]); then every pair and then every face is projected once
+    /// (module docs) and those in contact are counted into [`SelfContacts::active`].
     ///
     /// # Safety
     /// `n` particles are in bounds of `pos` and `prev`, and no other thread touches them
@@ -310,10 +541,11 @@ impl SelfContactPass<'_> {
         if first {
             // SAFETY: the caller guarantees the particles in bounds and unshared (# Safety).
             let position = |i| unsafe { xyz(pos.get(i)) };
-            contacts.prepare(n, position, self.rest, self.settings, self.settings.travel);
+            contacts.prepare(n, position, self.rest, self.triangles, self.settings, self.settings.travel);
         }
-        // SAFETY: the list indexes particles below `n` (made from them); as above.
-        contacts.active = unsafe { project(&contacts.pairs, self.settings.friction, pos, prev) };
+        let mu = self.settings.friction;
+        // SAFETY: the lists index particles below `n` (made from them); as above.
+        contacts.active = unsafe { project(&contacts.pairs, mu, pos, prev) + project_faces(&contacts.faces, mu, pos, prev) };
     }
 }
 
@@ -356,6 +588,54 @@ unsafe fn project(pairs: &[Pair], mu: f32, pos: PosPtr, prev: VecPtr) -> u32 {
     active
 }
 
+/// Projects every vertex–triangle candidate once (module docs); returns how many were in
+/// contact.
+///
+/// # Safety
+/// Every face's particles are in bounds of `pos` and `prev`, and no other thread touches the
+/// particles during the call.
+unsafe fn project_faces(faces: &[Face], mu: f32, pos: PosPtr, prev: VecPtr) -> u32 {
+    let mut active = 0;
+    for face in faces {
+        let (ip, corners) = (face.particle as usize, face.triangle.map(|v| v as usize));
+        // SAFETY: the caller guarantees the face in bounds and unshared (see # Safety).
+        unsafe {
+            let (p, v) = (pos.get(ip), corners.map(|i| pos.get(i)));
+            let x = v.map(xyz);
+            let Some(n) = (x[1] - x[0]).cross(x[2] - x[0]).try_normalize() else {
+                continue;
+            };
+            let Some(b) = barycentric_inside(xyz(p), x) else {
+                continue;
+            };
+            let (p_start, x_start) = (prev.get(ip), corners.map(|i| prev.get(i)));
+            let before = (p_start - x_start[0]).dot((x_start[1] - x_start[0]).cross(x_start[2] - x_start[0]));
+            let now = (xyz(p) - x[0]).dot(n);
+            let n = if before > 0.0 || (before == 0.0 && now >= 0.0) { n } else { -n };
+            let depth = face.min_distance - (xyz(p) - x[0]).dot(n);
+            let weight = p[3] + (0..3).map(|k| b[k] * b[k] * v[k][3]).sum::<f32>();
+            if depth <= 0.0 || weight <= 0.0 {
+                continue;
+            }
+            active += 1;
+            let slide = (xyz(p) - p_start) - (0..3).map(|k| (x[k] - x_start[k]) * b[k]).sum::<Vec3>();
+            let tangential = slide - n * slide.dot(n);
+            let length = tangential.length();
+            let cancel = if length > 0.0 {
+                tangential * (mu * depth / length).min(1.0)
+            } else {
+                Vec3::ZERO
+            };
+            let push = (n * depth - cancel) / weight;
+            pos.shift(ip, p, (push * p[3]).to_array());
+            for k in 0..3 {
+                pos.shift(corners[k], v[k], (push * -(b[k] * v[k][3])).to_array());
+            }
+        }
+    }
+    active
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,6 +653,7 @@ mod tests {
         thickness: 0.01,
         friction: 0.0,
         travel: 0.0,
+        vertex_triangle: true,
     };
 
     /// Pairs are found within their reach and nowhere else, whatever cells they fall in;
@@ -393,7 +674,7 @@ mod tests {
         let mut contacts = SelfContacts::default();
         contacts.refresh_adjacency((0, points.len(), 1), || [(1u32, 3u32)].into_iter());
         let travel = 0.002;
-        contacts.prepare(p.len(), |i| p.position(i), &rest, SETTINGS, travel);
+        contacts.prepare(p.len(), |i| p.position(i), &rest, &[], SETTINGS, travel);
         let listed: Vec<(u32, u32)> = contacts.pairs.iter().map(|q| (q.a.min(q.b), q.a.max(q.b))).collect();
         let margin = travel + SKIN * SETTINGS.thickness;
         let mut expected = Vec::new();
@@ -418,7 +699,7 @@ mod tests {
         let rest = [Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)];
         let mut contacts = SelfContacts::default();
         contacts.refresh_adjacency((0, 2, 0), std::iter::empty);
-        contacts.prepare(2, |i| p.position(i), &rest, SETTINGS, 0.0);
+        contacts.prepare(2, |i| p.position(i), &rest, &[], SETTINGS, 0.0);
         (p, contacts, rest)
     }
 
@@ -430,11 +711,11 @@ mod tests {
         assert!(contacts.pairs.is_empty());
         // Within the margin (0.25 × 1 cm): the stale, empty list stays.
         p.set_position(1, Vec3::new(0.0, 0.048, 0.0));
-        contacts.prepare(2, |i| p.position(i), &rest, SETTINGS, 0.0);
+        contacts.prepare(2, |i| p.position(i), &rest, &[], SETTINGS, 0.0);
         assert!(contacts.pairs.is_empty());
         // Beyond it the pair is found.
         p.set_position(1, Vec3::new(0.0, 0.012, 0.0));
-        contacts.prepare(2, |i| p.position(i), &rest, SETTINGS, 0.0);
+        contacts.prepare(2, |i| p.position(i), &rest, &[], SETTINGS, 0.0);
         assert_eq!(contacts.pairs.len(), 1);
     }
 
@@ -485,7 +766,125 @@ mod tests {
         let rest: Vec<Vec3> = points.iter().map(|q| q.0 * 1e4).collect();
         let mut contacts = SelfContacts::default();
         contacts.refresh_adjacency((0, points.len(), 0), std::iter::empty);
-        contacts.prepare(points.len(), |i| p.position(i), &rest, SETTINGS, 0.0);
+        contacts.prepare(points.len(), |i| p.position(i), &rest, &[], SETTINGS, 0.0);
         assert_eq!(contacts.pairs.len(), MAX_PAIRS_PER_PARTICLE * points.len());
+    }
+
+    /// The triangle (0, 0, 0), (3 cm, 0, 0), (0, 0, 3 cm) in the ground plane with corner
+    /// inverse mass `w`, a particle 3 (inverse mass 1) at `start` moved to `now`, and its face
+    /// contact at the thickness.
+    fn over_a_triangle(w: f32, start: Vec3, now: Vec3) -> (Particles, Vec<Face>) {
+        let mut p = particles(&[
+            (Vec3::ZERO, w),
+            (Vec3::new(0.03, 0.0, 0.0), w),
+            (Vec3::new(0.0, 0.0, 0.03), w),
+            (start, 1.0),
+        ]);
+        p.set_position(3, now);
+        let face = Face {
+            particle: 3,
+            triangle: [0, 1, 2],
+            min_distance: SETTINGS.thickness,
+        };
+        (p, vec![face])
+    }
+
+    /// A particle 4 mm above the centroid of a free triangle of equal masses (b_k = 1/3,
+    /// W = 1 + 3/9): it rises by 6 mm / W = 4.5 mm and every corner sinks 1.5 mm, so it ends
+    /// exactly the thickness above the face, the centre of mass unmoved.
+    #[test]
+    fn a_particle_over_a_face_is_pushed_to_the_thickness_conserving_momentum() {
+        let centroid = Vec3::new(0.01, 0.0, 0.01);
+        let (mut p, faces) = over_a_triangle(1.0, centroid + Vec3::Y * 0.004, centroid + Vec3::Y * 0.004);
+        let centre = |p: &Particles| (0..4).map(|i| p.position(i)).sum::<Vec3>() / 4.0;
+        let before = centre(&p);
+        // SAFETY: the four particles exist; one thread.
+        let active = unsafe { project_faces(&faces, 0.0, p.pos.raw(), p.prev.raw()) };
+        assert_eq!(active, 1);
+        assert!((p.position(3).y - 0.0085).abs() < 1e-8, "{}", p.position(3));
+        for k in 0..3 {
+            assert!((p.position(k).y + 0.0015).abs() < 1e-8, "{}", p.position(k));
+        }
+        assert!(centre(&p).distance(before) < 1e-8);
+    }
+
+    /// The side is the one the particle started the substep on: a particle that crossed a
+    /// fixed face from 2 mm below to 3 mm above within the substep is put back 1 cm below,
+    /// and one that started above at the same place is kept 1 cm above; a particle whose
+    /// projection misses the face is left alone.
+    #[test]
+    fn a_particle_that_crossed_a_face_is_put_back_on_its_side() {
+        let at = |y: f32| Vec3::new(0.01, y, 0.01);
+        for (start, expected) in [(-0.002, -0.01), (0.005, 0.01)] {
+            let (mut p, faces) = over_a_triangle(0.0, at(start), at(0.003));
+            // SAFETY: the four particles exist; one thread.
+            unsafe { project_faces(&faces, 0.0, p.pos.raw(), p.prev.raw()) };
+            assert!(p.position(3).distance(at(expected)) < 1e-8, "from {start}: {}", p.position(3));
+        }
+        let outside = Vec3::new(0.02, 0.003, 0.02);
+        let (mut p, faces) = over_a_triangle(0.0, outside, outside);
+        // SAFETY: as above.
+        assert_eq!(unsafe { project_faces(&faces, 0.0, p.pos.raw(), p.prev.raw()) }, 0);
+        assert_eq!(p.position(3), outside);
+    }
+
+    /// Friction against a face is positional Coulomb as between particles: a particle pressed
+    /// 4 mm into a fixed face while sliding 1 mm along it sticks at μ = 1 and loses μ d of
+    /// the slide at μ = 0.1.
+    #[test]
+    fn friction_on_a_face_sticks_or_slides_by_mu_times_the_depth() {
+        for (mu, expected_x) in [(1.0, 0.01), (0.1, 0.011 - 0.1 * 0.004)] {
+            let (mut p, faces) = over_a_triangle(0.0, Vec3::new(0.01, 0.006, 0.01), Vec3::new(0.011, 0.006, 0.01));
+            // SAFETY: the four particles exist; one thread.
+            unsafe { project_faces(&faces, mu, p.pos.raw(), p.prev.raw()) };
+            let x = p.position(3);
+            assert!((x.x - expected_x).abs() < 1e-7 && (x.y - 0.01).abs() < 1e-7, "μ = {mu}: {x}");
+        }
+    }
+
+    /// Faces are listed for particles within reach of the triangle (not of its corners) and
+    /// nowhere else; a corner, a particle joined to a corner and a far particle are not; the
+    /// rest distance caps the contact distance; with faces off nothing is listed.
+    #[test]
+    fn faces_are_listed_within_reach_only() {
+        let points = [
+            (Vec3::ZERO, 1.0),
+            (Vec3::new(0.06, 0.0, 0.0), 1.0),
+            (Vec3::new(0.0, 0.0, 0.06), 1.0),
+            (Vec3::new(0.02, 0.012, 0.02), 1.0),  // 12 mm over the face, 31 mm from corner 0
+            (Vec3::new(0.02, 0.03, 0.02), 1.0),   // beyond the reach 0.01 + 2 × 0.0025
+            (Vec3::new(0.02, -0.005, 0.02), 1.0), // joined to corner 0
+            (Vec3::new(0.02, 0.004, 0.01), 1.0),  // 4 mm over the face, 3.5 mm from it at rest
+        ];
+        let p = particles(&points);
+        let mut rest: Vec<Vec3> = points.iter().map(|q| q.0 + Vec3::Y).collect();
+        rest[6].y -= 0.0005;
+        let mut contacts = SelfContacts::default();
+        contacts.refresh_adjacency((0, points.len(), 4), || [(0u32, 1u32), (1, 2), (2, 0), (0, 5)].into_iter());
+        contacts.prepare(p.len(), |i| p.position(i), &rest, &[[0, 1, 2]], SETTINGS, 0.0);
+        let mut listed: Vec<(u32, f32)> = contacts.faces.iter().map(|f| (f.particle, f.min_distance)).collect();
+        listed.sort_by_key(|f| f.0);
+        assert_eq!(listed.iter().map(|f| f.0).collect::<Vec<_>>(), [3, 6]);
+        assert!(
+            listed[0].1 == SETTINGS.thickness && (listed[1].1 - 0.0035).abs() < 1e-6,
+            "{listed:?}"
+        );
+        let off = SelfContactSettings {
+            vertex_triangle: false,
+            ..SETTINGS
+        };
+        contacts.prepare(p.len(), |i| p.position(i), &rest, &[[0, 1, 2]], off, 0.0);
+        assert!(contacts.faces.is_empty());
+    }
+
+    /// A right isosceles triangle of 1 cm legs has circumradius √2/2 cm: covered by its
+    /// corners at a 1 cm thickness, not at 7 mm; an equilateral one of side 1 cm (R = 1/√3 cm)
+    /// at 6 mm but not at 5.7 mm.
+    #[test]
+    fn triangles_finer_than_the_thickness_are_covered_by_their_corners() {
+        let right = [Vec3::ZERO, Vec3::X * 0.01, Vec3::Z * 0.01];
+        assert!(covered_by_corners(right, 0.01) && !covered_by_corners(right, 0.007));
+        let equilateral = [Vec3::ZERO, Vec3::X * 0.01, Vec3::new(0.005, 0.0, 0.005 * 3f32.sqrt())];
+        assert!(covered_by_corners(equilateral, 0.006) && !covered_by_corners(equilateral, 0.0057));
     }
 }
