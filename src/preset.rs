@@ -235,7 +235,10 @@ impl Preset {
         for (k, object) in self.objects.iter().enumerate() {
             if let Some(material) = object.material() {
                 let place = field_of(FieldPlace::ObjectMaterial(k));
-                material.validate().and_then(|()| self.solver.validate_with(material)).map_err(place)?;
+                material
+                    .validate()
+                    .and_then(|()| self.solver.validate_with(material))
+                    .map_err(place)?;
             }
         }
         for (i, collider) in self.colliders.iter().enumerate() {

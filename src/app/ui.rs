@@ -850,7 +850,11 @@ fn air_panel(ui: &mut Ui, state: &mut AppState) {
 fn material_panel(ui: &mut Ui, state: &mut AppState) {
     if let Some(k) = state.material_object() {
         let object = &state.preset.objects[k];
-        let whose = if object.material().is_some() { "its own material" } else { "the scene's material" };
+        let whose = if object.material().is_some() {
+            "its own material"
+        } else {
+            "the scene's material"
+        };
         ui.label(RichText::new(format!("Object {k}: {} · {whose}", object.label())).strong())
             .on_hover_text("Pick the object in the Scene panel's list; a change gives it its own material");
         if object.material().is_some() && ui.button("Use the scene's material").clicked() {

@@ -33,8 +33,8 @@ use serde::{Deserialize, Serialize};
 use super::error::WORLD_EXTENT;
 use super::error::{check_components, check_range, SimError};
 use super::interaction::Ray;
-use super::params::Material;
 pub use super::motion::Motion;
+use super::params::Material;
 
 /// An analytic collider. Shapes are solid; cloth is kept `collision_thickness` outside. Each
 /// may follow a scripted [`Motion`] (default none: it stays where it is placed, unless

@@ -98,7 +98,8 @@ impl ConstraintStore {
     /// Replaces distance constraint `id` by `c` (an endpoint moved to a particle copy).
     pub fn replace_distance(&mut self, model: &mut Model, id: u32, c: DistanceConstraint, materials: &[Material]) {
         model.distances[id as usize] = c;
-        self.distances.replace(id, distance_item(&c, &materials[model.distance_material(&c)]));
+        self.distances
+            .replace(id, distance_item(&c, &materials[model.distance_material(&c)]));
     }
 
     /// Takes distance constraint `id` out of the sweep (its record stays, as a torn edge).

@@ -413,7 +413,12 @@ impl Model {
     /// bodies, which have no pressure.
     pub fn validate(&self) -> Result<(), SimError> {
         let n = self.positions.len();
-        let lengths = [self.lumped_area.len(), self.point_mass.len(), self.pinned.len(), self.material.len()];
+        let lengths = [
+            self.lumped_area.len(),
+            self.point_mass.len(),
+            self.pinned.len(),
+            self.material.len(),
+        ];
         if lengths.iter().any(|&len| len != n) {
             return Err(SimError::InvalidGeometry("per-particle arrays differ in length".into()));
         }
