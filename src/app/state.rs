@@ -801,4 +801,40 @@ mod tests {
         assert!(state.status.error, "out of range: {}", state.status.text);
         assert_eq!(state.cloth.pressure_volumes()[0].target, target, "unchanged");
     }
+
+    /// With several objects the Material panel edits the selected one: the edit becomes that
+    /// object's own material, the cloth's slot for it takes it at the next step, the other
+    /// object keeps the scene's, and Save as writes it back.
+    #[test]
+    fn the_material_panel_edits_the_selected_object_and_save_as_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/two_sheets_on_ball.ron");
+        let mut state = AppState::new(Preset::load(&path).unwrap(), None, dir.path().to_path_buf()).unwrap();
+        let scene = state.preset.material.clone();
+        assert_eq!(state.material_object(), Some(0));
+        apply(&mut state, Action::SelectObject(1));
+        assert_eq!(state.edited_material(), &scene, "an object without its own shows the scene's");
+        let mut edited = scene.clone();
+        edited.areal_density = 0.4;
+        edited.tear_strain = Some(0.3);
+        state.set_edited_material(edited.clone());
+        state.step();
+        assert!(!state.status.error, "{}", state.status.text);
+        assert_eq!(state.cloth.materials(), [scene.clone(), edited.clone()]);
+        assert_eq!(state.preset.material, scene, "the scene's material is untouched");
+        apply(
+            &mut state,
+            Action::SaveAs {
+                name: "two".into(),
+                description: String::new(),
+                overwrite: false,
+            },
+        );
+        let saved = Preset::load(&dir.path().join("two.ron")).unwrap();
+        assert_eq!(saved.objects[0].material(), None);
+        assert_eq!(saved.objects[1].material(), Some(&edited));
+        // One object: the panel edits the scene's material.
+        let one = AppState::new(small_preset(), None, dir.path().to_path_buf()).unwrap();
+        assert_eq!(one.material_object(), None);
+    }
 }
