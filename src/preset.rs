@@ -36,10 +36,11 @@ pub struct Preset {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cloth: Option<GridSpec>,
     /// The cloths of the scene (version 2): grids and OBJ meshes, simulated together with
-    /// the one material and solver below. Default none (then `cloth` is the scene).
+    /// the solver below, each with its own `material` or the scene's. Default none (then
+    /// `cloth` is the scene).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub objects: Vec<SceneObject>,
-    /// Material in SI units.
+    /// Material in SI units: the scene's, used by every object without its own.
     pub material: Material,
     /// Time stepping and forces.
     pub solver: SolverParams,

@@ -718,14 +718,15 @@ impl Cloth {
         self.tethers.count()
     }
 
-    /// Inverse masses from lumped areas, point masses and pins. A massless free particle
-    /// (no area, no point mass) is treated as pinned rather than divided by.
+    /// Inverse masses from lumped areas (times each particle's material's density), point
+    /// masses and pins. A massless free particle (no area, no point mass) is treated as
+    /// pinned rather than divided by.
     fn update_inverse_masses(&mut self) {
         let held = self.grab.filter(|g| g.point.is_none()).map(|g| g.particle as usize);
-        let density: Vec<f32> = (0..self.particles.len()).map(|i| self.density_of(i)).collect();
+        let (materials, slots) = (&self.applied, &self.model.material);
         let p = &mut self.particles;
         for i in 0..p.len() {
-            let mass = p.mass(i, density[i]);
+            let mass = p.mass(i, materials[slots[i] as usize].areal_density);
             let free = !p.pinned[i] && Some(i) != held && mass > 0.0;
             p.pos.column_mut(3)[i] = if free { 1.0 / mass } else { 0.0 };
         }
