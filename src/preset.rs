@@ -36,10 +36,11 @@ pub struct Preset {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cloth: Option<GridSpec>,
     /// The cloths of the scene (version 2): grids and OBJ meshes, simulated together with
-    /// the one material and solver below. Default none (then `cloth` is the scene).
+    /// the solver below, each with its own `material` or the scene's. Default none (then
+    /// `cloth` is the scene).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub objects: Vec<SceneObject>,
-    /// Material in SI units.
+    /// Material in SI units: the scene's, used by every object without its own.
     pub material: Material,
     /// Time stepping and forces.
     pub solver: SolverParams,
@@ -148,10 +149,21 @@ impl fmt::Display for PresetError {
 pub struct InvalidField {
     /// The key as spelled in the file (`thickness`, `radius`, ...).
     pub field: &'static str,
-    /// Index into `colliders` when the key belongs to a collider.
-    pub collider: Option<usize>,
+    /// Which part of the file the key is in.
+    pub place: FieldPlace,
     /// Field, value and accepted range.
     pub message: String,
+}
+
+/// Where an [`InvalidField`]'s key is: what tells it from keys of the same name elsewhere.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FieldPlace {
+    /// The first place the key is spelled out (the scene's sections).
+    Scene,
+    /// Collider `k` of `colliders`.
+    Collider(usize),
+    /// The own `material` of object `k` of `objects`.
+    ObjectMaterial(usize),
 }
 
 // The I/O cause is already part of the message, so `source()` stays empty: error chains
@@ -174,9 +186,10 @@ impl Preset {
             message: describe_syntax_error(&e.code),
         })?;
         preset.validate().map_err(|invalid| {
-            let (line, col) = match invalid.collider {
-                Some(index) => locate_collider_field(text, &preset.colliders, index, invalid.field),
-                None => locate_field(text, invalid.field),
+            let (line, col) = match invalid.place {
+                FieldPlace::Collider(index) => locate_collider_field(text, &preset.colliders, index, invalid.field),
+                FieldPlace::ObjectMaterial(index) => locate_object_material_field(text, &preset.objects, index, invalid.field),
+                FieldPlace::Scene => locate_field(text, invalid.field),
             };
             PresetError::Invalid {
                 path: path.into(),
@@ -194,34 +207,45 @@ impl Preset {
         if self.version == 0 || self.version > PRESET_VERSION {
             return Err(InvalidField {
                 field: "version",
-                collider: None,
+                place: FieldPlace::Scene,
                 message: format!("unsupported preset version {}, expected 1..={PRESET_VERSION}", self.version),
             });
         }
-        let field_of = |collider: Option<usize>| {
+        let field_of = |place: FieldPlace| {
+            let objects = &self.objects;
             move |e: SimError| InvalidField {
                 field: match &e {
                     SimError::InvalidParameter { name, .. } => name,
                     _ => "cloth",
                 },
-                collider,
-                message: match collider {
-                    Some(i) => format!("colliders[{i}]: {e}"),
-                    None => e.to_string(),
+                place,
+                message: match place {
+                    FieldPlace::Collider(i) => format!("colliders[{i}]: {e}"),
+                    FieldPlace::ObjectMaterial(k) => format!("objects[{k}] ({}), its material: {e}", objects[k].label()),
+                    FieldPlace::Scene => e.to_string(),
                 },
             }
         };
         self.check_version_fields()?;
         for object in self.objects().iter() {
-            object.validate().map_err(field_of(None))?;
+            object.validate().map_err(field_of(FieldPlace::Scene))?;
         }
-        self.material.validate().map_err(field_of(None))?;
-        self.solver.validate().map_err(field_of(None))?;
-        self.solver.validate_with(&self.material).map_err(field_of(None))?;
+        self.material.validate().map_err(field_of(FieldPlace::Scene))?;
+        self.solver.validate().map_err(field_of(FieldPlace::Scene))?;
+        self.solver.validate_with(&self.material).map_err(field_of(FieldPlace::Scene))?;
+        for (k, object) in self.objects.iter().enumerate() {
+            if let Some(material) = object.material() {
+                let place = field_of(FieldPlace::ObjectMaterial(k));
+                material
+                    .validate()
+                    .and_then(|()| self.solver.validate_with(material))
+                    .map_err(place)?;
+            }
+        }
         for (i, collider) in self.colliders.iter().enumerate() {
-            collider.validate().map_err(field_of(Some(i)))?;
+            collider.validate().map_err(field_of(FieldPlace::Collider(i)))?;
         }
-        self.appearance.validate().map_err(field_of(None))?;
+        self.appearance.validate().map_err(field_of(FieldPlace::Scene))?;
         Ok(())
     }
 
@@ -245,10 +269,33 @@ impl Preset {
     }
 
     /// Builds the simulation described by the preset: every object joined into one cloth
-    /// model (see [`crate::scene`]).
+    /// model (see [`crate::scene`]), object k in material slot k with its own material or
+    /// the scene's.
     pub fn build(&self) -> Result<Cloth, BuildError> {
-        let model = build_scene_model(&self.objects())?;
-        Ok(Cloth::new(model, &self.material, self.colliders.clone())?)
+        let objects = self.objects();
+        let model = build_scene_model(&objects)?;
+        let mut cloth = Cloth::new(model, &self.material, self.colliders.clone())?;
+        if self.sync_object_materials(&mut cloth)? {
+            cloth.set_material_now(&self.material)?;
+        }
+        Ok(cloth)
+    }
+
+    /// Hands every object's own material (or none, to follow the scene's) to `cloth`, built
+    /// from this preset; they take effect at its next step. Returns whether any object has
+    /// its own.
+    pub fn sync_object_materials(&self, cloth: &mut Cloth) -> Result<bool, SimError> {
+        let mut any = false;
+        for (slot, object) in self.objects.iter().enumerate() {
+            any |= object.material().is_some();
+            cloth.set_material(slot, object.material().cloned())?;
+        }
+        Ok(any)
+    }
+
+    /// The material object `k` simulates with: its own, else the scene's.
+    pub fn object_material(&self, k: usize) -> &Material {
+        self.objects.get(k).and_then(SceneObject::material).unwrap_or(&self.material)
     }
 
     /// The scene's cloths: `objects`, or the one grid of `cloth` (the default curtain when
@@ -280,18 +327,23 @@ impl Preset {
         }
     }
 
-    /// `cloth` and `objects` exclude each other, and `objects` needs version 2.
+    /// `cloth` and `objects` exclude each other, `objects` needs version 2, and the one grid
+    /// of `cloth` uses the scene's `material` (an own material is for `objects`).
     fn check_version_fields(&self) -> Result<(), InvalidField> {
-        let refuse = |message: &str| {
+        let refuse = |field: &'static str, message: &str| {
             Err(InvalidField {
-                field: "objects",
-                collider: None,
+                field,
+                place: FieldPlace::Scene,
                 message: message.into(),
             })
         };
         match (&self.cloth, self.objects.is_empty()) {
-            (Some(_), false) => refuse("a scene has either `cloth` (one grid) or `objects`, not both"),
-            (_, false) if self.version < 2 => refuse("`objects` needs `version: 2`"),
+            (Some(_), false) => refuse("objects", "a scene has either `cloth` (one grid) or `objects`, not both"),
+            (_, false) if self.version < 2 => refuse("objects", "`objects` needs `version: 2`"),
+            (Some(GridSpec { material: Some(_), .. }), _) => refuse(
+                "cloth",
+                "`cloth` takes the scene's `material`; an object's own material needs `version: 2` and `objects`",
+            ),
             _ => Ok(()),
         }
     }
@@ -324,6 +376,21 @@ fn locate_collider_field(text: &str, colliders: &[Collider], index: usize, field
         .filter(|&offset| offset > start)
         .nth(earlier)
         .map_or_else(|| line_col(text, start), |offset| line_col(text, offset))
+}
+
+/// Line and column of `field` in the own material of object `index`: the object's
+/// `material:` key is found as the one after `objects:` that comes after those of the objects
+/// before it, and `field` as its first occurrence after that key (or the key itself).
+fn locate_object_material_field(text: &str, objects: &[SceneObject], index: usize, field: &str) -> (usize, usize) {
+    let Some(start) = field_offsets(text, "objects").next() else {
+        return (1, 1);
+    };
+    let earlier = objects[..index].iter().filter(|o| o.material().is_some()).count();
+    let Some(material) = field_offsets(text, "material").filter(|&offset| offset > start).nth(earlier) else {
+        return line_col(text, start);
+    };
+    let offset = field_offsets(text, field).find(|&offset| offset > material).unwrap_or(material);
+    line_col(text, offset)
 }
 
 /// Byte offsets of every `field:` key (a whole identifier outside `//` comments).

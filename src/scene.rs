@@ -1,10 +1,13 @@
 //! The objects of a scene: cloths built from a grid description or from an OBJ mesh, joined
 //! into the one particle model the engine simulates.
 //!
-//! All objects share the scene's material and solver settings. They are simulated together,
-//! so with self-collision on they collide with each other as well as with themselves, and
-//! picking, grabbing and cutting work on any of them. A single grid builds exactly the model
-//! a version-1 preset built (same numbering, same physics).
+//! All objects share the scene's solver settings; each takes the scene's material unless it
+//! has its own (`material` on the object). Object k's particles are given material slot k
+//! ([`Model::material`]), so its masses, compliances, friction, tearing and tethers come from
+//! its material. They are simulated together, so with self-collision on they collide with
+//! each other as well as with themselves, and picking, grabbing and cutting work on any of
+//! them. A single grid builds exactly the model a version-1 preset built (same numbering,
+//! same physics).
 
 use std::path::PathBuf;
 
@@ -14,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::mesh_file::{load_obj, MeshFileError};
 use crate::sim::error::{check_components, check_range};
 use crate::sim::pressure::{MAX_PRESSURE_FACTOR, MAX_VOLUME_COMPLIANCE};
-use crate::sim::{GridSpec, MeshPins, Model, SimError};
+use crate::sim::{GridSpec, Material, MeshPins, Model, SimError};
 
 /// One cloth of a scene.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,6 +50,9 @@ pub struct MeshSpec {
     /// Volume compliance α of the pressure in m³/Pa: 0 (default) is an incompressible gas,
     /// larger values a softer balloon; range [0, 1].
     pub pressure_compliance: f32,
+    /// The mesh's own material; default none: the scene's `material`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub material: Option<Material>,
 }
 
 impl Default for MeshSpec {
@@ -59,6 +65,7 @@ impl Default for MeshSpec {
             bending: true,
             pressure: None,
             pressure_compliance: 0.0,
+            material: None,
         }
     }
 }
@@ -117,6 +124,30 @@ impl SceneObject {
         }
     }
 
+    /// The object's own material, if it has one (else the scene's applies).
+    pub fn material(&self) -> Option<&Material> {
+        match self {
+            SceneObject::Grid(grid) => grid.material.as_ref(),
+            SceneObject::Mesh(mesh) => mesh.material.as_ref(),
+        }
+    }
+
+    /// The object's own material, to edit or to set (`None`: the scene's).
+    pub fn material_mut(&mut self) -> &mut Option<Material> {
+        match self {
+            SceneObject::Grid(grid) => &mut grid.material,
+            SceneObject::Mesh(mesh) => &mut mesh.material,
+        }
+    }
+
+    /// A short name for messages and lists: `Grid 40×40` or `Mesh assets/sphere.obj`.
+    pub fn label(&self) -> String {
+        match self {
+            SceneObject::Grid(grid) => format!("Grid {}×{}", grid.columns, grid.rows),
+            SceneObject::Mesh(mesh) => format!("Mesh {}", mesh.file.display()),
+        }
+    }
+
     /// The object's model.
     pub fn build(&self) -> Result<Model, BuildError> {
         match self {
@@ -127,11 +158,14 @@ impl SceneObject {
 }
 
 /// The models of `objects` joined into one, in order: object k's particles, triangles and
-/// constraints follow those of the objects before it.
+/// constraints follow those of the objects before it, in material slot k.
 pub fn build_scene_model(objects: &[SceneObject]) -> Result<Model, BuildError> {
     let mut scene = Model::default();
-    for object in objects {
-        scene.append(object.build()?);
+    for (slot, object) in objects.iter().enumerate() {
+        let mut model = object.build()?;
+        let slot = u16::try_from(slot).map_err(|_| SimError::InvalidGeometry("more than 65 536 objects".into()))?;
+        model.set_material_slot(slot);
+        scene.append(model);
     }
     Ok(scene)
 }

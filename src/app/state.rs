@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use drape::preset::Preset;
 use drape::scene::SceneObject;
-use drape::sim::{Cloth, PinMode, SolverParams, FRAME_WORK_BUDGET};
+use drape::sim::{Cloth, Material, PinMode, SolverParams, FRAME_WORK_BUDGET};
 
 /// Whether the simulation advances.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +73,8 @@ pub enum Action {
         /// The new pressure factor k.
         factor: f32,
     },
+    /// Make object k the one the Material panel edits.
+    SelectObject(usize),
 }
 
 /// One line of feedback shown at the bottom of the window.
@@ -148,6 +150,9 @@ pub struct AppState {
     pub status: Status,
     /// A save that waits for the user to confirm overwriting this file.
     pub pending_overwrite: Option<String>,
+    /// The object the Material panel edits in a scene of several objects (index into
+    /// `preset.objects`).
+    pub selected_object: usize,
     /// Piece count and the (scene, topology) version it was counted for.
     pieces_cache: std::cell::Cell<(Option<(u64, u64)>, usize)>,
 }
@@ -168,6 +173,7 @@ impl AppState {
             scene_version: 0,
             status: Status::default(),
             pending_overwrite: None,
+            selected_object: 0,
             pieces_cache: std::cell::Cell::new((None, 1)),
         };
         state.presets = list_presets(&state.presets_dir);
@@ -198,9 +204,43 @@ impl AppState {
             ));
             return;
         }
+        if let Err(e) = self.preset.sync_object_materials(&mut self.cloth) {
+            self.run_mode = RunMode::Paused;
+            return self.report_error(format!("material refused: {e}"));
+        }
         if let Err(e) = self.cloth.step(&params, &self.preset.material) {
             self.run_mode = RunMode::Paused;
             self.report_error(format!("step refused: {e}"));
+        }
+    }
+
+    /// The object whose material the Material panel edits: the selected one when the scene
+    /// has several objects, none (the scene's material) otherwise.
+    pub fn material_object(&self) -> Option<usize> {
+        (self.preset.objects.len() > 1).then(|| self.selected_object.min(self.preset.objects.len() - 1))
+    }
+
+    /// The material the Material panel shows (see [`Self::material_object`]).
+    pub fn edited_material(&self) -> &Material {
+        match self.material_object() {
+            Some(k) => self.preset.object_material(k),
+            None => &self.preset.material,
+        }
+    }
+
+    /// Writes the Material panel's edit: into the selected object's own material (which it
+    /// gets if it had none), or the scene's. The next step blends it in.
+    pub fn set_edited_material(&mut self, material: Material) {
+        match self.material_object() {
+            Some(k) => self.set_object_material(k, Some(material)),
+            None => self.preset.material = material,
+        }
+    }
+
+    /// Gives object `k` its own material, or the scene's again (`None`).
+    pub fn set_object_material(&mut self, k: usize, material: Option<Material>) {
+        if let Some(object) = self.preset.objects.get_mut(k) {
+            *object.material_mut() = material;
         }
     }
 
@@ -285,6 +325,7 @@ impl AppState {
                 self.source = source;
                 self.scene_version += 1;
                 self.pending_overwrite = None;
+                self.selected_object = self.selected_object.min(self.preset.objects.len().saturating_sub(1));
                 true
             }
             Err(e) => {
@@ -349,6 +390,7 @@ pub fn apply(state: &mut AppState, action: Action) {
         Action::Load(path) => match Preset::load(&path) {
             Ok(preset) => {
                 if state.replace_scene(preset, Some(path.clone())) {
+                    state.selected_object = 0;
                     state.report(format!("loaded {}", path.display()));
                 }
             }
@@ -380,6 +422,7 @@ pub fn apply(state: &mut AppState, action: Action) {
         }
         Action::RefreshPresets => state.presets = list_presets(&state.presets_dir),
         Action::SetPressure { object, factor } => set_pressure(state, object, factor),
+        Action::SelectObject(k) => state.selected_object = k,
     }
 }
 
@@ -757,5 +800,41 @@ mod tests {
         apply(&mut state, Action::SetPressure { object: 0, factor: 50.0 });
         assert!(state.status.error, "out of range: {}", state.status.text);
         assert_eq!(state.cloth.pressure_volumes()[0].target, target, "unchanged");
+    }
+
+    /// With several objects the Material panel edits the selected one: the edit becomes that
+    /// object's own material, the cloth's slot for it takes it at the next step, the other
+    /// object keeps the scene's, and Save as writes it back.
+    #[test]
+    fn the_material_panel_edits_the_selected_object_and_save_as_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/two_sheets_on_ball.ron");
+        let mut state = AppState::new(Preset::load(&path).unwrap(), None, dir.path().to_path_buf()).unwrap();
+        let scene = state.preset.material.clone();
+        assert_eq!(state.material_object(), Some(0));
+        apply(&mut state, Action::SelectObject(1));
+        assert_eq!(state.edited_material(), &scene, "an object without its own shows the scene's");
+        let mut edited = scene.clone();
+        edited.areal_density = 0.4;
+        edited.tear_strain = Some(0.3);
+        state.set_edited_material(edited.clone());
+        state.step();
+        assert!(!state.status.error, "{}", state.status.text);
+        assert_eq!(state.cloth.materials(), [scene.clone(), edited.clone()]);
+        assert_eq!(state.preset.material, scene, "the scene's material is untouched");
+        apply(
+            &mut state,
+            Action::SaveAs {
+                name: "two".into(),
+                description: String::new(),
+                overwrite: false,
+            },
+        );
+        let saved = Preset::load(&dir.path().join("two.ron")).unwrap();
+        assert_eq!(saved.objects[0].material(), None);
+        assert_eq!(saved.objects[1].material(), Some(&edited));
+        // One object: the panel edits the scene's material.
+        let one = AppState::new(small_preset(), None, dir.path().to_path_buf()).unwrap();
+        assert_eq!(one.material_object(), None);
     }
 }

@@ -393,17 +393,27 @@ impl Panels {
     /// meshes.
     fn objects_list(&self, ui: &mut Ui, state: &AppState, actions: &mut Vec<Action>) {
         let objects = state.preset.objects();
-        ui.label(format!("Objects ({})", objects.len()))
-            .on_hover_text("The cloths of the scene; all share the material and solver settings");
+        ui.label(format!("Objects ({})", objects.len())).on_hover_text(
+            "The cloths of the scene; they share the solver settings, and each has its own material or the scene's. \
+             Click one to edit its material in the Material panel",
+        );
         for (k, object) in objects.iter().enumerate() {
+            let own = if object.material().is_some() { " · own material" } else { "" };
             let text = match object {
                 SceneObject::Grid(grid) => format!(
-                    "{k}: grid {} × {}, {:.2} × {:.2} m",
+                    "{k}: grid {} × {}, {:.2} × {:.2} m{own}",
                     grid.columns, grid.rows, grid.width, grid.height
                 ),
-                SceneObject::Mesh(mesh) => format!("{k}: mesh {} × {}", mesh.file.display(), mesh.scale),
+                SceneObject::Mesh(mesh) => format!("{k}: mesh {} × {}{own}", mesh.file.display(), mesh.scale),
             };
-            ui.label(RichText::new(text).small());
+            if objects.len() > 1 {
+                let selected = state.selected_object == k;
+                if ui.selectable_label(selected, RichText::new(text).small()).clicked() {
+                    actions.push(Action::SelectObject(k));
+                }
+            } else {
+                ui.label(RichText::new(text).small());
+            }
             if let SceneObject::Mesh(MeshSpec {
                 pressure: Some(factor), ..
             }) = object
@@ -838,8 +848,32 @@ fn air_panel(ui: &mut Ui, state: &mut AppState) {
     .on_hover_text("At most this many tear splits per frame, so a tear runs across the cloth instead of all at once. Default 1");
 }
 
+/// The Material panel: the scene's material, or, in a scene of several objects, the material
+/// of the object selected in the Scene panel (the first edit gives an object that uses the
+/// scene's material its own copy).
 fn material_panel(ui: &mut Ui, state: &mut AppState) {
-    let m = &mut state.preset.material;
+    if let Some(k) = state.material_object() {
+        let object = &state.preset.objects[k];
+        let whose = if object.material().is_some() {
+            "its own material"
+        } else {
+            "the scene's material"
+        };
+        ui.label(RichText::new(format!("Object {k}: {} · {whose}", object.label())).strong())
+            .on_hover_text("Pick the object in the Scene panel's list; a change gives it its own material");
+        if object.material().is_some() && ui.button("Use the scene's material").clicked() {
+            state.set_object_material(k, None);
+        }
+    }
+    let mut edited = state.edited_material().clone();
+    material_fields(ui, &mut edited);
+    if edited != *state.edited_material() {
+        state.set_edited_material(edited);
+    }
+}
+
+/// Every field of a material, live.
+fn material_fields(ui: &mut Ui, m: &mut drape::sim::Material) {
     log_slider(
         ui,
         &mut m.youngs_modulus,

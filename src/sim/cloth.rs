@@ -50,8 +50,11 @@ pub struct Cloth {
     /// The soft grab's target at the end of the last step (the start of the next one's
     /// interpolation).
     grab_from: Vec3,
-    /// The material the compliances were last computed from (ramps toward the requested one).
-    applied: Material,
+    /// The material of each slot ([`Model::material`]) the compliances were last computed
+    /// from (ramps toward the requested ones).
+    applied: Vec<Material>,
+    /// Each slot's own material, or `None` to follow the material passed to [`Self::step`].
+    own: Vec<Option<Material>>,
     stats: StepStats,
     topology_version: u64,
     tearing: TearState,
@@ -66,8 +69,9 @@ pub struct Cloth {
     kernel: Kernel,
     /// Long-range attachments to the pins (empty when the material turns them off).
     tethers: Tethers,
-    /// The tether settings `tethers` was built for; `None` when pins or topology changed since.
-    tethers_built_for: Option<(bool, f32)>,
+    /// The tether settings of each slot `tethers` was built for; `None` when pins or topology
+    /// changed since.
+    tethers_built_for: Option<Vec<(bool, f32)>>,
     /// The particle state at the start of the step (see [`super::guard`]).
     checkpoint: Checkpoint,
     /// Self-contacts: the spatial hash and the frame's candidate pairs.
@@ -78,7 +82,9 @@ pub struct Cloth {
 
 impl Cloth {
     /// Builds the runtime state from a model, the material (masses and compliances) and
-    /// colliders. Everything is validated first.
+    /// colliders. Everything is validated first. Every material slot of the model starts with
+    /// `material` and follows the one passed to [`Self::step`] until
+    /// [`Self::set_material`] gives it its own.
     pub fn new(model: Model, material: &Material, colliders: Vec<Collider>) -> Result<Self, SimError> {
         model.validate()?;
         material.validate()?;
@@ -95,7 +101,9 @@ impl Cloth {
                 model.pinned[i],
             );
         }
-        let constraints = ConstraintStore::new(&model, material);
+        let slots = model.material_slots();
+        let applied = vec![material.clone(); slots];
+        let constraints = ConstraintStore::new(&model, &applied);
         let pressure = PressureState::new(&model.pressure_bodies, &model.triangles, &model.positions);
         let mut cloth = Self {
             particles,
@@ -107,7 +115,8 @@ impl Cloth {
             collider_track: Vec::new(),
             grab: None,
             grab_from: Vec3::ZERO,
-            applied: material.clone(),
+            applied,
+            own: vec![None; slots],
             stats: StepStats::default(),
             topology_version: 0,
             tearing: TearState::default(),
@@ -256,10 +265,37 @@ impl Cloth {
         &self.stats
     }
 
-    /// The material last requested; stiffness changes blend in over
-    /// [`super::ramp::RAMP_SECONDS`].
+    /// The material last requested for slot 0 (the whole cloth when it has one material);
+    /// stiffness changes blend in over [`super::ramp::RAMP_SECONDS`].
     pub fn applied_material(&self) -> &Material {
+        &self.applied[0]
+    }
+
+    /// The material last requested for each material slot ([`Model::material`]: a scene's
+    /// objects in order), as [`Self::applied_material`].
+    pub fn materials(&self) -> &[Material] {
         &self.applied
+    }
+
+    /// Gives material slot `slot` its own material (`Some`), or makes it follow the material
+    /// passed to [`Self::step`] again (`None`). Takes effect at the next step, stiffness
+    /// blended in as any live change, or at once with [`Self::set_material_now`].
+    pub fn set_material(&mut self, slot: usize, material: Option<Material>) -> Result<(), SimError> {
+        if slot >= self.own.len() {
+            return Err(SimError::IndexOutOfRange {
+                what: "material slot",
+                index: slot,
+                count: self.own.len(),
+            });
+        }
+        material.as_ref().map_or(Ok(()), Material::validate)?;
+        self.own[slot] = material;
+        Ok(())
+    }
+
+    /// The material each slot is to have when `scene` is the material passed to the step.
+    fn wanted_materials(&self, scene: &Material) -> Vec<Material> {
+        self.own.iter().map(|own| own.as_ref().unwrap_or(scene).clone()).collect()
     }
 
     /// The projection loops the solver runs.
@@ -291,10 +327,11 @@ impl Cloth {
         !self.constraints.distances().is_keyed()
     }
 
-    /// Applies `material` at once, without ramping (after a preset load or a reset).
+    /// Applies `material` at once, without ramping (after a preset load or a reset), to every
+    /// slot without its own material, and the slots' own materials at once too.
     pub fn set_material_now(&mut self, material: &Material) -> Result<(), SimError> {
         material.validate()?;
-        self.applied = material.clone();
+        self.applied = self.wanted_materials(material);
         self.ramp = None;
         self.refresh_compliances();
         self.update_inverse_masses();
@@ -308,9 +345,10 @@ impl Cloth {
     pub fn step(&mut self, params: &SolverParams, material: &Material) -> Result<&StepStats, SimError> {
         params.validate()?;
         material.validate()?;
-        params.validate_with(material)?;
+        let wanted = self.wanted_materials(material);
+        wanted.iter().try_for_each(|m| params.validate_with(m))?;
         let started = Instant::now();
-        self.ramp_material(material, params.dt);
+        self.ramp_material(wanted, params.dt);
         let h = params.substep_dt();
         let mut settings = FrameSettings {
             h,
@@ -323,14 +361,10 @@ impl Cloth {
                 inv_h2: 1.0 / (h * h),
                 damping_over_h: params.constraint_damping / h,
                 // Bending shares the stretch's retardation time τ = β α_unit, measured over the
-                // frame (see hinge.rs).
-                bend_gamma: params.constraint_damping * self.applied.stretch_compliance_factor() / params.dt,
+                // frame (see hinge.rs); slot 0's, as the hinge kernels take one constant.
+                bend_gamma: params.constraint_damping * self.applied[0].stretch_compliance_factor() / params.dt,
             },
-            contact: ContactSettings {
-                thickness: params.collision_thickness,
-                mu_static: material.friction_static,
-                mu_kinetic: material.friction_kinetic,
-            },
+            thickness: params.collision_thickness,
             held: self
                 .grab
                 .filter(|g| g.point.is_none())
@@ -351,7 +385,7 @@ impl Cloth {
         self.checkpoint.save(&self.particles);
         super::aero::apply_drag(&mut self.particles, &self.model.triangles, params.dt, wind, params.aerodynamic_drag);
         let aero_ms = started.elapsed().as_secs_f64() * 1e3;
-        self.refresh_tethers(material);
+        self.refresh_tethers();
         self.guard("aerodynamics", None)?;
         let self_started = Instant::now();
         self.self_contacts.active = 0;
@@ -370,11 +404,11 @@ impl Cloth {
         self.finish_collider_moves(end_time);
         phases.predict_ms += aero_ms;
         self.time = end_time;
-        self.stats = self.measure(material, h);
+        self.stats = self.measure(h);
         let tear_started = Instant::now();
         let max_strain = self.stats.max_strain;
         if self.edit_topology(|editor| editor.tear_overstrained(params, max_strain)) > 0 {
-            self.stats = self.measure(material, h);
+            self.stats = self.measure(h);
         }
         phases.tearing_ms = tear_started.elapsed().as_secs_f64() * 1e3;
         self.stats.step_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -425,6 +459,7 @@ impl Cloth {
             .any_closed()
             .then(|| self.pressure.pass(&self.model.pressure_bodies, settings.constants.inv_h2));
         let pos = p.pos.raw();
+        let contacts: Vec<ContactSettings> = self.applied.iter().map(|m| ContactSettings::of(settings.thickness, m)).collect();
         let frame = Frame {
             pos: if compensated { pos.compensated(p.comp.raw()) } else { pos },
             prev: p.prev.raw(),
@@ -443,6 +478,8 @@ impl Cloth {
             tethers: (self.tethers.count() > 0).then_some(&self.tethers),
             self_contacts: self_pass.as_ref(),
             pressure: pressure_pass.as_ref(),
+            contacts: &contacts,
+            material: &self.model.material,
             settings,
             kernel,
         };
@@ -587,7 +624,7 @@ impl Cloth {
             particles: &mut self.particles,
             model: &mut self.model,
             constraints: &mut self.constraints,
-            applied: &self.applied,
+            materials: &self.applied,
             tearing: &mut self.tearing,
             grab: self.grab,
             changed: false,
@@ -604,26 +641,33 @@ impl Cloth {
     }
 
     /// The statistics of the state now, after a step of substep length `h` (s).
-    fn measure(&self, material: &Material, h: f32) -> StepStats {
+    fn measure(&self, h: f32) -> StepStats {
+        let mass = |i: usize| self.particles.mass(i, self.density_of(i));
         StepStats {
             constraints: self.constraint_count(),
             torn_edges: self.torn_edges(),
-            ..StepStats::measure(&self.particles, self.constraints.distances(), material, h)
+            ..StepStats::measure(&self.particles, self.constraints.distances(), mass, h)
         }
     }
 
-    /// Takes `target` as the material, blending stiffness changes over
+    /// Areal density in kg/m² of particle `i`'s material.
+    fn density_of(&self, i: usize) -> f32 {
+        self.applied[self.model.material[i] as usize].areal_density
+    }
+
+    /// Takes `target` as the slots' materials, blending stiffness changes over
     /// [`super::ramp::RAMP_SECONDS`] or more; `dt` is the frame step about to be taken.
-    fn ramp_material(&mut self, target: &Material, dt: f32) {
-        if self.applied != *target {
-            if ramp::stiffness_differs(&self.applied, target) {
+    fn ramp_material(&mut self, target: Vec<Material>, dt: f32) {
+        if self.applied != target {
+            let stiffness_changed = self.applied.iter().zip(&target).any(|(a, b)| ramp::stiffness_differs(a, b));
+            if stiffness_changed {
                 let extent = ramp::extent(&self.particles);
-                let now = (&self.applied, self.ramp.as_ref());
-                let started = ComplianceRamp::start(&self.constraints, &self.model, now, target, extent, self.stats.mean_strain);
+                let now = (self.applied.as_slice(), self.ramp.as_ref());
+                let started = ComplianceRamp::start(&self.constraints, &self.model, now, &target, extent, self.stats.mean_strain);
                 self.ramp = Some(started);
             }
-            let density_changed = self.applied.areal_density != target.areal_density;
-            self.applied = target.clone();
+            let density_changed = self.applied.iter().zip(&target).any(|(a, b)| a.areal_density != b.areal_density);
+            self.applied = target;
             if density_changed {
                 self.update_inverse_masses();
             }
@@ -642,19 +686,23 @@ impl Cloth {
         ramp::refresh_compliances(&mut self.constraints, &self.model, &self.applied, self.ramp.as_ref());
     }
 
-    /// Rebuilds the tethers if pins, topology or the material's tether settings changed since
-    /// they were built.
-    fn refresh_tethers(&mut self, material: &Material) {
-        let wanted = (material.tethers, material.tether_slack);
-        if self.tethers_built_for == Some(wanted) {
+    /// Rebuilds the tethers if pins, topology or the materials' tether settings changed since
+    /// they were built. Only the edges of materials with tethers on carry them (a scene's
+    /// objects are not joined, so an object without tethers gets none), each particle's at its
+    /// own material's slack.
+    fn refresh_tethers(&mut self) {
+        let wanted: Vec<(bool, f32)> = self.applied.iter().map(|m| (m.tethers, m.tether_slack)).collect();
+        if self.tethers_built_for.as_ref() == Some(&wanted) {
             return;
         }
-        self.tethers = if material.tethers {
-            let edges = self.live_distance_ids().map(|id| {
-                let c = &self.model.distances[id as usize];
-                (c.a, c.b, c.rest)
+        self.tethers = if wanted.iter().any(|&(on, _)| on) {
+            let model = &self.model;
+            let edges = self.constraints.distances().live_ids().filter_map(|id| {
+                let c = &model.distances[id as usize];
+                wanted[model.distance_material(c)].0.then_some((c.a, c.b, c.rest))
             });
-            Tethers::build(&self.model.positions, &self.particles.pinned, edges, material.tether_slack)
+            let slack = |i: usize| wanted[model.material[i] as usize].1;
+            Tethers::build(&model.positions, &self.particles.pinned, edges, slack)
         } else {
             Tethers::default()
         };
@@ -671,14 +719,15 @@ impl Cloth {
         self.tethers.count()
     }
 
-    /// Inverse masses from lumped areas, point masses and pins. A massless free particle
-    /// (no area, no point mass) is treated as pinned rather than divided by.
+    /// Inverse masses from lumped areas (times each particle's material's density), point
+    /// masses and pins. A massless free particle (no area, no point mass) is treated as
+    /// pinned rather than divided by.
     fn update_inverse_masses(&mut self) {
-        let density = self.applied.areal_density;
         let held = self.grab.filter(|g| g.point.is_none()).map(|g| g.particle as usize);
+        let (materials, slots) = (&self.applied, &self.model.material);
         let p = &mut self.particles;
         for i in 0..p.len() {
-            let mass = p.mass(i, density);
+            let mass = p.mass(i, materials[slots[i] as usize].areal_density);
             let free = !p.pinned[i] && Some(i) != held && mass > 0.0;
             p.pos.column_mut(3)[i] = if free { 1.0 / mass } else { 0.0 };
         }

@@ -34,6 +34,7 @@ use super::error::WORLD_EXTENT;
 use super::error::{check_components, check_range, SimError};
 use super::interaction::Ray;
 pub use super::motion::Motion;
+use super::params::Material;
 
 /// An analytic collider. Shapes are solid; cloth is kept `collision_thickness` outside. Each
 /// may follow a scripted [`Motion`] (default none: it stays where it is placed, unless
@@ -363,6 +364,17 @@ pub struct ContactSettings {
     pub mu_static: f32,
     /// Kinetic friction coefficient μ_k.
     pub mu_kinetic: f32,
+}
+
+impl ContactSettings {
+    /// `material`'s friction with `thickness` (m) kept from surfaces.
+    pub fn of(thickness: f32, material: &Material) -> Self {
+        Self {
+            thickness,
+            mu_static: material.friction_static,
+            mu_kinetic: material.friction_kinetic,
+        }
+    }
 }
 
 /// Projects one particle out of one collider with friction. `x` is the current position,

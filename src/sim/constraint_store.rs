@@ -59,12 +59,15 @@ pub(crate) fn hinge_item(h: &Hinge, m: &Material) -> HingeItem {
 }
 
 impl ConstraintStore {
-    /// Every constraint of `model`, with `material`'s compliances, in sweep order.
-    pub fn new(model: &Model, material: &Material) -> Self {
+    /// Every constraint of `model`, with the compliances of its material slot in `materials`,
+    /// in sweep order.
+    pub fn new(model: &Model, materials: &[Material]) -> Self {
         let n = model.particle_count();
+        let distance = |c: &DistanceConstraint| distance_item(c, &materials[model.distance_material(c)]);
+        let hinge = |h: &Hinge| hinge_item(h, &materials[model.hinge_material(h)]);
         Self {
-            distances: ConstraintSet::new(n, model.distances.iter().map(|c| distance_item(c, material))),
-            hinges: ConstraintSet::new(n, model.hinges.iter().map(|h| hinge_item(h, material))),
+            distances: ConstraintSet::new(n, model.distances.iter().map(distance)),
+            hinges: ConstraintSet::new(n, model.hinges.iter().map(hinge)),
             plan: SweepPlan::default(),
         }
     }
@@ -85,17 +88,18 @@ impl ConstraintStore {
     }
 
     /// Adds `c` to the model and the sweep; returns its id.
-    pub fn add_distance(&mut self, model: &mut Model, c: DistanceConstraint, material: &Material) -> u32 {
-        let id = self.distances.insert(distance_item(&c, material));
+    pub fn add_distance(&mut self, model: &mut Model, c: DistanceConstraint, materials: &[Material]) -> u32 {
+        let id = self.distances.insert(distance_item(&c, &materials[model.distance_material(&c)]));
         assert_eq!(id as usize, model.distances.len(), "model and solver ids stay in step");
         model.distances.push(c);
         id
     }
 
     /// Replaces distance constraint `id` by `c` (an endpoint moved to a particle copy).
-    pub fn replace_distance(&mut self, model: &mut Model, id: u32, c: DistanceConstraint, material: &Material) {
+    pub fn replace_distance(&mut self, model: &mut Model, id: u32, c: DistanceConstraint, materials: &[Material]) {
         model.distances[id as usize] = c;
-        self.distances.replace(id, distance_item(&c, material));
+        self.distances
+            .replace(id, distance_item(&c, &materials[model.distance_material(&c)]));
     }
 
     /// Takes distance constraint `id` out of the sweep (its record stays, as a torn edge).
@@ -104,9 +108,9 @@ impl ConstraintStore {
     }
 
     /// Replaces hinge `id` by `h` (a particle moved to a copy).
-    pub fn replace_hinge(&mut self, model: &mut Model, id: u32, h: Hinge, material: &Material) {
+    pub fn replace_hinge(&mut self, model: &mut Model, id: u32, h: Hinge, materials: &[Material]) {
         model.hinges[id as usize] = h;
-        self.hinges.replace(id, hinge_item(&h, material));
+        self.hinges.replace(id, hinge_item(&h, &materials[model.hinge_material(&h)]));
     }
 
     /// Takes hinge `id` out of the sweep (its record stays).
@@ -120,24 +124,26 @@ impl ConstraintStore {
         self.hinges.resize_particles(particle_count);
     }
 
-    /// Rewrites every live constraint's compliance from its record under `material`, passed
-    /// through `distance_blend(id, α)` or `hinge_blend(id, α)` (a stiffness ramp's blend; the
-    /// identity otherwise).
+    /// Rewrites every live constraint's compliance from its record under its slot's material
+    /// in `materials`, passed through `distance_blend(id, α)` or `hinge_blend(id, α)` (a
+    /// stiffness ramp's blend; the identity otherwise).
     pub fn refresh_compliances(
         &mut self,
         model: &Model,
-        material: &Material,
+        materials: &[Material],
         distance_blend: impl Fn(u32, f32) -> f32,
         hinge_blend: impl Fn(u32, f32) -> f32,
     ) {
         for batch in self.distances.iter_batches_mut() {
             for (compliance, &id) in batch.compliance.iter_mut().zip(&batch.id) {
-                *compliance = distance_blend(id, material.distance_compliance(&model.distances[id as usize]));
+                let c = &model.distances[id as usize];
+                *compliance = distance_blend(id, materials[model.distance_material(c)].distance_compliance(c));
             }
         }
         for batch in self.hinges.iter_batches_mut() {
             for (compliance, &id) in batch.compliance.iter_mut().zip(&batch.id) {
-                *compliance = hinge_blend(id, material.hinge_compliance(&model.hinges[id as usize]));
+                let h = &model.hinges[id as usize];
+                *compliance = hinge_blend(id, materials[model.hinge_material(h)].hinge_compliance(h));
             }
         }
     }

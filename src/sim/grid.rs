@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{check_components, check_count, check_range, SimError};
 use super::model::{Compliance, EdgeKind, Model, ModelBuilder};
+use super::params::Material;
 
 /// Which plane the cloth lies in when built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -68,6 +69,11 @@ pub struct GridSpec {
     /// build), so a sheet that would otherwise fold exactly in its plane buckles (Ten Minute
     /// Physics 15 jitters its strip by 1e-3 of the spacing). Default 0; range [0, 0.01].
     pub jitter: f32,
+    /// The grid's own material when it is one of a scene's objects (a preset's `Grid(…,
+    /// material: (…))`); default none: the scene's `material`. Building the grid's model does
+    /// not read it (see `crate::scene`), and a version-1 `cloth` may not have one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub material: Option<Material>,
 }
 
 impl Default for GridSpec {
@@ -83,6 +89,7 @@ impl Default for GridSpec {
             shear: true,
             bending: true,
             jitter: 0.0,
+            material: None,
         }
     }
 }

@@ -69,6 +69,12 @@ pub struct Model {
     pub point_mass: Vec<f32>,
     /// Pinned particles do not move (inverse mass 0) until unpinned.
     pub pinned: Vec<bool>,
+    /// Material slot of each particle: an index into the cloth's materials
+    /// ([`crate::sim::Cloth::materials`]); 0 for every particle of a one-material model. A
+    /// distance constraint takes its first particle's material, a hinge its edge's first
+    /// particle's, so the constraints of one object (a scene's objects are not joined) take
+    /// the object's. Default 0 ([`ModelBuilder::add_particle`]).
+    pub material: Vec<u16>,
     /// Render / collision triangles, counter-clockwise seen from the front.
     pub triangles: Vec<[u32; 3]>,
     /// Distance constraints.
@@ -102,6 +108,7 @@ impl ModelBuilder {
         m.lumped_area.push(0.0);
         m.point_mass.push(point_mass);
         m.pinned.push(false);
+        m.material.push(0);
         (m.positions.len() - 1) as u32
     }
 
@@ -311,6 +318,7 @@ impl Model {
         self.lumped_area.extend(other.lumped_area);
         self.point_mass.extend(other.point_mass);
         self.pinned.extend(other.pinned);
+        self.material.extend(other.material);
         self.triangles.extend(other.triangles.into_iter().map(|t| t.map(shift)));
         self.distances.extend(other.distances.into_iter().map(|c| DistanceConstraint {
             a: shift(c.a),
@@ -347,6 +355,7 @@ impl Model {
             out.lumped_area[k] = self.lumped_area[i];
             out.point_mass[k] = self.point_mass[i];
             out.pinned[k] = self.pinned[i];
+            out.material[k] = self.material[i];
         }
         out.triangles.iter_mut().for_each(|t| *t = t.map(map));
         out.distances.iter_mut().for_each(|c| (c.a, c.b) = (map(c.a), map(c.b)));
@@ -384,13 +393,40 @@ impl Model {
         (model, new_index)
     }
 
+    /// Gives every particle material slot `slot` (one object of a scene, before it is joined
+    /// to the others with [`Self::append`]).
+    pub fn set_material_slot(&mut self, slot: u16) {
+        self.material.fill(slot);
+    }
+
+    /// Number of material slots the particles use (the largest slot + 1; 1 when empty).
+    pub fn material_slots(&self) -> usize {
+        self.material.iter().max().map_or(1, |&m| m as usize + 1)
+    }
+
+    /// Material slot of distance constraint `c` (its first particle's).
+    pub fn distance_material(&self, c: &DistanceConstraint) -> usize {
+        self.material[c.a as usize] as usize
+    }
+
+    /// Material slot of hinge `h` (its edge's first particle's).
+    pub fn hinge_material(&self, h: &Hinge) -> usize {
+        self.material[h.edge[0] as usize] as usize
+    }
+
     /// Checks array lengths, indices and values, and each pressure body's parameters and
     /// triangle indices. Whether a body is closed is checked by
     /// [`ModelBuilder::add_pressure_body`], not here: a torn cloth's model holds its opened
     /// bodies, which have no pressure.
     pub fn validate(&self) -> Result<(), SimError> {
         let n = self.positions.len();
-        if self.lumped_area.len() != n || self.point_mass.len() != n || self.pinned.len() != n {
+        let lengths = [
+            self.lumped_area.len(),
+            self.point_mass.len(),
+            self.pinned.len(),
+            self.material.len(),
+        ];
+        if lengths.iter().any(|&len| len != n) {
             return Err(SimError::InvalidGeometry("per-particle arrays differ in length".into()));
         }
         for p in &self.positions {

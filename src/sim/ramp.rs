@@ -33,8 +33,9 @@ pub const MAX_RETRACT_SPEED: f32 = 0.5;
 pub(crate) struct ComplianceRamp {
     from_distance: Vec<f32>,
     from_hinge: Vec<f32>,
-    /// The stretch compliance factor (m/N per unit coefficient) at the start and the end.
-    stretch_factor: [f32; 2],
+    /// Each material slot's stretch compliance factor (m/N per unit coefficient) at the start
+    /// and the end.
+    stretch_factor: Vec<[f32; 2]>,
     /// Duration of this blend in s.
     seconds: f32,
     progress: f32,
@@ -75,33 +76,42 @@ pub(crate) fn stiffness_differs(a: &Material, b: &Material) -> bool {
 }
 
 impl ComplianceRamp {
-    /// A blend from the compliances `constraints` use now toward `target`'s. `applied` is the
-    /// material in use and `previous` the blend still running, if any (a new request starts
-    /// from where it got); `extent` (m) and `mean_strain` size the blend's duration (see
-    /// [`blend_seconds`]).
+    /// A blend from the compliances `constraints` use now toward those of `target` (one
+    /// material per slot). `applied` is the materials in use and `previous` the blend still
+    /// running, if any (a new request starts from where it got); `extent` (m) and
+    /// `mean_strain` size the blend's duration (see [`blend_seconds`]): the longest any slot
+    /// needs.
     pub(crate) fn start(
         constraints: &ConstraintStore,
         model: &Model,
-        (applied, previous): (&Material, Option<&ComplianceRamp>),
-        target: &Material,
+        (applied, previous): (&[Material], Option<&ComplianceRamp>),
+        target: &[Material],
         extent: f32,
         mean_strain: f32,
     ) -> Self {
         let [from_distance, from_hinge] = constraints.compliances_by_id(model);
-        let from = previous.map_or(applied.stretch_compliance_factor(), ComplianceRamp::current_stretch_factor);
-        let to = target.stretch_compliance_factor();
+        let stretch_factor: Vec<[f32; 2]> = (0..target.len())
+            .map(|slot| {
+                let from = previous.map_or(applied[slot].stretch_compliance_factor(), |r| r.current_stretch_factor(slot));
+                [from, target[slot].stretch_compliance_factor()]
+            })
+            .collect();
+        let seconds = stretch_factor
+            .iter()
+            .map(|&[from, to]| blend_seconds(extent, mean_strain, from, to))
+            .fold(RAMP_SECONDS, f32::max);
         ComplianceRamp {
             from_distance,
             from_hinge,
-            stretch_factor: [from, to],
-            seconds: blend_seconds(extent, mean_strain, from, to),
+            stretch_factor,
+            seconds,
             progress: 0.0,
         }
     }
 
-    /// The stretch compliance factor the blend has reached.
-    fn current_stretch_factor(&self) -> f32 {
-        let [from, to] = self.stretch_factor;
+    /// The stretch compliance factor the blend has reached in material slot `slot`.
+    fn current_stretch_factor(&self, slot: usize) -> f32 {
+        let [from, to] = self.stretch_factor[slot];
         from + (to - from) * self.progress
     }
 
@@ -121,12 +131,12 @@ impl ComplianceRamp {
     }
 }
 
-/// Rewrites every constraint's effective compliance from `material`, blended with the ramp's
-/// start values while a ramp runs.
-pub(crate) fn refresh_compliances(constraints: &mut ConstraintStore, model: &Model, material: &Material, ramp: Option<&ComplianceRamp>) {
+/// Rewrites every constraint's effective compliance from its slot's material in `materials`,
+/// blended with the ramp's start values while a ramp runs.
+pub(crate) fn refresh_compliances(constraints: &mut ConstraintStore, model: &Model, materials: &[Material], ramp: Option<&ComplianceRamp>) {
     constraints.refresh_compliances(
         model,
-        material,
+        materials,
         |id, to| ramp.map_or(to, |r| r.blend(r.from_distance.get(id as usize), to)),
         |id, to| ramp.map_or(to, |r| r.blend(r.from_hinge.get(id as usize), to)),
     );

@@ -2,7 +2,6 @@
 
 use super::constraints::distance::{strain_sums, DistanceBatch, Kernel, StrainSums};
 use super::constraints::ConstraintSet;
-use super::params::Material;
 use super::particles::Particles;
 
 /// Wall time of a step's phases in ms, summed over its substeps. With two threads it is thread
@@ -95,12 +94,13 @@ pub struct StepStats {
 }
 
 impl StepStats {
-    /// Measures particles `p` and the distance constraints after a step whose substep length
-    /// was `h` seconds (`constraints` and `torn_edges` are left for the caller).
-    pub(crate) fn measure(p: &Particles, distances: &ConstraintSet<DistanceBatch>, material: &Material, h: f32) -> Self {
+    /// Measures particles `p` (particle i weighing `mass(i)` kg) and the distance constraints
+    /// after a step whose substep length was `h` seconds (`constraints` and `torn_edges` are
+    /// left for the caller).
+    pub(crate) fn measure(p: &Particles, distances: &ConstraintSet<DistanceBatch>, mass: impl Fn(usize) -> f32, h: f32) -> Self {
         let kinetic_energy = (0..p.len())
             .filter(|&i| p.inverse_mass(i) > 0.0)
-            .map(|i| 0.5 * p.mass(i, material.areal_density) as f64 * p.velocity(i).length_squared() as f64)
+            .map(|i| 0.5 * mass(i) as f64 * p.velocity(i).length_squared() as f64)
             .sum();
         let pos = &p.pos;
         // The solver relies on the same bound for every constraint index.

@@ -117,8 +117,8 @@ pub(crate) type RestEdge = (u32, u32, f32);
 
 impl Tethers {
     /// Tethers from every particle to its nearest pinned particles through `edges`, measured
-    /// on the rest positions `rest`, with allowed distances scaled by `slack` (≥ 1).
-    pub fn build(rest: &[Vec3], pinned: &[bool], edges: impl Iterator<Item = RestEdge>, slack: f32) -> Self {
+    /// on the rest positions `rest`, with particle i's allowed distances scaled by `slack(i)` (≥ 1).
+    pub fn build(rest: &[Vec3], pinned: &[bool], edges: impl Iterator<Item = RestEdge>, slack: impl Fn(usize) -> f32) -> Self {
         let n = rest.len();
         let anchors: Vec<u32> = (0..n as u32).filter(|&i| pinned[i as usize]).collect();
         let mut tethers = Tethers {
@@ -141,7 +141,7 @@ impl Tethers {
             }
             for (k, (slot, distance)) in found.into_iter().enumerate() {
                 tethers.slots[i][k] = slot;
-                tethers.length[i][k] = slack * distance;
+                tethers.length[i][k] = slack(i) * distance;
                 tethers.count += 1;
             }
         }
@@ -730,7 +730,7 @@ mod tests {
     #[test]
     fn a_chain_is_tethered_to_its_pin_at_the_rest_distance_times_the_slack() {
         let (rest, pinned, edges) = chain(5);
-        let t = Tethers::build(&rest, &pinned, edges.into_iter(), 1.5);
+        let t = Tethers::build(&rest, &pinned, edges.into_iter(), |_| 1.5);
         assert_eq!(t.count(), 4, "every free particle has one tether (one pin)");
         for i in 1..5 {
             let expected = 1.5 * 0.1 * i as f32;
@@ -777,7 +777,7 @@ mod tests {
         let (rest, edges) = grid(31, 21, 0.0126, 0.0095);
         let mut pinned = vec![false; rest.len()];
         pinned[0] = true;
-        let t = Tethers::build(&rest, &pinned, edges.into_iter(), 1.0);
+        let t = Tethers::build(&rest, &pinned, edges.into_iter(), |_| 1.0);
         for i in 1..rest.len() {
             let straight = rest[i].distance(rest[0]);
             assert!(
@@ -800,7 +800,7 @@ mod tests {
         ];
         let pinned = vec![true, false, false, false];
         let edges = vec![(0, 1, 0.1), (1, 2, 0.1), (2, 3, 0.1)];
-        let t = Tethers::build(&rest, &pinned, edges.into_iter(), 1.0);
+        let t = Tethers::build(&rest, &pinned, edges.into_iter(), |_| 1.0);
         assert!((lengths(&t, 3)[0] - 0.3).abs() < 1e-6, "{:?}", lengths(&t, 3));
         // Particle 2 is 0.2 m away by the path and 0.1414 m in a straight line: also a detour.
         assert!((lengths(&t, 2)[0] - 0.2).abs() < 1e-6);
@@ -815,7 +815,7 @@ mod tests {
         pinned[0] = true;
         pinned[4] = true;
         let edges = vec![(0, 1, 0.1), (1, 2, 0.1), (2, 3, 0.1), (3, 4, 0.1), (5, 6, 0.1)];
-        let t = Tethers::build(&rest, &pinned, edges.into_iter(), 1.0);
+        let t = Tethers::build(&rest, &pinned, edges.into_iter(), |_| 1.0);
         let one = lengths(&t, 1);
         assert_eq!(one.len(), 2);
         assert!((one[0] - 0.1).abs() < 1e-6 && (one[1] - 0.3).abs() < 1e-6, "{one:?}");
@@ -861,7 +861,7 @@ mod tests {
         let rest: Vec<Vec3> = (0..6).map(|i| Vec3::new(0.1 * i as f32, 0.0, 0.0)).collect();
         let pinned = vec![true, true, false, false, false, true];
         let edges = (0..5).map(|i| (i, i + 1, 0.1));
-        let t = Tethers::build(&rest, &pinned, edges, 1.0);
+        let t = Tethers::build(&rest, &pinned, edges, |_| 1.0);
         let two = lengths(&t, 2);
         assert_eq!(two.len(), 2, "{two:?}");
         assert!(
@@ -873,7 +873,7 @@ mod tests {
     #[test]
     fn projection_pulls_a_particle_back_to_its_sphere_and_never_pushes() {
         let (rest, pinned, edges) = chain(3);
-        let t = Tethers::build(&rest, &pinned, edges.into_iter(), 1.0);
+        let t = Tethers::build(&rest, &pinned, edges.into_iter(), |_| 1.0);
         let mut pos = crate::sim::particles::Positions::default();
         pos.push([0.0, 0.0, 0.0, 0.0]);
         pos.push([0.05, 0.0, 0.0, 1.0]); // inside its sphere (0.1 m): untouched
@@ -909,7 +909,7 @@ mod tests {
         let mut pinned = vec![false; rest.len()];
         pinned[0] = true;
         pinned[columns - 1] = true;
-        let mut t = Tethers::build(&rest, &pinned, edges.into_iter(), 1.0);
+        let mut t = Tethers::build(&rest, &pinned, edges.into_iter(), |_| 1.0);
         let mut pos = crate::sim::particles::Positions::default();
         let mut seed = 0x2545_f491_u32;
         let mut noise = || {

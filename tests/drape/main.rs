@@ -23,12 +23,16 @@
 //! - [`scenes`]: issue 18's OBJ meshes (loading, errors at file:line, pins, any vertex order
 //!   giving the same physics), version-1 presets unchanged, two-object presets round-tripping
 //!   and two cloths on a ball resting without intersecting;
+//! - [`materials`]: issue 18's per-object materials (two sheets at their own closed-form
+//!   stretch, masses from their own densities, only the tearable one tearing, the shared
+//!   material bit for bit, round trips and errors at file:line:col);
 //! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands.
 
 mod cli;
 mod common;
 mod files;
 mod fuzz;
+mod materials;
 mod moving_colliders;
 mod presets;
 mod pressure;

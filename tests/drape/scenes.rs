@@ -9,7 +9,7 @@ use std::path::Path;
 use drape::mesh_file::{load_obj, parse_obj, MeshFileError};
 use drape::preset::Preset;
 use drape::scene::{build_scene_model, MeshSpec, SceneObject};
-use drape::sim::{Cloth, GridSpec, MeshPins};
+use drape::sim::{Cloth, GridSpec, Material, MeshPins};
 use glam::Vec3;
 
 use crate::common::{grid_of, intersecting_pairs, load_preset, run};
@@ -267,8 +267,13 @@ fn a_two_object_preset_round_trips_byte_for_byte() {
     let again = Preset::parse(&text, Path::new("saved.ron")).unwrap();
     assert_eq!(again, preset);
     assert_eq!(again.to_ron(), text);
-    // A mesh object with every field spelled out round-trips too.
+    // A mesh object with every field spelled out, its own material included, and a grid
+    // with its own material round-trip too.
     let mut mixed = preset.clone();
+    *mixed.objects[1].material_mut() = Some(Material {
+        tear_strain: Some(0.2),
+        ..Material::default()
+    });
     mixed.objects.push(SceneObject::Mesh(MeshSpec {
         file: "assets/sphere.obj".into(),
         scale: 0.5,
@@ -277,6 +282,11 @@ fn a_two_object_preset_round_trips_byte_for_byte() {
         bending: false,
         pressure: Some(1.2),
         pressure_compliance: 1e-6,
+        material: Some(Material {
+            youngs_modulus: 2e5,
+            tethers: false,
+            ..Material::default()
+        }),
     }));
     let text = mixed.to_ron();
     let again = Preset::parse(&text, Path::new("saved.ron")).unwrap();

@@ -3,7 +3,7 @@
 //! V9 lives in `robustness.rs`.
 
 use drape::sim::constraints::bend::{dihedral_angle, dihedral_gradients};
-use drape::sim::{Cloth, Collider, Compliance, EdgeKind, GridSpec, Material, ModelBuilder, Orientation, PinMode, SolverParams};
+use drape::sim::{Cloth, Collider, Compliance, EdgeKind, GridSpec, Material, Model, ModelBuilder, Orientation, PinMode, SolverParams};
 use glam::{Quat, Vec3};
 use proptest::prelude::*;
 
@@ -260,7 +260,7 @@ const SHEET_MASS: f32 = 5e-4;
 const SHEET_TOP: f32 = 0.5;
 
 /// E t = 4e4 Pa × 0.5 mm = 20 N/m.
-fn sheet_material() -> Material {
+pub(crate) fn sheet_material() -> Material {
     Material {
         youngs_modulus: 4e4,
         thickness: 5e-4,
@@ -275,6 +275,11 @@ fn sheet_material() -> Material {
 /// grid coefficient 1 (α = 1/(E t)). Every column is then an identical chain and the
 /// horizontal edges keep their rest length, so the chain closed form holds exactly.
 fn v4_sheet() -> Cloth {
+    Cloth::new(v4_sheet_model(), &sheet_material(), Vec::new()).unwrap()
+}
+
+/// The model of [`v4_sheet`].
+pub(crate) fn v4_sheet_model() -> Model {
     let mut b = ModelBuilder::new();
     for row in 0..SHEET_ROWS {
         for column in 0..SHEET_COLUMNS {
@@ -290,29 +295,31 @@ fn v4_sheet() -> Cloth {
             }
         }
     }
-    Cloth::new(b.build().unwrap(), &sheet_material(), Vec::new()).unwrap()
+    b.build().unwrap()
 }
 
-/// m g α n(n+1)/2 with α = 1/(E t) and n = 20: 0.0515 m.
-fn v4_expected_displacement() -> f64 {
-    let alpha = 1.0 / (4e4f64 * 5e-4); // 1/(E t)
+/// m g α n(n+1)/2 with α = 1/(E t) of `material` and n = 20: 0.0515 m for
+/// [`sheet_material`].
+pub(crate) fn v4_expected_displacement(material: &Material) -> f64 {
+    let alpha = 1.0 / (material.youngs_modulus as f64 * material.thickness as f64); // 1/(E t)
     let n = (SHEET_ROWS - 1) as f64;
     SHEET_MASS as f64 * G as f64 * alpha * n * (n + 1.0) / 2.0
 }
 
-/// Displacement of every bottom-row particle below its rest-length position, m.
-fn v4_bottom_displacements(cloth: &Cloth) -> Vec<f64> {
+/// Displacement of every bottom-row particle below its rest-length position, m, of the
+/// sheet whose particles start at number `first`.
+pub(crate) fn v4_bottom_displacements(cloth: &Cloth, first: usize) -> Vec<f64> {
     let start_y = SHEET_TOP as f64 - (SHEET_ROWS - 1) as f64 * SHEET_SPACING as f64;
-    let bottom = (SHEET_ROWS - 1) * SHEET_COLUMNS;
-    (0..SHEET_COLUMNS)
-        .map(|column| start_y - cloth.particles().position((bottom + column) as usize).y as f64)
+    let bottom = first + ((SHEET_ROWS - 1) * SHEET_COLUMNS) as usize;
+    (0..SHEET_COLUMNS as usize)
+        .map(|column| start_y - cloth.particles().position(bottom + column).y as f64)
         .collect()
 }
 
 #[test]
 fn v4_hanging_sheet_holds_the_youngs_modulus_equilibrium() {
     let material = sheet_material();
-    let expected = v4_expected_displacement();
+    let expected = v4_expected_displacement(&material);
     let mut cloth = v4_sheet();
     // Place every column at the chain equilibrium derived from E t; a wrong compliance (e.g.
     // the 4/3 of the diagonal grid, or α = L0/(E h)) would swing it away within a period.
@@ -330,7 +337,7 @@ fn v4_hanging_sheet_holds_the_youngs_modulus_equilibrium() {
     let params = validation_params(DT, 10, 10);
     for frame in 0..120 {
         cloth.step(&params, &material).unwrap();
-        for (column, d) in v4_bottom_displacements(&cloth).into_iter().enumerate() {
+        for (column, d) in v4_bottom_displacements(&cloth, 0).into_iter().enumerate() {
             // f32 positions quantised at ~3e-8 m, turned into velocity by Δx/h every substep,
             // keep the undamped sheet trembling at the 1e-5 m level; 1e-3 of 5 cm still
             // separates a compliance off by a few per cent.
@@ -347,7 +354,7 @@ fn v4_hanging_sheet_holds_the_youngs_modulus_equilibrium() {
 #[test]
 fn v4_hanging_sheet_settles_at_the_youngs_modulus_displacement() {
     let material = sheet_material();
-    let expected = v4_expected_displacement();
+    let expected = v4_expected_displacement(&material);
     let mut cloth = v4_sheet();
     // From rest length, constraint damping (which leaves converged equilibria unchanged, V8)
     // settles the column modes: the slowest, the first, decays at β μ₁/2m ≈ 1.8/s
@@ -360,7 +367,7 @@ fn v4_hanging_sheet_settles_at_the_youngs_modulus_displacement() {
         ..validation_params(DT, 10, 30)
     };
     run(&mut cloth, &params, &material, 480);
-    for (column, d) in v4_bottom_displacements(&cloth).into_iter().enumerate() {
+    for (column, d) in v4_bottom_displacements(&cloth, 0).into_iter().enumerate() {
         assert_close(&format!("bottom particle {column}: displacement"), d, expected, 1e-3 * expected);
     }
 }
@@ -372,7 +379,7 @@ fn v4_hanging_sheet_settles_at_the_youngs_modulus_displacement() {
 #[test]
 fn v4_shuffled_sheet_settles_at_the_same_displacement() {
     let material = sheet_material();
-    let expected = v4_expected_displacement();
+    let expected = v4_expected_displacement(&material);
     let ordered = v4_sheet();
     let (model, new_index) = ordered.model().shuffled(17);
     let mut cloth = Cloth::new(model, &material, Vec::new()).unwrap();

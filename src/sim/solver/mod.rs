@@ -70,7 +70,8 @@ pub(crate) struct FrameSettings {
     /// self-collision is on ([`super::self_contact`]).
     pub max_speed: f32,
     pub constants: SubstepConstants,
-    pub contact: ContactSettings,
+    /// Distance kept from collider surfaces in m.
+    pub thickness: f32,
     /// Held particle, where it was at the start of the frame and its target.
     pub held: Option<(usize, Vec3, Vec3)>,
     /// The soft grab's constraint, when one is held.
@@ -166,6 +167,9 @@ pub(crate) struct Frame<'a> {
     /// The pressure pass, when the model has a closed pressure body (solved in the tail step
     /// by all threads between barriers, before the self-contacts).
     pub pressure: Option<&'a PressurePass<'a>>,
+    /// Contact settings per material slot, and each particle's slot ([`super::Model::material`]).
+    pub contacts: &'a [ContactSettings],
+    pub material: &'a [u16],
     pub settings: FrameSettings,
     pub kernel: Kernel,
 }
@@ -445,8 +449,9 @@ impl Frame<'_> {
                 return;
             }
             let (mut x, mut start) = (xyz(pos), self.prev.get(i));
+            let settings = self.contacts[self.material[i] as usize];
             for posed in colliders {
-                project_contact(posed, &mut x, &mut start, self.settings.contact);
+                project_contact(posed, &mut x, &mut start, settings);
             }
             self.pos.set_xyz(i, x.to_array());
             self.prev.set(i, start);
@@ -704,7 +709,7 @@ mod avx2 {
                 _mm256_sub_ps(start[1], x[1]),
                 _mm256_sub_ps(start[2], x[2]),
             ]);
-            let thickness = _mm256_set1_ps(frame.settings.contact.thickness);
+            let thickness = _mm256_set1_ps(frame.settings.thickness);
             let mut clear = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
             for posed in colliders {
                 if posed.shift != Vec3::ZERO {

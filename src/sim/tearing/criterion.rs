@@ -61,10 +61,12 @@ pub(super) fn smoothing_blend(dt: f32, response_time: f32) -> f32 {
 impl TearEditor<'_> {
     /// Folds this frame's strain into every live stretch edge's running average and returns
     /// the edges whose average and strain both exceed their threshold (`limit` × weakness) as
-    /// (average / threshold, id): those at a crack tip first, then furthest past the threshold
+    /// (average / threshold, id). `criteria` holds each material slot's `(limit, blend)`
+    /// (tear strain and smoothing blend), `None` for a material that does not tear, whose
+    /// edges are skipped. Those at a crack tip first, then furthest past the threshold
     /// first, ties by id (see the module docs). Edges that already failed once are not checked
     /// again.
-    pub(super) fn smooth_strains(&mut self, limit: f32, blend: f32) -> Vec<(f32, u32)> {
+    pub(super) fn smooth_strains(&mut self, criteria: &[Option<(f32, f32)>]) -> Vec<(f32, u32)> {
         let state = &mut self.tearing;
         state.smoothed.resize(self.model.distances.len(), 0.0);
         let mut failing = Vec::new();
@@ -75,6 +77,9 @@ impl TearEditor<'_> {
                     continue;
                 }
                 let (a, b) = (batch.a[slot] as usize, batch.b[slot] as usize);
+                let Some((limit, blend)) = criteria[self.model.material[a] as usize] else {
+                    continue;
+                };
                 let strain = distance::strain(self.particles.position(a).distance(self.particles.position(b)), batch.rest[slot]);
                 let average = &mut state.smoothed[i];
                 *average += (strain - *average) * blend;
@@ -132,7 +137,8 @@ impl TearEditor<'_> {
             if strain <= 0.0 {
                 continue;
             }
-            let tension = strain * c.rest / self.applied.distance_compliance(c).max(RIGID_COMPLIANCE);
+            let material = &self.materials[self.model.distance_material(c)];
+            let tension = strain * c.rest / material.distance_compliance(c).max(RIGID_COMPLIANCE);
             // T l ê êᵀ = (T / l) d dᵀ.
             let scale = tension / d.length();
             stress += Mat3::from_cols(d * d.x, d * d.y, d * d.z) * scale;

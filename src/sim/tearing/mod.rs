@@ -198,8 +198,9 @@ pub(crate) struct TearEditor<'a> {
     pub particles: &'a mut Particles,
     pub model: &'a mut Model,
     pub constraints: &'a mut ConstraintStore,
-    /// The material new and re-pointed constraints take.
-    pub applied: &'a Material,
+    /// The material of each slot ([`Model::material`]): new and re-pointed constraints take
+    /// their slot's compliance, and each edge tears by its slot's settings.
+    pub materials: &'a [Material],
     pub tearing: &'a mut TearState,
     /// What the hand holds (a tear may not leave it a scrap, see [`fragments`]).
     pub grab: Option<Grab>,
@@ -246,15 +247,20 @@ impl TearEditor<'_> {
     /// skipped when no edge can have reached its threshold, so idle tearing costs nothing.
     /// Returns the number of edges that tore.
     pub fn tear_overstrained(&mut self, params: &SolverParams, max_strain: f32) -> usize {
-        let Some(limit) = self.applied.tear_strain else {
+        let Some(lowest) = self.materials.iter().filter_map(|m| m.tear_strain).reduce(f32::min) else {
             self.tearing.smoothed.clear();
             return 0;
         };
-        let blend = criterion::smoothing_blend(params.dt, self.applied.tear_response_time);
-        if blend == 1.0 && !self.may_reach(limit, max_strain) {
+        let criteria: Vec<Option<(f32, f32)>> = self
+            .materials
+            .iter()
+            .map(|m| Some((m.tear_strain?, criterion::smoothing_blend(params.dt, m.tear_response_time))))
+            .collect();
+        let unsmoothed = criteria.iter().flatten().all(|&(_, blend)| blend == 1.0);
+        if unsmoothed && !self.may_reach(lowest, max_strain) {
             return 0;
         }
-        let failing = self.smooth_strains(limit, blend);
+        let failing = self.smooth_strains(&criteria);
         let torn = self.tear_worst_first(&failing, params.max_splits_per_step as usize);
         if torn > 0 {
             self.finish_topology_change();
@@ -668,6 +674,7 @@ impl TearEditor<'_> {
         m.lumped_area.push(0.0);
         m.point_mass.push(0.0);
         m.pinned.push(false);
+        m.material.push(m.material[i]);
         let topo = self.topology_mut();
         for lists in [&mut topo.vertex_triangles, &mut topo.vertex_distances, &mut topo.vertex_hinges] {
             lists.resize(copy as usize + 1, Vec::new());
@@ -787,7 +794,7 @@ impl TearEditor<'_> {
             for v in new.wings.iter().chain(&new.edge) {
                 add_to(&mut self.topology_mut().vertex_hinges, *v, id);
             }
-            self.constraints.replace_hinge(self.model, id, new, self.applied);
+            self.constraints.replace_hinge(self.model, id, new, self.materials);
         }
     }
 
@@ -799,12 +806,12 @@ impl TearEditor<'_> {
         add_to(&mut topo.vertex_distances, c.a, id);
         add_to(&mut topo.vertex_distances, c.b, id);
         topo.distance_support[id as usize] = support;
-        self.constraints.replace_distance(self.model, id, c, self.applied);
+        self.constraints.replace_distance(self.model, id, c, self.materials);
     }
 
     /// Adds distance constraint `c` with `support`; returns its id.
     fn add_distance(&mut self, c: DistanceConstraint, support: [u32; 2]) -> u32 {
-        let id = self.constraints.add_distance(self.model, c, self.applied);
+        let id = self.constraints.add_distance(self.model, c, self.materials);
         let topo = self.topology_mut();
         add_to(&mut topo.vertex_distances, c.a, id);
         add_to(&mut topo.vertex_distances, c.b, id);
@@ -831,15 +838,16 @@ impl TearEditor<'_> {
     /// Weakens the edges of the crack's new tips `ends` (the stress concentration a mesh
     /// cannot resolve), so the next failure is likely there and tears run on.
     fn debilitate(&mut self, ends: &[u32]) {
-        let factor = 1.0 - self.applied.tear_debilitation;
-        if factor >= 1.0 {
-            return;
-        }
         let ids: Vec<u32> = ends
             .iter()
             .flat_map(|&u| self.topology().vertex_distances[u as usize].clone())
             .collect();
         for id in ids {
+            let c = &self.model.distances[id as usize];
+            let factor = 1.0 - self.materials[self.model.distance_material(c)].tear_debilitation;
+            if factor >= 1.0 {
+                continue;
+            }
             let w = &mut self.tearing.weakness;
             if w.len() <= id as usize {
                 w.resize(id as usize + 1, 1.0);

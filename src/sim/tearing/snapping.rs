@@ -172,7 +172,7 @@ impl TearEditor<'_> {
         for id in distance_ids {
             let mut c = self.model.distances[id as usize];
             c.rest = self.model.positions[c.a as usize].distance(self.model.positions[c.b as usize]);
-            self.constraints.replace_distance(self.model, id, c, self.applied);
+            self.constraints.replace_distance(self.model, id, c, self.materials);
         }
         for id in hinge_ids {
             let old = self.model.hinges[id as usize];
@@ -184,7 +184,7 @@ impl TearEditor<'_> {
                     old.compliance
                 };
                 self.constraints
-                    .replace_hinge(self.model, id, Hinge { compliance, ..new }, self.applied);
+                    .replace_hinge(self.model, id, Hinge { compliance, ..new }, self.materials);
             }
         }
         self.lump_areas(&lumped);
