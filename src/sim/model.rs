@@ -236,6 +236,24 @@ impl ModelBuilder {
     }
 }
 
+/// For each of `n` particles, the smallest particle joined to it through `edges` (its
+/// connected piece, by union–find).
+pub(crate) fn joined_pieces(n: usize, edges: impl Iterator<Item = (u32, u32)>) -> Vec<u32> {
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    fn root(parent: &mut [u32], mut i: u32) -> u32 {
+        while parent[i as usize] != i {
+            parent[i as usize] = parent[parent[i as usize] as usize];
+            i = parent[i as usize];
+        }
+        i
+    }
+    for (a, b) in edges {
+        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+        parent[ra.max(rb) as usize] = ra.min(rb);
+    }
+    (0..n as u32).map(|i| root(&mut parent, i)).collect()
+}
+
 /// Area of triangle `tri` in m².
 pub fn triangle_area(positions: &[Vec3], tri: [u32; 3]) -> f32 {
     let [a, b, c] = tri.map(|i| positions[i as usize]);

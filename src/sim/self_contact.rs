@@ -38,8 +38,11 @@
 //!     x_a −= w_a/(w_a + w_b) f Δx_t,    x_b += w_b/(w_a + w_b) f Δx_t,
 //!     f = min(1, μ depth / |Δx_t|)          (positional Coulomb friction between layers)
 //! ```
-//! A pair at zero distance has no normal and is skipped. Split copies of a torn vertex share
-//! their rest position (d_min = 0) and never collide with each other.
+//! A pair at zero distance has no normal and is skipped. The rest distance caps d_min only
+//! within one piece (particles joined through live distance constraints): split copies of a
+//! torn vertex share their rest position (d_min = 0) and never collide with each other while
+//! the tear leaves them in one piece, but two pieces a cut or tear separated collide at the
+//! full thickness everywhere, also where they lay side by side at rest (a cut's seam).
 //!
 //! # Vertex–triangle contacts
 //! Particles alone let a layer slip between the particles of another when the spacing is
@@ -171,6 +174,9 @@ pub(crate) struct SelfContacts {
     /// Particles joined to each particle by a live distance constraint, sorted (CSR).
     adjacency_start: Vec<u32>,
     adjacency: Vec<u32>,
+    /// Each particle's piece (the smallest particle joined to it through live distance
+    /// constraints): the rest distance caps contacts only within a piece.
+    piece: Vec<u32>,
     /// (topology version, particles, distance constraints) the adjacency was built for.
     adjacency_key: Option<(u64, usize, usize)>,
     /// This frame's candidate pairs, in projection order.
@@ -279,7 +285,19 @@ impl SelfContacts {
         for i in 0..n {
             adjacency[start[i] as usize..start[i + 1] as usize].sort_unstable();
         }
+        self.piece = super::model::joined_pieces(n, edges());
         (self.adjacency_start, self.adjacency, self.adjacency_key) = (start, adjacency, Some(key));
+    }
+
+    /// The contact distance d_min = min(thickness, `rest_distance`) of particle `i` against
+    /// particle or triangle corner `j`: two pieces a cut or tear separated collide at the full
+    /// thickness, even where they lay together at rest.
+    fn contact_distance(&self, thickness: f32, i: usize, j: u32, rest_distance: impl FnOnce() -> f32) -> f32 {
+        if self.piece[i] == self.piece[j as usize] {
+            thickness.min(rest_distance())
+        } else {
+            thickness
+        }
     }
 
     /// Whether particles `a` and `b` share a live distance constraint.
@@ -361,7 +379,7 @@ impl SelfContacts {
                     if distance2 >= edge * edge {
                         continue;
                     }
-                    let min_distance = thickness.min(rest[i].distance(rest[j as usize]));
+                    let min_distance = self.contact_distance(thickness, i, j, || rest[i].distance(rest[j as usize]));
                     let reach = min_distance + 2.0 * margin;
                     if min_distance > 0.0 && distance2 < reach * reach && !self.adjacent(i, j) {
                         self.pairs.push(Pair {
@@ -422,7 +440,8 @@ impl SelfContacts {
                                 continue;
                             }
                             let r = rest[j as usize];
-                            let min_distance = thickness.min(r.distance(closest_point(r, triangle.map(|v| rest[v as usize]))));
+                            let at_rest = || r.distance(closest_point(r, triangle.map(|v| rest[v as usize])));
+                            let min_distance = self.contact_distance(thickness, j as usize, triangle[0], at_rest);
                             if min_distance > 0.0 && distance < min_distance + 2.0 * margin {
                                 self.faces.push(Face {
                                     particle: j,
@@ -844,7 +863,8 @@ mod tests {
 
     /// Faces are listed for particles within reach of the triangle (not of its corners) and
     /// nowhere else; a corner, a particle joined to a corner and a far particle are not; the
-    /// rest distance caps the contact distance; with faces off nothing is listed.
+    /// rest distance caps the contact distance within a piece and not across pieces; with
+    /// faces off nothing is listed.
     #[test]
     fn faces_are_listed_within_reach_only() {
         let points = [
@@ -859,22 +879,27 @@ mod tests {
         let p = particles(&points);
         let mut rest: Vec<Vec3> = points.iter().map(|q| q.0 + Vec3::Y).collect();
         rest[6].y -= 0.0005;
-        let mut contacts = SelfContacts::default();
-        contacts.refresh_adjacency((0, points.len(), 4), || [(0u32, 1u32), (1, 2), (2, 0), (0, 5)].into_iter());
-        contacts.prepare(p.len(), |i| p.position(i), &rest, &[[0, 1, 2]], SETTINGS, 0.0);
-        let mut listed: Vec<(u32, f32)> = contacts.faces.iter().map(|f| (f.particle, f.min_distance)).collect();
-        listed.sort_by_key(|f| f.0);
-        assert_eq!(listed.iter().map(|f| f.0).collect::<Vec<_>>(), [3, 6]);
-        assert!(
-            listed[0].1 == SETTINGS.thickness && (listed[1].1 - 0.0035).abs() < 1e-6,
-            "{listed:?}"
-        );
-        let off = SelfContactSettings {
-            vertex_triangle: false,
-            ..SETTINGS
-        };
-        contacts.prepare(p.len(), |i| p.position(i), &rest, &[[0, 1, 2]], off, 0.0);
-        assert!(contacts.faces.is_empty());
+        let sheet = [(0u32, 1u32), (1, 2), (2, 0), (0, 5)];
+        // Particle 6 in the triangle's piece (joined through 5, not to a corner), then apart.
+        for (joined, key, expected) in [(true, 1, 0.0035), (false, 2, SETTINGS.thickness)] {
+            let edges = sheet.into_iter().chain(joined.then_some((5, 6)));
+            let mut contacts = SelfContacts::default();
+            contacts.refresh_adjacency((key, points.len(), 4 + joined as usize), || edges.clone());
+            contacts.prepare(p.len(), |i| p.position(i), &rest, &[[0, 1, 2]], SETTINGS, 0.0);
+            let mut listed: Vec<(u32, f32)> = contacts.faces.iter().map(|f| (f.particle, f.min_distance)).collect();
+            listed.sort_by_key(|f| f.0);
+            assert_eq!(listed.iter().map(|f| f.0).collect::<Vec<_>>(), [3, 6]);
+            assert!(
+                listed[0].1 == SETTINGS.thickness && (listed[1].1 - expected).abs() < 1e-6,
+                "{listed:?}"
+            );
+            let off = SelfContactSettings {
+                vertex_triangle: false,
+                ..SETTINGS
+            };
+            contacts.prepare(p.len(), |i| p.position(i), &rest, &[[0, 1, 2]], off, 0.0);
+            assert!(contacts.faces.is_empty());
+        }
     }
 
     /// A right isosceles triangle of 1 cm legs has circumradius √2/2 cm: covered by its

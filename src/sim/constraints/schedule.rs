@@ -105,10 +105,11 @@ pub(super) fn components<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut
 /// they are a prefix of the phase, so part k holds the constraints of the k-th band of rows
 /// and the per-particle passes' split (at the same bounds) keeps each thread on the same
 /// particles. Any consecutive cut keeps the sweep order; another mesh order only balances
-/// worse. With `align` each offset is rounded down to a multiple of it.
+/// worse. With `align` each offset is rounded to the nearest multiple of it.
 pub(super) fn part_cuts<B: Batch>(items: &[B::Item], phase: &[u32], bounds: &[u32], align: usize) -> Vec<usize> {
     let lowest = |id: u32| B::particles(&items[id as usize]).iter().copied().min().unwrap_or(0);
-    let below = |bound: u32| phase.iter().filter(|&&id| lowest(id) < bound).count() / align * align;
+    // To the nearest multiple of `align` (not down), so the parts stay as even as they can.
+    let below = |bound: u32| ((phase.iter().filter(|&&id| lowest(id) < bound).count() + align / 2) / align * align).min(phase.len());
     let inner = bounds[1..bounds.len() - 1].iter().map(|&b| below(b));
     std::iter::once(0).chain(inner).chain(std::iter::once(phase.len())).collect()
 }

@@ -211,27 +211,12 @@ pub(crate) struct TearEditor<'a> {
 /// For every particle (of `particle_count`), the smallest particle index of its connected
 /// piece: particles joined by `model`'s triangles or a live distance constraint.
 pub(crate) fn piece_labels(particle_count: usize, model: &Model, constraints: &ConstraintStore) -> Vec<u32> {
-    let mut parent: Vec<u32> = (0..particle_count as u32).collect();
-    fn root(parent: &mut [u32], mut i: u32) -> u32 {
-        while parent[i as usize] != i {
-            parent[i as usize] = parent[parent[i as usize] as usize];
-            i = parent[i as usize];
-        }
-        i
-    }
-    let mut join = |a: u32, b: u32| {
-        let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-        parent[ra.max(rb) as usize] = ra.min(rb);
-    };
-    for tri in &model.triangles {
-        join(tri[0], tri[1]);
-        join(tri[1], tri[2]);
-    }
-    for id in constraints.distances().live_ids() {
+    let sides = model.triangles.iter().flat_map(|tri| [(tri[0], tri[1]), (tri[1], tri[2])]);
+    let springs = constraints.distances().live_ids().map(|id| {
         let c = model.distances[id as usize];
-        join(c.a, c.b);
-    }
-    (0..parent.len() as u32).map(|i| root(&mut parent, i)).collect()
+        (c.a, c.b)
+    });
+    super::model::joined_pieces(particle_count, sides.chain(springs))
 }
 
 impl TearEditor<'_> {
