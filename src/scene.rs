@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
+use crate::appearance::Appearance;
 use crate::mesh_file::{load_obj, MeshFileError};
 use crate::sim::error::{check_components, check_range};
 use crate::sim::pressure::{MAX_PRESSURE_FACTOR, MAX_VOLUME_COMPLIANCE};
@@ -53,6 +54,9 @@ pub struct MeshSpec {
     /// The mesh's own material; default none: the scene's `material`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub material: Option<Material>,
+    /// The mesh's own look; default none: the scene's `appearance`. Only the app reads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub appearance: Option<Appearance>,
 }
 
 impl Default for MeshSpec {
@@ -66,6 +70,7 @@ impl Default for MeshSpec {
             pressure: None,
             pressure_compliance: 0.0,
             material: None,
+            appearance: None,
         }
     }
 }
@@ -137,6 +142,14 @@ impl SceneObject {
         match self {
             SceneObject::Grid(grid) => &mut grid.material,
             SceneObject::Mesh(mesh) => &mut mesh.material,
+        }
+    }
+
+    /// The object's own look, if it has one (else the scene's `appearance` applies).
+    pub fn appearance(&self) -> Option<&Appearance> {
+        match self {
+            SceneObject::Grid(grid) => grid.appearance.as_ref(),
+            SceneObject::Mesh(mesh) => mesh.appearance.as_ref(),
         }
     }
 
