@@ -387,8 +387,6 @@ impl Renderer {
         look
     }
 
-
-
     /// Rebuilds the collider meshes and the ground when the scene changed, a collider moved
     /// or the highlighted one changed.
     fn refresh_solids(&mut self, cloth: &Cloth, scene_version: u64, highlight: Option<usize>) {
@@ -1002,5 +1000,35 @@ mod tests {
     #[test]
     fn unique_edges_of_a_quad_are_five() {
         assert_eq!(unique_edges(&[[0, 1, 2], [2, 1, 3]]), vec![[0, 1], [0, 2], [1, 2], [1, 3], [2, 3]]);
+    }
+
+    #[test]
+    fn a_seam_particle_gets_a_vertex_per_side_and_others_stay_single() {
+        use glam::Vec2;
+        // Two triangles share the edge 1-2; particle 2's corners disagree (a seam), 1's agree.
+        let triangles = [[0, 1, 2], [2, 1, 3]];
+        let uvs = [
+            [Vec2::new(0.9, 0.0), Vec2::new(1.0, 0.5), Vec2::new(1.0, 1.0)],
+            [Vec2::new(0.0, 1.0), Vec2::new(1.0, 0.5), Vec2::new(0.1, 0.4)],
+        ];
+        let vertices = RenderVertices::new(4, &triangles, &uvs);
+        assert_eq!(vertices.particle, vec![0, 1, 2, 3, 2]);
+        assert_eq!(vertices.triangles, vec![[0, 1, 2], [4, 1, 3]]);
+        for (t, corners) in vertices.triangles.iter().enumerate() {
+            for (k, &r) in corners.iter().enumerate() {
+                assert_eq!(vertices.uv[r as usize], uvs[t][k], "triangle {t} corner {k}");
+            }
+        }
+        // Without texture coordinates every particle is one vertex at (0, 0).
+        let plain = RenderVertices::new(4, &triangles, &[]);
+        assert_eq!((plain.particle, plain.triangles), ((0..4).collect(), triangles.to_vec()));
+    }
+
+    #[test]
+    fn triangles_are_grouped_by_their_object_in_order() {
+        let triangles = [[0, 1, 2], [3, 4, 5], [1, 2, 6]];
+        let slots = [0, 0, 0, 1, 1, 1, 0];
+        let groups = triangles_by_object(&triangles, &triangles, &slots);
+        assert_eq!(groups, vec![(0, vec![[0, 1, 2], [1, 2, 6]]), (1, vec![[3, 4, 5]])]);
     }
 }
