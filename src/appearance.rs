@@ -17,9 +17,9 @@ pub struct Appearance {
     pub colour: Vec3,
     /// Colour of the back side, RGB in [0, 1]. Default (0.30, 0.48, 0.78), blue.
     pub back_colour: Vec3,
-    /// Fabric pattern: a PNG whose brightness is multiplied into both colours, relative to
-    /// the working directory like mesh files, e.g. `"assets/textures/twill.png"`. Default
-    /// none (plain colours).
+    /// Fabric pattern: a PNG whose brightness is multiplied into both colours, e.g.
+    /// `"assets/textures/twill.png"`; a relative path is looked up like a mesh file's
+    /// ([`crate::scene::resolve_path`]). Default none (plain colours).
     pub texture: Option<PathBuf>,
     /// How many times the pattern repeats across the cloth's texture coordinates (a grid's
     /// width and height, a mesh's UV square). Default 8; range [0.1, 1000].

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use crate::appearance::Appearance;
-use crate::scene::{build_scene_model, BuildError, SceneObject};
+use crate::scene::{build_scene_model, resolve_path, BuildError, SceneObject};
 use crate::sim::{Cloth, Collider, GridSpec, Material, SimError, SolverParams};
 
 /// Newest preset format version this build reads and writes. Version 2 added `objects`;
@@ -49,6 +49,23 @@ pub struct Preset {
     /// back, no pattern; left out of saved files while it is the default.
     #[serde(skip_serializing_if = "Appearance::is_default")]
     pub appearance: Appearance,
+    /// The directory of the file the preset was loaded from (none for text parsed from
+    /// memory or built in code): relative mesh and texture paths are looked up there first
+    /// ([`Preset::resolve`]). Not part of the file.
+    #[serde(skip)]
+    pub source_dir: SourceDir,
+}
+
+/// Where a preset was read from ([`Preset::source_dir`]). Not part of the scene: two presets
+/// compare equal wherever they were read from, so a loaded preset equals its saved text
+/// parsed back.
+#[derive(Debug, Clone, Default)]
+pub struct SourceDir(pub Option<PathBuf>);
+
+impl PartialEq for SourceDir {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Default for Preset {
@@ -63,6 +80,7 @@ impl Default for Preset {
             solver: SolverParams::default(),
             colliders: Vec::new(),
             appearance: Appearance::default(),
+            source_dir: SourceDir::default(),
         }
     }
 }
@@ -129,10 +147,19 @@ pub enum FieldPlace {
 impl std::error::Error for PresetError {}
 
 impl Preset {
-    /// Reads and validates a preset file.
+    /// Reads and validates a preset file; its directory becomes the preset's
+    /// [`Preset::source_dir`].
     pub fn load(path: &Path) -> Result<Self, PresetError> {
         let text = std::fs::read_to_string(path).map_err(|source| PresetError::Io { path: path.into(), source })?;
-        Self::parse(&text, path)
+        let mut preset = Self::parse(&text, path)?;
+        preset.source_dir = SourceDir(path.parent().map(Path::to_path_buf));
+        Ok(preset)
+    }
+
+    /// Where a file the preset names (a mesh, a texture) is read from: see
+    /// [`crate::scene::resolve_path`]; the preset itself keeps the path as written.
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        resolve_path(path, self.source_dir.0.as_deref())
     }
 
     /// Parses and validates preset text; `path` is only used in error messages.
@@ -238,7 +265,7 @@ impl Preset {
     /// the scene's.
     pub fn build(&self) -> Result<Cloth, BuildError> {
         let objects = self.objects();
-        let model = build_scene_model(&objects)?;
+        let model = build_scene_model(&objects, self.source_dir.0.as_deref())?;
         let mut cloth = Cloth::new(model, &self.material, self.colliders.clone())?;
         if self.sync_object_materials(&mut cloth)? {
             cloth.set_material_now(&self.material)?;

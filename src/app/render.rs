@@ -351,7 +351,7 @@ impl Renderer {
         (self.chunks, self.chunk_objects) = (Vec::new(), Vec::new());
         for (object, triangles) in triangles_by_object(&self.corners.triangles, cloth.triangles(), &model.material) {
             let chunks = chunk_triangles(&triangles, self.corners.particle.len(), CHUNK_VERTICES, CHUNK_INDICES);
-            self.chunk_objects.extend(std::iter::repeat(object).take(chunks.len()));
+            self.chunk_objects.extend(std::iter::repeat_n(object, chunks.len()));
             self.chunks.extend(chunks);
         }
         self.meshes = chunk_meshes(&self.chunks);
@@ -370,16 +370,16 @@ impl Renderer {
             .objects()
             .iter()
             .map(|object| object.appearance().unwrap_or(&preset.appearance))
-            .map(|appearance| self.load_look(appearance))
+            .map(|appearance| self.load_look(appearance, preset))
             .collect();
     }
 
     /// The colours of `appearance` with its pattern (plain, with the error kept, when the
-    /// pattern cannot be read).
-    fn load_look(&mut self, appearance: &Appearance) -> Look {
+    /// pattern cannot be read); the pattern's path is resolved by `preset`.
+    fn load_look(&mut self, appearance: &Appearance, preset: &Preset) -> Look {
         let mut look = Look::plain(appearance);
         if let Some(path) = &appearance.texture {
-            match load_pattern(path) {
+            match load_pattern(&preset.resolve(path)) {
                 Ok(texture) => look.texture = Some(texture),
                 Err(e) => self.appearance_error = Some(format!("{}: {e}; drawing plain colours", path.display())),
             }
