@@ -374,19 +374,26 @@ fn locate_collider_field(text: &str, colliders: &[Collider], index: usize, field
         .map_or_else(|| line_col(text, start), |offset| line_col(text, offset))
 }
 
-/// Line and column of `field` in the own `section` (`material` or `appearance`) of object
+/// An object section's key and whether an object spells it out.
+type ObjectSection<'a> = (&'a str, fn(&SceneObject) -> bool);
+
+fn has_material(object: &SceneObject) -> bool {
+    object.material().is_some()
+}
+
+fn has_appearance(object: &SceneObject) -> bool {
+    object.appearance().is_some()
+}
+
+/// Line and column of `field` in the own section (`material` or `appearance`) of object
 /// `index`: the object's `section:` key is found as the one after `objects:` that comes after
-/// those of the objects before it, and `field` as its first occurrence after that key (or the
-/// key itself).
-fn locate_object_field(text: &str, objects: &[SceneObject], index: usize, section: &str, field: &str) -> (usize, usize) {
+/// those of the objects before it that have one, and `field` as its first occurrence after
+/// that key (or the key itself).
+fn locate_object_field(text: &str, objects: &[SceneObject], index: usize, (section, has): ObjectSection, field: &str) -> (usize, usize) {
     let Some(start) = field_offsets(text, "objects").next() else {
         return (1, 1);
     };
-    let has_section = |o: &SceneObject| match section {
-        "material" => o.material().is_some(),
-        _ => o.appearance().is_some(),
-    };
-    let earlier = objects[..index].iter().filter(|o| has_section(o)).count();
+    let earlier = objects[..index].iter().filter(|o| has(o)).count();
     let Some(key) = field_offsets(text, section).filter(|&offset| offset > start).nth(earlier) else {
         return line_col(text, start);
     };

@@ -16,9 +16,15 @@
 //! against the surface it lies on (lines and triangles rasterise to slightly different depths,
 //! which drew the edges as broken dashes).
 //!
+//! Each object of the scene is drawn in its own chunks with its own look (colours, pattern and
+//! repeat: its `appearance` or the scene's), the back colour set per chunk. The pattern's
+//! coordinates are per triangle corner: a particle whose corners disagree (a texture seam) is
+//! drawn as one vertex per distinct coordinate ([`RenderVertices`]), all with its smooth
+//! normal, so the seam is neither smeared nor shaded as a crease.
+//!
 //! macroquad's `Mesh` has u16 indices and one draw call holds at most the configured vertex /
 //! index capacity, so the triangles are grouped into [`Chunk`]s that each reference at most
-//! [`CHUNK_VERTICES`] distinct particles; the grouping is recomputed only when the topology
+//! [`CHUNK_VERTICES`] distinct vertices; the grouping is recomputed only when the topology
 //! changes, and each frame only the vertex data is refreshed.
 
 use glam::{EulerRot, Quat, Vec3, Vec4};
