@@ -173,8 +173,12 @@ impl Preset {
         preset.validate().map_err(|invalid| {
             let (line, col) = match invalid.place {
                 FieldPlace::Collider(index) => locate_collider_field(text, &preset.colliders, index, invalid.field),
-                FieldPlace::ObjectMaterial(index) => locate_object_field(text, &preset.objects, index, "material", invalid.field),
-                FieldPlace::ObjectAppearance(index) => locate_object_field(text, &preset.objects, index, "appearance", invalid.field),
+                FieldPlace::ObjectMaterial(index) => {
+                    locate_object_field(text, &preset.objects, index, ("material", has_material), invalid.field)
+                }
+                FieldPlace::ObjectAppearance(index) => {
+                    locate_object_field(text, &preset.objects, index, ("appearance", has_appearance), invalid.field)
+                }
                 FieldPlace::Scene => locate_field(text, invalid.field),
             };
             PresetError::Invalid {
