@@ -262,7 +262,8 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
                 tear_strain: args.tear_strain.or(preset.material.tear_strain),
                 ..preset.material.clone()
             };
-            let mut model = drape::scene::build_scene_model(&preset.objects()).map_err(Failure::bad_input)?;
+            let mut model =
+                drape::scene::build_scene_model(&preset.objects(), preset.source_dir.0.as_deref()).map_err(Failure::bad_input)?;
             if let Some(seed) = args.shuffle {
                 model = model.shuffled(seed).0;
             }

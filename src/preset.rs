@@ -10,11 +10,10 @@ use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use crate::scene::{build_scene_model, BuildError, SceneObject};
-use crate::sim::error::{check_components, check_range};
+pub use crate::appearance::Appearance;
+use crate::scene::{build_scene_model, resolve_path, BuildError, SceneObject};
 use crate::sim::{Cloth, Collider, GridSpec, Material, SimError, SolverParams};
 
 /// Newest preset format version this build reads and writes. Version 2 added `objects`;
@@ -50,48 +49,22 @@ pub struct Preset {
     /// back, no pattern; left out of saved files while it is the default.
     #[serde(skip_serializing_if = "Appearance::is_default")]
     pub appearance: Appearance,
+    /// The directory of the file the preset was loaded from (none for text parsed from
+    /// memory or built in code): relative mesh and texture paths are looked up there first
+    /// ([`Preset::resolve`]). Not part of the file.
+    #[serde(skip)]
+    pub source_dir: SourceDir,
 }
 
-/// How the cloth is drawn: the colours of its two sides and an optional fabric pattern. Only
-/// the app reads it; the simulation does not depend on it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Appearance {
-    /// Colour of the front side, RGB in [0, 1]. Default (0.86, 0.42, 0.26), terracotta.
-    pub colour: Vec3,
-    /// Colour of the back side, RGB in [0, 1]. Default (0.30, 0.48, 0.78), blue.
-    pub back_colour: Vec3,
-    /// Fabric pattern: a PNG whose brightness is multiplied into both colours, relative to
-    /// the working directory like mesh files, e.g. `"assets/textures/twill.png"`. Default
-    /// none (plain colours).
-    pub texture: Option<PathBuf>,
-    /// How many times the pattern repeats across the cloth's texture coordinates (a grid's
-    /// width and height, a mesh's UV square). Default 8; range [0.1, 1000].
-    pub texture_repeat: f32,
-}
+/// Where a preset was read from ([`Preset::source_dir`]). Not part of the scene: two presets
+/// compare equal wherever they were read from, so a loaded preset equals its saved text
+/// parsed back.
+#[derive(Debug, Clone, Default)]
+pub struct SourceDir(pub Option<PathBuf>);
 
-impl Default for Appearance {
-    fn default() -> Self {
-        Self {
-            colour: Vec3::new(0.86, 0.42, 0.26),
-            back_colour: Vec3::new(0.30, 0.48, 0.78),
-            texture: None,
-            texture_repeat: 8.0,
-        }
-    }
-}
-
-impl Appearance {
-    fn is_default(&self) -> bool {
-        *self == Self::default()
-    }
-
-    /// Checks the colours and the repeat count (the texture file is read by the app, which
-    /// reports a missing or broken one and draws plain colours).
-    pub fn validate(&self) -> Result<(), SimError> {
-        check_components("colour", self.colour, 0.0, 1.0, "RGB components in [0, 1]")?;
-        check_components("back_colour", self.back_colour, 0.0, 1.0, "RGB components in [0, 1]")?;
-        check_range("texture_repeat", self.texture_repeat, 0.1, 1000.0, "a count in [0.1, 1000]")
+impl PartialEq for SourceDir {
+    fn eq(&self, _: &Self) -> bool {
+        true
     }
 }
 
@@ -107,6 +80,7 @@ impl Default for Preset {
             solver: SolverParams::default(),
             colliders: Vec::new(),
             appearance: Appearance::default(),
+            source_dir: SourceDir::default(),
         }
     }
 }
@@ -164,6 +138,8 @@ pub enum FieldPlace {
     Collider(usize),
     /// The own `material` of object `k` of `objects`.
     ObjectMaterial(usize),
+    /// The own `appearance` of object `k` of `objects`.
+    ObjectAppearance(usize),
 }
 
 // The I/O cause is already part of the message, so `source()` stays empty: error chains
@@ -171,10 +147,19 @@ pub enum FieldPlace {
 impl std::error::Error for PresetError {}
 
 impl Preset {
-    /// Reads and validates a preset file.
+    /// Reads and validates a preset file; its directory becomes the preset's
+    /// [`Preset::source_dir`].
     pub fn load(path: &Path) -> Result<Self, PresetError> {
         let text = std::fs::read_to_string(path).map_err(|source| PresetError::Io { path: path.into(), source })?;
-        Self::parse(&text, path)
+        let mut preset = Self::parse(&text, path)?;
+        preset.source_dir = SourceDir(path.parent().map(Path::to_path_buf));
+        Ok(preset)
+    }
+
+    /// Where a file the preset names (a mesh, a texture) is read from: see
+    /// [`crate::scene::resolve_path`]; the preset itself keeps the path as written.
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        resolve_path(path, self.source_dir.0.as_deref())
     }
 
     /// Parses and validates preset text; `path` is only used in error messages.
@@ -188,7 +173,12 @@ impl Preset {
         preset.validate().map_err(|invalid| {
             let (line, col) = match invalid.place {
                 FieldPlace::Collider(index) => locate_collider_field(text, &preset.colliders, index, invalid.field),
-                FieldPlace::ObjectMaterial(index) => locate_object_material_field(text, &preset.objects, index, invalid.field),
+                FieldPlace::ObjectMaterial(index) => {
+                    locate_object_field(text, &preset.objects, index, ("material", has_material), invalid.field)
+                }
+                FieldPlace::ObjectAppearance(index) => {
+                    locate_object_field(text, &preset.objects, index, ("appearance", has_appearance), invalid.field)
+                }
                 FieldPlace::Scene => locate_field(text, invalid.field),
             };
             PresetError::Invalid {
@@ -222,6 +212,7 @@ impl Preset {
                 message: match place {
                     FieldPlace::Collider(i) => format!("colliders[{i}]: {e}"),
                     FieldPlace::ObjectMaterial(k) => format!("objects[{k}] ({}), its material: {e}", objects[k].label()),
+                    FieldPlace::ObjectAppearance(k) => format!("objects[{k}] ({}), its appearance: {e}", objects[k].label()),
                     FieldPlace::Scene => e.to_string(),
                 },
             }
@@ -240,6 +231,11 @@ impl Preset {
                     .validate()
                     .and_then(|()| self.solver.validate_with(material))
                     .map_err(place)?;
+            }
+        }
+        for (k, object) in self.objects.iter().enumerate() {
+            if let Some(appearance) = object.appearance() {
+                appearance.validate().map_err(field_of(FieldPlace::ObjectAppearance(k)))?;
             }
         }
         for (i, collider) in self.colliders.iter().enumerate() {
@@ -273,7 +269,7 @@ impl Preset {
     /// the scene's.
     pub fn build(&self) -> Result<Cloth, BuildError> {
         let objects = self.objects();
-        let model = build_scene_model(&objects)?;
+        let model = build_scene_model(&objects, self.source_dir.0.as_deref())?;
         let mut cloth = Cloth::new(model, &self.material, self.colliders.clone())?;
         if self.sync_object_materials(&mut cloth)? {
             cloth.set_material_now(&self.material)?;
@@ -344,6 +340,10 @@ impl Preset {
                 "cloth",
                 "`cloth` takes the scene's `material`; an object's own material needs `version: 2` and `objects`",
             ),
+            (Some(GridSpec { appearance: Some(_), .. }), _) => refuse(
+                "cloth",
+                "`cloth` takes the scene's `appearance`; an object's own appearance needs `version: 2` and `objects`",
+            ),
             _ => Ok(()),
         }
     }
@@ -378,18 +378,30 @@ fn locate_collider_field(text: &str, colliders: &[Collider], index: usize, field
         .map_or_else(|| line_col(text, start), |offset| line_col(text, offset))
 }
 
-/// Line and column of `field` in the own material of object `index`: the object's
-/// `material:` key is found as the one after `objects:` that comes after those of the objects
-/// before it, and `field` as its first occurrence after that key (or the key itself).
-fn locate_object_material_field(text: &str, objects: &[SceneObject], index: usize, field: &str) -> (usize, usize) {
+/// An object section's key and whether an object spells it out.
+type ObjectSection<'a> = (&'a str, fn(&SceneObject) -> bool);
+
+fn has_material(object: &SceneObject) -> bool {
+    object.material().is_some()
+}
+
+fn has_appearance(object: &SceneObject) -> bool {
+    object.appearance().is_some()
+}
+
+/// Line and column of `field` in the own section (`material` or `appearance`) of object
+/// `index`: the object's `section:` key is found as the one after `objects:` that comes after
+/// those of the objects before it that have one, and `field` as its first occurrence after
+/// that key (or the key itself).
+fn locate_object_field(text: &str, objects: &[SceneObject], index: usize, (section, has): ObjectSection, field: &str) -> (usize, usize) {
     let Some(start) = field_offsets(text, "objects").next() else {
         return (1, 1);
     };
-    let earlier = objects[..index].iter().filter(|o| o.material().is_some()).count();
-    let Some(material) = field_offsets(text, "material").filter(|&offset| offset > start).nth(earlier) else {
+    let earlier = objects[..index].iter().filter(|o| has(o)).count();
+    let Some(key) = field_offsets(text, section).filter(|&offset| offset > start).nth(earlier) else {
         return line_col(text, start);
     };
-    let offset = field_offsets(text, field).find(|&offset| offset > material).unwrap_or(material);
+    let offset = field_offsets(text, field).find(|&offset| offset > key).unwrap_or(key);
     line_col(text, offset)
 }
 

@@ -9,11 +9,12 @@
 //! them. A single grid builds exactly the model a version-1 preset built (same numbering,
 //! same physics).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
+use crate::appearance::Appearance;
 use crate::mesh_file::{load_obj, MeshFileError};
 use crate::sim::error::{check_components, check_range};
 use crate::sim::pressure::{MAX_PRESSURE_FACTOR, MAX_VOLUME_COMPLIANCE};
@@ -32,8 +33,8 @@ pub enum SceneObject {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MeshSpec {
-    /// The OBJ file, relative to the working directory (as `--preset` is), e.g.
-    /// `"assets/tablecloth.obj"`. Default empty (an error: a mesh needs a file).
+    /// The OBJ file, e.g. `"assets/tablecloth.obj"`; a relative path is looked up next to
+    /// the preset first ([`resolve_path`]). Default empty (an error: a mesh needs a file).
     pub file: PathBuf,
     /// Uniform scale applied to the file's coordinates. Default 1; range [0.001, 1000].
     pub scale: f32,
@@ -53,6 +54,9 @@ pub struct MeshSpec {
     /// The mesh's own material; default none: the scene's `material`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub material: Option<Material>,
+    /// The mesh's own look; default none: the scene's `appearance`. Only the app reads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub appearance: Option<Appearance>,
 }
 
 impl Default for MeshSpec {
@@ -66,6 +70,7 @@ impl Default for MeshSpec {
             pressure: None,
             pressure_compliance: 0.0,
             material: None,
+            appearance: None,
         }
     }
 }
@@ -102,10 +107,11 @@ impl MeshSpec {
         self.pins.validate()
     }
 
-    /// Reads the file, places the mesh and builds its model.
-    pub fn build(&self) -> Result<Model, BuildError> {
+    /// Reads the file (resolved against `preset_dir`, the directory of the preset that
+    /// names it, see [`resolve_path`]), places the mesh and builds its model.
+    pub fn build(&self, preset_dir: Option<&Path>) -> Result<Model, BuildError> {
         self.validate()?;
-        let mut mesh = load_obj(&self.file)?;
+        let mut mesh = load_obj(&resolve_path(&self.file, preset_dir))?;
         mesh.positions.iter_mut().for_each(|p| *p = *p * self.scale + self.position);
         let pressure = self.pressure.map(|k| (k, self.pressure_compliance));
         let (model, _) = mesh
@@ -140,6 +146,14 @@ impl SceneObject {
         }
     }
 
+    /// The object's own look, if it has one (else the scene's `appearance` applies).
+    pub fn appearance(&self) -> Option<&Appearance> {
+        match self {
+            SceneObject::Grid(grid) => grid.appearance.as_ref(),
+            SceneObject::Mesh(mesh) => mesh.appearance.as_ref(),
+        }
+    }
+
     /// A short name for messages and lists: `Grid 40×40` or `Mesh assets/sphere.obj`.
     pub fn label(&self) -> String {
         match self {
@@ -148,24 +162,44 @@ impl SceneObject {
         }
     }
 
-    /// The object's model.
-    pub fn build(&self) -> Result<Model, BuildError> {
+    /// The object's model (a mesh file resolved against `preset_dir`, see [`resolve_path`]).
+    pub fn build(&self, preset_dir: Option<&Path>) -> Result<Model, BuildError> {
         match self {
             SceneObject::Grid(grid) => Ok(grid.build()?),
-            SceneObject::Mesh(mesh) => mesh.build(),
+            SceneObject::Mesh(mesh) => mesh.build(preset_dir),
         }
     }
 }
 
 /// The models of `objects` joined into one, in order: object k's particles, triangles and
-/// constraints follow those of the objects before it, in material slot k.
-pub fn build_scene_model(objects: &[SceneObject]) -> Result<Model, BuildError> {
+/// constraints follow those of the objects before it, in material slot k. Mesh files are
+/// resolved against `preset_dir` ([`resolve_path`]).
+pub fn build_scene_model(objects: &[SceneObject], preset_dir: Option<&Path>) -> Result<Model, BuildError> {
     let mut scene = Model::default();
     for (slot, object) in objects.iter().enumerate() {
-        let mut model = object.build()?;
+        let mut model = object.build(preset_dir)?;
         let slot = u16::try_from(slot).map_err(|_| SimError::InvalidGeometry("more than 65 536 objects".into()))?;
         model.set_material_slot(slot);
         scene.append(model);
     }
     Ok(scene)
+}
+
+/// Where a file a preset names (a mesh, a texture) is read from. An absolute `path`, or any
+/// path when the preset's directory is unknown (`preset_dir` `None`: text not read from a
+/// file), is taken as written. A relative one is the first that exists of: `preset_dir/path`
+/// (a file next to the preset), `preset_dir/../path` (the project root of a preset in
+/// `presets/` naming `assets/…`), and `path` relative to the working directory; when none
+/// exists, the last (so the error names the path as written).
+pub fn resolve_path(path: &Path, preset_dir: Option<&Path>) -> PathBuf {
+    let Some(dir) = preset_dir.filter(|_| path.is_relative()) else {
+        return path.to_path_buf();
+    };
+    let beside = dir.join(path);
+    let above = dir.parent().map(|parent| parent.join(path));
+    [Some(beside), above]
+        .into_iter()
+        .flatten()
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| path.to_path_buf())
 }

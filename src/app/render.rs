@@ -16,9 +16,15 @@
 //! against the surface it lies on (lines and triangles rasterise to slightly different depths,
 //! which drew the edges as broken dashes).
 //!
+//! Each object of the scene is drawn in its own chunks with its own look (colours, pattern and
+//! repeat: its `appearance` or the scene's), the back colour set per chunk. The pattern's
+//! coordinates are per triangle corner: a particle whose corners disagree (a texture seam) is
+//! drawn as one vertex per distinct coordinate ([`RenderVertices`]), all with its smooth
+//! normal, so the seam is neither smeared nor shaded as a crease.
+//!
 //! macroquad's `Mesh` has u16 indices and one draw call holds at most the configured vertex /
 //! index capacity, so the triangles are grouped into [`Chunk`]s that each reference at most
-//! [`CHUNK_VERTICES`] distinct particles; the grouping is recomputed only when the topology
+//! [`CHUNK_VERTICES`] distinct vertices; the grouping is recomputed only when the topology
 //! changes, and each frame only the vertex data is refreshed.
 
 use glam::{EulerRot, Quat, Vec3, Vec4};
@@ -29,7 +35,7 @@ use macroquad::models::{draw_cube, draw_line_3d, draw_mesh, Mesh, Vertex};
 use macroquad::shapes::{draw_circle, draw_circle_lines, draw_line};
 use macroquad::texture::{FilterMode, Texture2D};
 
-use drape::preset::Appearance;
+use drape::preset::{Appearance, Preset};
 use drape::sim::{Cloth, Collider};
 
 use super::camera::{Bounds, OrbitCamera};
@@ -217,7 +223,6 @@ uniform vec4 BackColor;
 uniform vec4 Eye;
 uniform vec4 Key;
 uniform float Shade;
-uniform float Repeat;
 uniform sampler2D Texture;
 
 void main() {
@@ -230,7 +235,7 @@ void main() {
         base = mix(base, BackColor.rgb, v_two_tone);
     }
     // The fabric pattern (white when there is none), tiled by hand: textures clamp here.
-    base *= texture2D(Texture, fract(v_uv * Repeat)).rgb;
+    base *= texture2D(Texture, fract(v_uv)).rgb;
     vec3 to_eye = normalize(Eye.xyz - v_position);
     vec3 key = normalize(Key.xyz);
     // Sky/ground ambient (faces turned down are darker), the key light, a weak head light so
@@ -260,7 +265,6 @@ fn lit_material() -> Result<Material, macroquad::Error> {
                 UniformDesc::new("Eye", UniformType::Float4),
                 UniformDesc::new("Key", UniformType::Float4),
                 UniformDesc::new("Shade", UniformType::Float1),
-                UniformDesc::new("Repeat", UniformType::Float1),
             ],
             textures: vec![],
         },
@@ -286,12 +290,15 @@ pub struct Renderer {
     /// The cloth's shadow on the ground, one mesh per chunk.
     shadows: Vec<Mesh>,
     normals: Vec<Vec3>,
-    /// Each particle's texture coordinates (from the corners of its triangles).
-    uvs: Vec<glam::Vec2>,
-    /// The scene's colours and pattern, and the scene version they were loaded for.
-    look: Look,
+    /// The drawn vertices: a particle once per distinct texture coordinate of its corners.
+    corners: RenderVertices,
+    /// The object (material slot) each chunk belongs to.
+    chunk_objects: Vec<usize>,
+    /// Each object's colours and pattern (its own or the scene's), and the scene version
+    /// they were loaded for.
+    looks: Vec<Look>,
     look_key: Option<u64>,
-    /// Why the scene's pattern could not be loaded (drawn in plain colours then), once.
+    /// Why a pattern could not be loaded (drawn in plain colours then), once.
     pub appearance_error: Option<String>,
     heat: Vec<f32>,
     /// The force shown as full red in the last force heat map, in N.
@@ -318,8 +325,9 @@ impl Renderer {
             ground_mesh: None,
             shadows: Vec::new(),
             normals: Vec::new(),
-            uvs: Vec::new(),
-            look: Look::plain(&Appearance::default()),
+            corners: RenderVertices::default(),
+            chunk_objects: Vec::new(),
+            looks: Vec::new(),
             look_key: None,
             appearance_error: None,
             heat: Vec::new(),
@@ -344,27 +352,45 @@ impl Renderer {
             return;
         }
         self.key = Some(key);
-        let n = cloth.particles().len();
-        self.chunks = chunk_triangles(cloth.triangles(), n, CHUNK_VERTICES, CHUNK_INDICES);
+        let model = cloth.model();
+        self.corners = RenderVertices::new(cloth.particles().len(), cloth.triangles(), &model.corner_uvs);
+        (self.chunks, self.chunk_objects) = (Vec::new(), Vec::new());
+        for (object, triangles) in triangles_by_object(&self.corners.triangles, cloth.triangles(), &model.material) {
+            let chunks = chunk_triangles(&triangles, self.corners.particle.len(), CHUNK_VERTICES, CHUNK_INDICES);
+            self.chunk_objects.extend(std::iter::repeat_n(object, chunks.len()));
+            self.chunks.extend(chunks);
+        }
         self.meshes = chunk_meshes(&self.chunks);
         self.shadows = chunk_meshes(&self.chunks);
         self.edges = unique_edges(cloth.triangles());
-        self.uvs = particle_uvs(cloth);
     }
 
-    /// Takes the scene's colours and loads its pattern when the scene changed.
-    fn refresh_look(&mut self, appearance: &Appearance, scene_version: u64) {
+    /// Takes each object's colours (its own or the scene's) and loads their patterns when the
+    /// scene changed.
+    fn refresh_looks(&mut self, preset: &Preset, scene_version: u64) {
         if self.look_key == Some(scene_version) {
             return;
         }
         self.look_key = Some(scene_version);
-        self.look = Look::plain(appearance);
+        self.looks = preset
+            .objects()
+            .iter()
+            .map(|object| object.appearance().unwrap_or(&preset.appearance))
+            .map(|appearance| self.load_look(appearance, preset))
+            .collect();
+    }
+
+    /// The colours of `appearance` with its pattern (plain, with the error kept, when the
+    /// pattern cannot be read); the pattern's path is resolved by `preset`.
+    fn load_look(&mut self, appearance: &Appearance, preset: &Preset) -> Look {
+        let mut look = Look::plain(appearance);
         if let Some(path) = &appearance.texture {
-            match load_pattern(path) {
-                Ok(texture) => self.look.texture = Some(texture),
+            match load_pattern(&preset.resolve(path)) {
+                Ok(texture) => look.texture = Some(texture),
                 Err(e) => self.appearance_error = Some(format!("{}: {e}; drawing plain colours", path.display())),
             }
         }
+        look
     }
 
     /// Rebuilds the collider meshes and the ground when the scene changed, a collider moved
@@ -398,21 +424,24 @@ impl Renderer {
     pub fn draw(&mut self, state: &AppState, camera: &OrbitCamera, view: &ViewOptions, substep: f32, highlight: Option<usize>) -> f64 {
         let (cloth, scene_version) = (&state.cloth, state.scene_version);
         self.refresh_topology(cloth, scene_version);
-        self.refresh_look(&state.preset.appearance, scene_version);
+        self.refresh_looks(&state.preset, scene_version);
         self.refresh_solids(cloth, scene_version, highlight);
         let started = std::time::Instant::now();
         self.fill_cloth(cloth, view, substep);
         if let Some(material) = &self.material {
-            let eye = camera.eye();
-            let back = self.look.back;
-            material.set_uniform("BackColor", Vec4::new(back.r, back.g, back.b, 1.0));
-            material.set_uniform("Repeat", self.look.repeat);
-            material.set_uniform("Eye", eye.extend(1.0));
+            material.set_uniform("Eye", camera.eye().extend(1.0));
             material.set_uniform("Key", KEY_LIGHT.extend(0.0));
             material.set_uniform("Shade", if view.shading { 1.0f32 } else { 0.0 });
             gl_use_material(material);
         }
-        self.meshes.iter().for_each(draw_mesh);
+        for (mesh, &object) in self.meshes.iter().zip(&self.chunk_objects) {
+            if let Some(material) = &self.material {
+                // Setting a uniform ends macroquad's batch, so each object keeps its own.
+                let back = look_of(&self.looks, object).back;
+                material.set_uniform("BackColor", Vec4::new(back.r, back.g, back.b, 1.0));
+            }
+            draw_mesh(mesh);
+        }
         let build_ms = started.elapsed().as_secs_f64() * 1e3;
         if view.colliders {
             self.draw_colliders();
@@ -489,23 +518,21 @@ impl Renderer {
             }
         };
         let particles = cloth.particles();
-        // The pattern only on the fabric's own colours, not over a heat map.
-        let texture = if view.heat == HeatMode::Off {
-            self.look.texture.clone()
-        } else {
-            None
-        };
-        for (chunk, mesh) in self.chunks.iter().zip(&mut self.meshes) {
+        let corners = &self.corners;
+        for ((chunk, mesh), &object) in self.chunks.iter().zip(&mut self.meshes).zip(&self.chunk_objects) {
+            let look = look_of(&self.looks, object);
             mesh.vertices.clear();
-            mesh.vertices.extend(chunk.globals.iter().map(|&g| {
-                let g = g as usize;
+            mesh.vertices.extend(chunk.globals.iter().map(|&r| {
+                let (g, uv) = (corners.particle[r as usize] as usize, corners.uv[r as usize]);
                 let (color, two_tone) = match view.heat {
-                    HeatMode::Off => (self.look.front, true),
+                    HeatMode::Off => (look.front, true),
                     _ => (heat_color(self.heat[g] / scale), false),
                 };
-                textured_vertex(particles.position(g), self.uvs[g], self.normals[g], color, two_tone)
+                // The repeat is applied here; the shader tiles with `fract`.
+                textured_vertex(particles.position(g), uv * look.repeat, self.normals[g], color, two_tone)
             }));
-            mesh.texture = texture.clone();
+            // The pattern only on the fabric's own colours, not over a heat map.
+            mesh.texture = look.texture.clone().filter(|_| view.heat == HeatMode::Off);
         }
     }
 
@@ -546,10 +573,12 @@ impl Renderer {
     fn draw_shadow(&mut self, cloth: &Cloth) {
         let Some((height, _)) = self.ground else { return };
         let particles = cloth.particles();
+        let corners = &self.corners;
         for (chunk, mesh) in self.chunks.iter().zip(&mut self.shadows) {
             mesh.vertices.clear();
-            mesh.vertices.extend(chunk.globals.iter().map(|&g| {
-                let at = shadow_point(particles.position(g as usize), KEY_LIGHT, height);
+            mesh.vertices.extend(chunk.globals.iter().map(|&r| {
+                let g = corners.particle[r as usize] as usize;
+                let at = shadow_point(particles.position(g), KEY_LIGHT, height);
                 vertex(at, Vec3::Y, SHADOW, false)
             }));
         }
@@ -557,8 +586,12 @@ impl Renderer {
     }
 }
 
-/// One mesh per chunk with its indices and room for its vertices (filled every frame).
-/// The scene's cloth colours and fabric pattern, as the shader takes them.
+/// The look of object `k` in `looks` (the last one for a slot past the preset's objects).
+fn look_of(looks: &[Look], k: usize) -> &Look {
+    looks.get(k).or(looks.last()).expect("every scene has an object, so a look")
+}
+
+/// An object's cloth colours and fabric pattern, as the shader takes them.
 struct Look {
     front: Color,
     back: Color,
@@ -594,18 +627,76 @@ fn load_pattern(path: &std::path::Path) -> Result<Texture2D, String> {
     Ok(texture)
 }
 
-/// Each particle's texture coordinates: those of its corner in the triangles that hold it
-/// (a particle on a texture seam takes one side's). Particles in no triangle get (0, 0).
-fn particle_uvs(cloth: &Cloth) -> Vec<glam::Vec2> {
-    let mut uvs = vec![glam::Vec2::ZERO; cloth.particles().len()];
-    for (triangle, corners) in cloth.triangles().iter().zip(&cloth.model().corner_uvs) {
-        for (&particle, &uv) in triangle.iter().zip(corners) {
-            uvs[particle as usize] = uv;
-        }
-    }
-    uvs
+/// The vertices the cloth is drawn with: one per particle and distinct texture coordinate of
+/// its triangle corners. A particle whose corners agree (the common case) is one vertex; one
+/// on a texture seam (a sphere's wrap-around) gets a vertex per side, so neither side's
+/// pattern is smeared across the seam. All of a particle's vertices share its position and
+/// smooth normal.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RenderVertices {
+    /// The particle each vertex draws.
+    pub particle: Vec<u32>,
+    /// Each vertex's texture coordinates ((0, 0) for a model without any).
+    pub uv: Vec<glam::Vec2>,
+    /// The triangles in vertex indices, in the order of the cloth's.
+    pub triangles: Vec<[u32; 3]>,
 }
 
+impl RenderVertices {
+    /// The vertices of `triangles` over `particle_count` particles with `corner_uvs` (one
+    /// entry per triangle, or empty). Particle `g`'s first vertex is vertex `g`, so a model
+    /// without seams draws with exactly its particles; extra seam vertices follow.
+    pub fn new(particle_count: usize, triangles: &[[u32; 3]], corner_uvs: &[[glam::Vec2; 3]]) -> Self {
+        let mut first: Vec<Option<glam::Vec2>> = vec![None; particle_count];
+        let mut extra = std::collections::HashMap::new();
+        let mut vertices = Self {
+            particle: (0..particle_count as u32).collect(),
+            uv: vec![glam::Vec2::ZERO; particle_count],
+            triangles: Vec::with_capacity(triangles.len()),
+        };
+        for (t, triangle) in triangles.iter().enumerate() {
+            let uvs = corner_uvs.get(t).copied().unwrap_or_default();
+            let corner = |k: usize| (triangle[k], uvs[k]);
+            let ids = [0, 1, 2].map(|k| {
+                let (g, uv) = corner(k);
+                match first[g as usize] {
+                    None => {
+                        first[g as usize] = Some(uv);
+                        vertices.uv[g as usize] = uv;
+                        g
+                    }
+                    Some(seen) if seen == uv => g,
+                    Some(_) => *extra.entry((g, uv.x.to_bits(), uv.y.to_bits())).or_insert_with(|| {
+                        vertices.particle.push(g);
+                        vertices.uv.push(uv);
+                        (vertices.particle.len() - 1) as u32
+                    }),
+                }
+            });
+            vertices.triangles.push(ids);
+        }
+        vertices
+    }
+}
+
+/// `triangles` (in render vertex indices) grouped by the object of their first particle
+/// (`particle_triangles` are the same triangles in particle indices, `slots` each particle's
+/// material slot), in object order, each group in triangle order.
+fn triangles_by_object(triangles: &[[u32; 3]], particle_triangles: &[[u32; 3]], slots: &[u16]) -> Vec<(usize, Vec<[u32; 3]>)> {
+    let mut groups: Vec<(usize, Vec<[u32; 3]>)> = Vec::new();
+    let mut order: Vec<usize> = (0..triangles.len()).collect();
+    let slot = |t: usize| slots.get(particle_triangles[t][0] as usize).map_or(0, |&s| s as usize);
+    order.sort_by_key(|&t| slot(t));
+    for t in order {
+        match groups.last_mut() {
+            Some((object, group)) if *object == slot(t) => group.push(triangles[t]),
+            _ => groups.push((slot(t), vec![triangles[t]])),
+        }
+    }
+    groups
+}
+
+/// One mesh per chunk with its indices and room for its vertices (filled every frame).
 fn chunk_meshes(chunks: &[Chunk]) -> Vec<Mesh> {
     chunks
         .iter()
@@ -915,5 +1006,35 @@ mod tests {
     #[test]
     fn unique_edges_of_a_quad_are_five() {
         assert_eq!(unique_edges(&[[0, 1, 2], [2, 1, 3]]), vec![[0, 1], [0, 2], [1, 2], [1, 3], [2, 3]]);
+    }
+
+    #[test]
+    fn a_seam_particle_gets_a_vertex_per_side_and_others_stay_single() {
+        use glam::Vec2;
+        // Two triangles share the edge 1-2; particle 2's corners disagree (a seam), 1's agree.
+        let triangles = [[0, 1, 2], [2, 1, 3]];
+        let uvs = [
+            [Vec2::new(0.9, 0.0), Vec2::new(1.0, 0.5), Vec2::new(1.0, 1.0)],
+            [Vec2::new(0.0, 1.0), Vec2::new(1.0, 0.5), Vec2::new(0.1, 0.4)],
+        ];
+        let vertices = RenderVertices::new(4, &triangles, &uvs);
+        assert_eq!(vertices.particle, vec![0, 1, 2, 3, 2]);
+        assert_eq!(vertices.triangles, vec![[0, 1, 2], [4, 1, 3]]);
+        for (t, corners) in vertices.triangles.iter().enumerate() {
+            for (k, &r) in corners.iter().enumerate() {
+                assert_eq!(vertices.uv[r as usize], uvs[t][k], "triangle {t} corner {k}");
+            }
+        }
+        // Without texture coordinates every particle is one vertex at (0, 0).
+        let plain = RenderVertices::new(4, &triangles, &[]);
+        assert_eq!((plain.particle, plain.triangles), ((0..4).collect(), triangles.to_vec()));
+    }
+
+    #[test]
+    fn triangles_are_grouped_by_their_object_in_order() {
+        let triangles = [[0, 1, 2], [3, 4, 5], [1, 2, 6]];
+        let slots = [0, 0, 0, 1, 1, 1, 0];
+        let groups = triangles_by_object(&triangles, &triangles, &slots);
+        assert_eq!(groups, vec![(0, vec![[0, 1, 2], [1, 2, 6]]), (1, vec![[3, 4, 5]])]);
     }
 }

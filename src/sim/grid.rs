@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{check_components, check_count, check_range, SimError};
 use super::model::{Compliance, EdgeKind, Model, ModelBuilder};
 use super::params::Material;
+use crate::appearance::Appearance;
 
 /// Which plane the cloth lies in when built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -74,6 +75,10 @@ pub struct GridSpec {
     /// not read it (see `crate::scene`), and a version-1 `cloth` may not have one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub material: Option<Material>,
+    /// The grid's own look when it is one of a scene's objects (a preset's `Grid(…,
+    /// appearance: (…))`); default none: the scene's `appearance`. Only the app reads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub appearance: Option<Appearance>,
 }
 
 impl Default for GridSpec {
@@ -90,6 +95,7 @@ impl Default for GridSpec {
             bending: true,
             jitter: 0.0,
             material: None,
+            appearance: None,
         }
     }
 }

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use drape::mesh_file::{load_obj, parse_obj, MeshFileError};
-use drape::preset::Preset;
+use drape::preset::{Appearance, Preset};
 use drape::scene::{build_scene_model, MeshSpec, SceneObject};
 use drape::sim::{Cloth, GridSpec, Material, MeshPins};
 use glam::Vec3;
@@ -121,7 +121,7 @@ fn a_mesh_carries_the_mass_of_its_area() {
         file: "assets/tablecloth.obj".into(),
         ..MeshSpec::default()
     };
-    let model = spec.build().unwrap();
+    let model = spec.build(None).unwrap();
     // Summed in f64: 3 997 f32 additions would lose more than the tolerance below.
     let area: f64 = model.lumped_area.iter().map(|&a| a as f64).sum();
     // The disc's rim is the regular 216-gon inscribed in the circle of radius 0.75 m (ring 36
@@ -143,7 +143,7 @@ fn mesh_pins_select_by_height_box_and_vertex_number() {
             pins,
             ..MeshSpec::default()
         };
-        spec.build().unwrap()
+        spec.build(None).unwrap()
     };
     let pinned_heights = |pins: MeshPins| {
         let model = build(pins);
@@ -175,7 +175,7 @@ fn mesh_pins_select_by_height_box_and_vertex_number() {
         pins: MeshPins::Vertices(vec![5000]),
         ..MeshSpec::default()
     };
-    assert!(spec.build().unwrap_err().to_string().contains("5000"));
+    assert!(spec.build(None).unwrap_err().to_string().contains("5000"));
 }
 
 /// `text` with its `v` lines listed in a shuffled order and its faces renumbered to match.
@@ -244,7 +244,7 @@ fn a_version_1_preset_builds_the_model_its_grid_describes_and_runs_the_same() {
         let grid: GridSpec = grid_of(&preset);
         assert_eq!(preset.objects(), vec![SceneObject::Grid(grid.clone())]);
         let direct_model = grid.build().unwrap();
-        assert_eq!(build_scene_model(&preset.objects()).unwrap(), direct_model, "{name}");
+        assert_eq!(build_scene_model(&preset.objects(), None).unwrap(), direct_model, "{name}");
         let mut direct = Cloth::new(direct_model, &preset.material, preset.colliders.clone()).unwrap();
         let mut built = preset.build().unwrap();
         run(&mut direct, &preset.solver, &preset.material, 60);
@@ -267,13 +267,19 @@ fn a_two_object_preset_round_trips_byte_for_byte() {
     let again = Preset::parse(&text, Path::new("saved.ron")).unwrap();
     assert_eq!(again, preset);
     assert_eq!(again.to_ron(), text);
-    // A mesh object with every field spelled out, its own material included, and a grid
-    // with its own material round-trip too.
+    // A mesh object with every field spelled out, its own material and appearance included,
+    // and a grid with its own material and appearance round-trip too.
     let mut mixed = preset.clone();
     *mixed.objects[1].material_mut() = Some(Material {
         tear_strain: Some(0.2),
         ..Material::default()
     });
+    if let SceneObject::Grid(grid) = &mut mixed.objects[1] {
+        grid.appearance = Some(Appearance {
+            colour: Vec3::new(0.1, 0.2, 0.3),
+            ..Appearance::default()
+        });
+    }
     mixed.objects.push(SceneObject::Mesh(MeshSpec {
         file: "assets/sphere.obj".into(),
         scale: 0.5,
@@ -287,11 +293,78 @@ fn a_two_object_preset_round_trips_byte_for_byte() {
             tethers: false,
             ..Material::default()
         }),
+        appearance: Some(Appearance {
+            back_colour: Vec3::new(0.9, 0.9, 0.9),
+            texture: Some("textures/dots.png".into()),
+            texture_repeat: 3.0,
+            ..Appearance::default()
+        }),
     }));
     let text = mixed.to_ron();
+    assert_eq!(text.matches("appearance:").count(), 2, "{text}");
     let again = Preset::parse(&text, Path::new("saved.ron")).unwrap();
     assert_eq!(again, mixed);
     assert_eq!(again.to_ron(), text);
+    assert_eq!(again.objects[2].appearance().unwrap().texture_repeat, 3.0);
+}
+
+#[test]
+fn an_objects_bad_appearance_is_reported_at_its_line_naming_the_object() {
+    let text = "(\n    version: 2,\n    objects: [\n        Grid(columns: 10, appearance: (colour: (0.5, 0.5, 0.5))),\n        Grid(\n            columns: 12,\n            appearance: (\n                texture_repeat: 0.0,\n            ),\n        ),\n    ],\n    appearance: (texture_repeat: 2.0),\n)\n";
+    let error = Preset::parse(text, Path::new("p.ron")).unwrap_err().to_string();
+    assert!(error.starts_with("p.ron:8:17: "), "{error}");
+    assert!(error.contains("objects[1] (Grid 12×40)"), "{error}");
+    assert!(error.contains("its appearance") && error.contains("texture_repeat"), "{error}");
+    // A version-1 `cloth` takes the scene's appearance only.
+    let old = "(\n    version: 1,\n    cloth: (columns: 10, appearance: (colour: (1.0, 1.0, 1.0))),\n)\n";
+    let error = Preset::parse(old, Path::new("p.ron")).unwrap_err().to_string();
+    assert!(
+        error.starts_with("p.ron:3:5: ") && error.contains("scene's `appearance`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn relative_mesh_and_texture_paths_are_looked_up_beside_the_preset_then_above_then_here() {
+    let project = tempfile::tempdir().unwrap();
+    let presets = project.path().join("presets");
+    std::fs::create_dir_all(presets.join("meshes")).unwrap();
+    std::fs::create_dir_all(project.path().join("assets")).unwrap();
+    std::fs::write(presets.join("meshes/square.obj"), QUAD).unwrap();
+    std::fs::write(project.path().join("assets/square.obj"), QUAD.replace("v 1 0 1", "v 2 0 1")).unwrap();
+    // Beside the preset, under the project root (`presets/../assets`) and, for a file in
+    // neither place, the working directory (the tests run in the repository).
+    let text = "(\n    version: 2,\n    objects: [\n        Mesh(file: \"meshes/square.obj\"),\n        Mesh(file: \"assets/square.obj\", position: (0.0, 1.0, 0.0)),\n        Mesh(file: \"assets/tablecloth.obj\", position: (0.0, 3.0, 0.0)),\n    ],\n    appearance: (texture: \"assets/textures/dots.png\"),\n)\n";
+    let path = presets.join("three.ron");
+    std::fs::write(&path, text).unwrap();
+    let preset = Preset::load(&path).unwrap();
+    assert_eq!(preset.resolve(Path::new("meshes/square.obj")), presets.join("meshes/square.obj"));
+    assert_eq!(
+        preset.resolve(Path::new("assets/square.obj")),
+        project.path().join("assets/square.obj")
+    );
+    assert_eq!(
+        preset.resolve(Path::new("assets/textures/dots.png")),
+        Path::new("assets/textures/dots.png")
+    );
+    let cloth = preset.build().unwrap();
+    let tablecloth = load_obj(Path::new("assets/tablecloth.obj")).unwrap().positions.len();
+    assert_eq!(cloth.particles().len(), 4 + 4 + tablecloth);
+    let widest = |range: std::ops::Range<usize>| range.map(|i| cloth.particles().position(i).x).fold(f32::MIN, f32::max);
+    assert_eq!(widest(0..4), 1.0, "the square beside the preset");
+    assert_eq!(widest(4..8), 2.0, "the one under the project root");
+    // Saving writes the paths as they were written.
+    preset.save(&path).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), preset.to_ron());
+    assert!(preset.to_ron().contains("file: \"meshes/square.obj\""));
+    assert!(!preset.to_ron().contains(&*project.path().to_string_lossy()));
+    // The same text parsed from memory knows no directory: the mesh beside it is not found.
+    let error = Preset::parse(text, Path::new("three.ron"))
+        .unwrap()
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(error.starts_with("meshes/square.obj: "), "{error}");
 }
 
 #[test]
