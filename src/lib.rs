@@ -12,7 +12,6 @@
 // Every unsafe block states the contract it relies on in a `// SAFETY:` comment.
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-pub mod appearance;
 pub mod fuzzing;
 pub mod headless;
 pub mod mesh_file;

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::appearance::Appearance;
 use crate::scene::{build_scene_model, resolve_path, BuildError, SceneObject};
+pub use crate::sim::appearance::Appearance;
 use crate::sim::{Cloth, Collider, GridSpec, Material, SimError, SolverParams};
 
 /// Newest preset format version this build reads and writes. Version 2 added `objects`;

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use crate::appearance::Appearance;
 use crate::mesh_file::{load_obj, MeshFileError};
+use crate::sim::appearance::Appearance;
 use crate::sim::error::{check_components, check_range};
 use crate::sim::pressure::{MAX_PRESSURE_FACTOR, MAX_VOLUME_COMPLIANCE};
 use crate::sim::{GridSpec, Material, MeshPins, Model, SimError};

@@ -9,10 +9,10 @@
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
+use super::appearance::Appearance;
 use super::error::{check_components, check_count, check_range, SimError};
 use super::model::{Compliance, EdgeKind, Model, ModelBuilder};
 use super::params::Material;
-use crate::appearance::Appearance;
 
 /// Which plane the cloth lies in when built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

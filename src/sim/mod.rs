@@ -23,6 +23,7 @@
 //! (see [`model`]); collisions and friction §4 (see [`collision`]).
 
 pub mod aero;
+pub mod appearance;
 pub mod cloth;
 pub mod collision;
 mod constraint_store;

@@ -1,12 +1,14 @@
 //! How a cloth is drawn: the colours of its two sides and an optional fabric pattern. A
 //! preset has one for the scene and each object may carry its own; only the app reads them.
+//! It lives beside [`super::grid::GridSpec`], which carries a grid object's own, so the scene
+//! description does not reach out of the engine for it.
 
 use std::path::PathBuf;
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use crate::sim::error::{check_components, check_range, SimError};
+use super::error::{check_components, check_range, SimError};
 
 /// How the cloth is drawn: the colours of its two sides and an optional fabric pattern. Only
 /// the app reads it; the simulation does not depend on it.
