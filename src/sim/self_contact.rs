@@ -89,11 +89,16 @@
 //! projections. At the default 15 substeps and 1 cm thickness this is 1.8 m/s: a falling cloth
 //! reaches it after 0.18 s. A thinner thickness or more substeps raise it.
 //!
-//! # Determinism
-//! The lists are checked, made (pairs in particle order, faces in triangle order) and projected
-//! serially (pairs, then faces) by thread 0 between
-//! the barriers of the tail step (after the tail group and the soft grab, before tethers and
-//! collider contacts), so every thread count gives the same result.
+//! # Threads and determinism
+//! The pass runs between the barriers of the tail step (after the tail group and the soft
+//! grab, before tethers and collider contacts), on every thread of the frame
+//! ([`SelfContactPass::remake_lists`]). Thread 0 checks the lists and fills the hash; each of
+//! the T threads then lists the pairs of its run of particles (n t / T up to n (t + 1) / T)
+//! and the faces of its run of triangles into its own share of the lists, and the shares are
+//! kept in part order: read share after share, they are exactly the one-thread lists (pairs
+//! in particle order, faces in triangle order) in the same order, and cut at the same cap.
+//! Thread 0 projects them serially (pairs, then faces, share after share), so every thread
+//! count gives the same result.
 
 use std::ops::{DerefMut, Range};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -625,7 +630,8 @@ impl<'a> SelfContactPass<'a> {
         self.contacts.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// One sweep's self-contacts on the `n` particles, as thread `t` of `threads`: on a
+    /// One sweep's self-contacts on the `n` particles, as thread `t` of `threads` (the pair
+    /// `(t, threads)`): on a
     /// substep's first sweep (`first`) the candidate lists are checked and remade by all the
     /// threads if a particle left their margin ([`Self::remake_lists`]); then thread 0
     /// projects every pair and then every face once (module docs) and counts those in contact
@@ -635,7 +641,7 @@ impl<'a> SelfContactPass<'a> {
     /// Every thread of the frame calls this with the same `first` and `n` and `sync` a
     /// barrier of them all; `n` particles are in bounds of `pos` and `prev`, and nothing
     /// else touches them during the call.
-    pub unsafe fn run(&self, pos: PosPtr, prev: VecPtr, n: usize, first: bool, t: usize, threads: usize, sync: &dyn Fn()) {
+    pub unsafe fn run(&self, pos: PosPtr, prev: VecPtr, n: usize, first: bool, (t, threads): (usize, usize), sync: &dyn Fn()) {
         if first {
             // SAFETY: the particles are in bounds and unshared (# Safety); only thread 0 reads
             // them in `remake_lists`, before its first `sync`, and writes them after its last.

@@ -65,7 +65,10 @@ fn the_falling_strip_is_bit_identical_on_one_to_four_threads() {
     let positions = |threads: &[u32]| {
         let mut cloth = preset.build().unwrap();
         for &t in threads {
-            let solver = SolverParams { threads: t, ..preset.solver.clone() };
+            let solver = SolverParams {
+                threads: t,
+                ..preset.solver.clone()
+            };
             run(&mut cloth, &solver, &preset.material, 150 / threads.len() as u32);
             assert_eq!(cloth.stats().threads, t);
         }

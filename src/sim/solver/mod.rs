@@ -294,7 +294,7 @@ impl Frame<'_> {
                                     }
                                     if let Some(pass) = self.self_contacts {
                                         clock.lap(PhaseClock::HINGES);
-                                        pass.run(self.pos, self.prev, self.particles, first, t, threads, &|| barrier.wait(parties));
+                                        pass.run(self.pos, self.prev, self.particles, first, (t, threads), &|| barrier.wait(parties));
                                         clock.lap(PhaseClock::SELF_CONTACTS);
                                     }
                                     barrier.wait(parties);
