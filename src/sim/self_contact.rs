@@ -114,7 +114,7 @@ pub const CLAMP_FRACTION: f32 = 0.2;
 
 /// Extra margin of a candidate list, as a fraction of the thickness: a list stays valid until
 /// some particle has moved this far beyond the travel it was made for (see
-/// [`SelfContacts::prepare`]).
+/// [`SelfContacts::begin`]).
 pub const SKIN: f32 = 0.25;
 
 /// Most candidate pairs (and, separately, faces) a list holds, per particle. A cloth whose particles crowd far more
