@@ -1,6 +1,5 @@
 //! [`Cloth`]: the simulation state and the XPBD frame loop (docs/physics.md §1).
 
-use std::sync::Mutex;
 use std::time::Instant;
 
 use glam::Vec3;
@@ -455,11 +454,14 @@ impl Cloth {
             self.aos_positions.resize(p.len(), [0.0; 4]);
             AosPtr(self.aos_positions.as_mut_ptr())
         });
-        let self_pass = settings.self_contact.map(|contact| SelfContactPass {
-            contacts: Mutex::new(&mut self.self_contacts),
-            rest: &self.model.positions,
-            triangles: &self.model.triangles,
-            settings: contact,
+        let self_pass = settings.self_contact.map(|contact| {
+            SelfContactPass::new(
+                &mut self.self_contacts,
+                threads,
+                &self.model.positions,
+                &self.model.triangles,
+                contact,
+            )
         });
         let pressure_pass = self
             .pressure

@@ -92,13 +92,20 @@
 //! projections. At the default 15 substeps and 1 cm thickness this is 1.8 m/s: a falling cloth
 //! reaches it after 0.18 s. A thinner thickness or more substeps raise it.
 //!
-//! # Determinism
-//! The lists are checked, made (pairs in particle order, faces in triangle order) and projected
-//! serially (pairs, then faces) by thread 0 between
-//! the barriers of the tail step (after the tail group and the soft grab, before tethers and
-//! collider contacts), so every thread count gives the same result.
+//! # Threads and determinism
+//! The pass runs between the barriers of the tail step (after the tail group and the soft
+//! grab, before tethers and collider contacts), on every thread of the frame
+//! ([`SelfContactPass::remake_lists`]). Thread 0 checks the lists and fills the hash; each of
+//! the T threads then lists the pairs of its run of particles (n t / T up to n (t + 1) / T)
+//! and the faces of its run of triangles into its own share of the lists, and the shares are
+//! kept in part order: read share after share, they are exactly the one-thread lists (pairs
+//! in particle order, faces in triangle order) in the same order, and cut at the same cap.
+//! Thread 0 projects them serially (pairs, then faces, share after share), so every thread
+//! count gives the same result.
 
-use std::sync::Mutex;
+use std::ops::{DerefMut, Range};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use glam::{IVec3, Vec3};
 
@@ -110,7 +117,7 @@ pub const CLAMP_FRACTION: f32 = 0.2;
 
 /// Extra margin of a candidate list, as a fraction of the thickness: a list stays valid until
 /// some particle has moved this far beyond the travel it was made for (see
-/// [`SelfContacts::prepare`]).
+/// [`SelfContacts::begin`]).
 pub const SKIN: f32 = 0.25;
 
 /// Most candidate pairs (and, separately, faces) a list holds, per particle. A cloth whose particles crowd far more
@@ -168,9 +175,8 @@ pub(crate) struct SelfContacts {
     /// The particles hashed at the pairs' cell edge, and at the coarser one of the faces.
     hash: Hash,
     face_hash: Hash,
-    /// Scratch: the positions the lists are made from, and the triangles that list faces.
+    /// Scratch: the positions the lists are made from.
     points: Vec<Vec3>,
-    coarse: Vec<[u32; 3]>,
     /// Particles joined to each particle by a live distance constraint, sorted (CSR).
     adjacency_start: Vec<u32>,
     adjacency: Vec<u32>,
@@ -179,10 +185,9 @@ pub(crate) struct SelfContacts {
     piece: Vec<u32>,
     /// (topology version, particles, distance constraints) the adjacency was built for.
     adjacency_key: Option<(u64, usize, usize)>,
-    /// This frame's candidate pairs, in projection order.
-    pub pairs: Vec<Pair>,
-    /// This frame's candidate vertex–triangle contacts, in projection order.
-    pub faces: Vec<Face>,
+    /// This frame's candidate pairs and faces, one share per part of the last list: the
+    /// lists are the shares' pairs (then faces) in share order.
+    shares: Shares,
     /// Pairs and faces in contact in the last sweep of the last frame.
     pub active: u32,
     /// Positions the pairs were listed at, the margin they were listed with (m) and what they
@@ -190,6 +195,26 @@ pub(crate) struct SelfContacts {
     listed_at: Vec<Vec3>,
     listed_margin: f32,
     listed_for: Option<((u64, usize, usize), u32, bool)>,
+}
+
+/// The part of the candidate lists one thread makes: the pairs of a range of particles, the
+/// faces of a range of triangles.
+#[derive(Debug, Clone, Default)]
+struct Share {
+    pairs: Vec<Pair>,
+    faces: Vec<Face>,
+    /// The triangles of the range that list faces (not [`covered_by_corners`]), and the
+    /// largest side of their bounding boxes (m).
+    coarse: Vec<[u32; 3]>,
+    extent: Option<f32>,
+}
+
+/// What a list is made from: the rest positions, the triangles and the settings.
+#[derive(Debug, Clone, Copy)]
+struct Sources<'a> {
+    rest: &'a [Vec3],
+    triangles: &'a [[u32; 3]],
+    settings: SelfContactSettings,
 }
 
 /// A spatial hash of points: cells of edge `edge`, a power-of-two table of buckets filled
@@ -210,7 +235,7 @@ impl Hash {
     /// Hashes `points` into cells of edge `edge` (m) over 2 · points buckets, rounded up to a
     /// power of two.
     fn fill(&mut self, points: &[Vec3], edge: f32) {
-        let buckets = (2 * points.len()).next_power_of_two();
+        let buckets = (2 * points.len()).max(2).next_power_of_two();
         self.edge = edge;
         self.bucket_start.clear();
         self.bucket_start.resize(buckets + 1, 0);
@@ -307,18 +332,13 @@ impl SelfContacts {
             .is_ok()
     }
 
-    /// Makes sure the candidate pairs and faces hold every contact until the next call: keeps
-    /// the last lists while no particle has moved more than their margin allows (below), else
-    /// lists anew from the `n` particles' current positions. `rest` are the rest positions,
-    /// `triangles` the faces (corners below `n`), `travel` the farthest a particle can move
-    /// until the next call (m). [`Self::refresh_adjacency`] must have run for the current
-    /// topology.
-    ///
-    /// A list made with margin M (every pair closer than d_min + 2M) stays complete while
-    /// every particle's displacement since then plus this frame's travel is at most M: two
-    /// particles farther apart than that moved at most 2M toward each other. Lists are made
-    /// with M = travel + [`SKIN`] · thickness, so a cloth at rest keeps its list.
-    pub fn prepare(
+    /// Makes sure the candidate pairs and faces hold every contact until the next call, as
+    /// one thread ([`SelfContactPass::remake_lists`] with one part): keeps the last lists while
+    /// no particle has moved more than their margin allows, else lists anew from the `n`
+    /// particles' current positions. `rest` are the rest positions, `triangles` the faces
+    /// (corners below `n`), `travel` the farthest a particle can move until the next call (m).
+    #[cfg(test)]
+    fn prepare(
         &mut self,
         n: usize,
         position: impl Fn(usize) -> Vec3,
@@ -327,6 +347,32 @@ impl SelfContacts {
         settings: SelfContactSettings,
         travel: f32,
     ) {
+        let settings = SelfContactSettings { travel, ..settings };
+        SelfContactPass::new(self, 1, rest, triangles, settings).remake_lists(n, &position, 0, 1, &|| {});
+    }
+
+    /// The candidate pairs, in projection order.
+    #[cfg(test)]
+    fn pairs(&self) -> Vec<Pair> {
+        self.shares.0.iter().flat_map(|s| locked(s).pairs.clone()).collect()
+    }
+
+    /// The candidate faces, in projection order.
+    #[cfg(test)]
+    fn faces(&self) -> Vec<Face> {
+        self.shares.0.iter().flat_map(|s| locked(s).faces.clone()).collect()
+    }
+
+    /// Whether the lists must be made anew, and if so hashes the `n` particles at `position`
+    /// for them (the first step of [`SelfContactPass::remake_lists`]). [`Self::refresh_adjacency`]
+    /// must have run for the current topology.
+    ///
+    /// A list made with margin M (every pair closer than d_min + 2M) stays complete while
+    /// every particle's displacement since then plus `travel` (the farthest a particle can
+    /// move until the next check, m) is at most M: two particles farther apart than that moved
+    /// at most 2M toward each other. Lists are made with M = travel + [`SKIN`] · thickness,
+    /// so a cloth at rest keeps its list.
+    fn begin(&mut self, n: usize, position: impl Fn(usize) -> Vec3, settings: SelfContactSettings, travel: f32) -> bool {
         debug_assert_eq!(self.adjacency_start.len(), n + 1, "adjacency of the current topology");
         let listed_for = self
             .adjacency_key
@@ -338,34 +384,54 @@ impl SelfContacts {
                 .map(|(p, q)| p.distance_squared(*q))
                 .fold(0.0, f32::max);
             if moved.sqrt() + travel <= self.listed_margin {
-                return;
+                return false;
             }
         }
-        self.pairs.clear();
-        self.faces.clear();
         self.listed_margin = travel + SKIN * settings.thickness;
         self.listed_at.clear();
         self.listed_at.extend((0..n).map(&position));
         self.listed_for = listed_for;
-        if n < 2 {
-            return;
-        }
-        let edge = settings.thickness + 2.0 * self.listed_margin;
-        self.points.clear();
-        self.points.extend((0..n).map(&position));
-        self.hash.fill(&self.points, edge);
-        self.list_pairs(rest, settings.thickness);
-        if settings.vertex_triangle {
-            self.list_faces(triangles, rest, settings.thickness);
+        self.points.clone_from(&self.listed_at);
+        self.hash.fill(&self.points, settings.thickness + 2.0 * self.listed_margin);
+        true
+    }
+
+    /// The most pairs (and, separately, faces) the lists hold.
+    fn cap(&self) -> usize {
+        MAX_PAIRS_PER_PARTICLE * self.points.len()
+    }
+
+    /// Part `t` of `threads` of a new list into `share`: the pairs of the `t`-th run of
+    /// particles and, with faces on, the triangles of the `t`-th run of `triangles` that list
+    /// faces ([`covered_by_corners`]) with the largest side of their bounding boxes.
+    fn list_share(&self, share: &mut Share, t: usize, threads: usize, sources: Sources) {
+        let run = |count: usize| count * t / threads..count * (t + 1) / threads;
+        share.pairs.clear();
+        share.faces.clear();
+        share.coarse.clear();
+        share.extent = None;
+        self.list_pairs(&mut share.pairs, run(self.points.len()), sources.rest, sources.settings.thickness);
+        if sources.settings.vertex_triangle {
+            let thickness = sources.settings.thickness;
+            let corners_of = |t: &[u32; 3]| t.map(|v| self.points[v as usize]);
+            let triangles = &sources.triangles[run(sources.triangles.len())];
+            share
+                .coarse
+                .extend(triangles.iter().filter(|t| !covered_by_corners(corners_of(t), thickness)));
+            share.extent = share
+                .coarse
+                .iter()
+                .map(|t| bounds(corners_of(t)))
+                .map(|(l, h)| (h - l).max_element())
+                .reduce(f32::max);
         }
     }
 
-    /// Lists every pair closer than its reach d_min + 2M from the hash (module docs), at most
-    /// [`MAX_PAIRS_PER_PARTICLE`] per particle.
-    fn list_pairs(&mut self, rest: &[Vec3], thickness: f32) {
-        let (n, margin, edge) = (self.points.len(), self.listed_margin, self.hash.edge);
-        let cap = MAX_PAIRS_PER_PARTICLE * n;
-        'particles: for i in 0..n {
+    /// Lists into `pairs` every pair of a particle in `particles` closer than its reach
+    /// d_min + 2M from the hash (module docs), at most [`Self::cap`].
+    fn list_pairs(&self, pairs: &mut Vec<Pair>, particles: Range<usize>, rest: &[Vec3], thickness: f32) {
+        let (margin, edge, cap) = (self.listed_margin, self.hash.edge, self.cap());
+        'particles: for i in particles {
             let p = self.points[i];
             let c = self.hash.cell(p);
             // The cell itself (later particles only) and the 13 cells of the half stencil
@@ -382,12 +448,12 @@ impl SelfContacts {
                     let min_distance = self.contact_distance(thickness, i, j, || rest[i].distance(rest[j as usize]));
                     let reach = min_distance + 2.0 * margin;
                     if min_distance > 0.0 && distance2 < reach * reach && !self.adjacent(i, j) {
-                        self.pairs.push(Pair {
+                        pairs.push(Pair {
                             a: i as u32,
                             b: j,
                             min_distance,
                         });
-                        if self.pairs.len() == cap {
+                        if pairs.len() == cap {
                             break 'particles;
                         }
                     }
@@ -396,34 +462,24 @@ impl SelfContacts {
         }
     }
 
-    /// Lists every (particle, triangle) closer than its reach d_min + 2M (module docs). The
-    /// triangles the pairs do not cover ([`covered_by_corners`]) are collected, the particles
-    /// hashed again with cells of edge (their largest bounding-box side + 2 × the pairs'
-    /// cell edge, the largest reach), and each such triangle tests the particles in the at
-    /// most 2 × 2 × 2 cells its bounding box grown by the reach covers that lie within reach
+    /// Hashes the particles again for the faces, with cells of edge `extent` (the largest
+    /// bounding-box side of a triangle that lists faces, m, `None` when there is none) plus
+    /// twice the pairs' cell edge (the largest reach).
+    fn fill_face_hash(&mut self, extent: Option<f32>) {
+        if let Some(extent) = extent {
+            self.face_hash.fill(&self.points, extent + 2.0 * self.hash.edge);
+        }
+    }
+
+    /// Lists into `share` every (particle, triangle of `share.coarse`) closer than its reach
+    /// d_min + 2M (module docs): each triangle tests the particles in the at most 2 × 2 × 2
+    /// cells of the face hash its bounding box grown by the reach covers that lie within reach
     /// of the box, skipping its corners and the particles joined to them. At most
-    /// [`MAX_PAIRS_PER_PARTICLE`] per particle.
-    fn list_faces(&mut self, triangles: &[[u32; 3]], rest: &[Vec3], thickness: f32) {
-        let (margin, reach) = (self.listed_margin, self.hash.edge);
-        let points = &self.points;
-        let corners_of = |t: &[u32; 3]| t.map(|v| points[v as usize]);
-        let bounds = |[a, b, c]: [Vec3; 3]| (a.min(b).min(c), a.max(b).max(c));
-        self.coarse.clear();
-        self.coarse
-            .extend(triangles.iter().filter(|t| !covered_by_corners(corners_of(t), thickness)));
-        let Some(extent) = self
-            .coarse
-            .iter()
-            .map(|t| bounds(corners_of(t)))
-            .map(|(l, h)| (h - l).max_element())
-            .reduce(f32::max)
-        else {
-            return;
-        };
-        self.face_hash.fill(points, extent + 2.0 * reach);
-        let cap = MAX_PAIRS_PER_PARTICLE * points.len();
-        for &triangle in &self.coarse {
-            let corners = corners_of(&triangle);
+    /// [`Self::cap`].
+    fn list_faces(&self, share: &mut Share, rest: &[Vec3], thickness: f32) {
+        let (margin, reach, cap, points) = (self.listed_margin, self.hash.edge, self.cap(), &self.points);
+        for &triangle in &share.coarse {
+            let corners = triangle.map(|v| points[v as usize]);
             let (low, high) = bounds(corners);
             let (centre, radius) = ((low + high) * 0.5, 0.5 * low.distance(high) + reach);
             let (first, last) = (self.face_hash.cell(low - reach), self.face_hash.cell(high + reach));
@@ -443,12 +499,12 @@ impl SelfContacts {
                             let at_rest = || r.distance(closest_point(r, triangle.map(|v| rest[v as usize])));
                             let min_distance = self.contact_distance(thickness, j as usize, triangle[0], at_rest);
                             if min_distance > 0.0 && distance < min_distance + 2.0 * margin {
-                                self.faces.push(Face {
+                                share.faces.push(Face {
                                     particle: j,
                                     triangle,
                                     min_distance,
                                 });
-                                if self.faces.len() == cap {
+                                if share.faces.len() == cap {
                                     return;
                                 }
                             }
@@ -457,6 +513,23 @@ impl SelfContacts {
                 }
             }
         }
+    }
+}
+
+/// The bounding box (lowest, highest corner) of a triangle.
+fn bounds([a, b, c]: [Vec3; 3]) -> (Vec3, Vec3) {
+    (a.min(b).min(c), a.max(b).max(c))
+}
+
+/// Cuts the lists held by `shares` (in order) to their first `cap` pairs and first `cap`
+/// faces, as one thread listing them in order would have stopped.
+fn truncate_to_cap<S: DerefMut<Target = Share>>(shares: impl IntoIterator<Item = S>, cap: usize) {
+    let (mut pairs, mut faces) = (0, 0);
+    for mut share in shares {
+        share.pairs.truncate(cap - pairs);
+        share.faces.truncate(cap - faces);
+        pairs += share.pairs.len();
+        faces += share.faces.len();
     }
 }
 
@@ -534,38 +607,153 @@ const HALF_STENCIL: [IVec3; 14] = [
     IVec3::new(1, 1, 1),
 ];
 
-/// The self-contact pass of one frame, as the solver's thread 0 runs it.
+/// The self-contact pass of one frame, run by every thread of the frame between barriers.
 #[derive(Debug)]
 pub(crate) struct SelfContactPass<'a> {
-    /// The hash and the candidate pairs (only thread 0 locks them).
-    pub contacts: Mutex<&'a mut SelfContacts>,
-    /// Rest positions (m).
-    pub rest: &'a [Vec3],
-    /// The cloth's triangles (particle indices).
-    pub triangles: &'a [[u32; 3]],
-    pub settings: SelfContactSettings,
+    /// The hashes, the adjacency and the lists: written by thread 0 while the others wait,
+    /// read by all (each thread t writing its share t of the lists).
+    contacts: RwLock<&'a mut SelfContacts>,
+    /// Whether this substep's check remakes the lists (set by thread 0).
+    remake: AtomicBool,
+    sources: Sources<'a>,
 }
 
-impl SelfContactPass<'_> {
-    /// One sweep's self-contacts on the `n` particles: on a substep's first sweep (`first`)
-    /// the candidate lists are checked and remade if a particle left their margin
-    /// ([`SelfContacts::prepare`]); then every pair and then every face is projected once
-    /// (module docs) and those in contact are counted into [`SelfContacts::active`].
+impl<'a> SelfContactPass<'a> {
+    /// The pass over `contacts` for a frame on up to `threads` threads, with the rest
+    /// positions `rest` (m), the cloth's `triangles` and `settings`.
+    pub fn new(
+        contacts: &'a mut SelfContacts,
+        threads: usize,
+        rest: &'a [Vec3],
+        triangles: &'a [[u32; 3]],
+        settings: SelfContactSettings,
+    ) -> Self {
+        let shares = &mut contacts.shares.0;
+        if shares.len() < threads {
+            shares.resize_with(threads, Mutex::default);
+        }
+        Self {
+            contacts: RwLock::new(contacts),
+            remake: AtomicBool::new(false),
+            sources: Sources { rest, triangles, settings },
+        }
+    }
+
+    /// The hashes, adjacency and lists, to read.
+    fn contacts(&self) -> RwLockReadGuard<'_, &'a mut SelfContacts> {
+        self.contacts.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The hashes, adjacency and lists, to write (thread 0, while the others wait).
+    fn contacts_mut(&self) -> RwLockWriteGuard<'_, &'a mut SelfContacts> {
+        self.contacts.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One sweep's self-contacts on the `n` particles, as thread `t` of `threads` (the pair
+    /// `(t, threads)`): on a
+    /// substep's first sweep (`first`) the candidate lists are checked and remade by all the
+    /// threads if a particle left their margin ([`Self::remake_lists`]); then thread 0
+    /// projects every pair and then every face once (module docs) and counts those in contact
+    /// into [`SelfContacts::active`].
     ///
     /// # Safety
-    /// `n` particles are in bounds of `pos` and `prev`, and no other thread touches them
-    /// during the call.
-    pub unsafe fn run(&self, pos: PosPtr, prev: VecPtr, n: usize, first: bool) {
-        let mut contacts = self.contacts.lock().unwrap_or_else(|e| e.into_inner());
+    /// Every thread of the frame calls this with the same `first` and `n` and `sync` a
+    /// barrier of them all; `n` particles are in bounds of `pos` and `prev`, and nothing
+    /// else touches them during the call.
+    pub unsafe fn run(&self, pos: PosPtr, prev: VecPtr, n: usize, first: bool, (t, threads): (usize, usize), sync: &dyn Fn()) {
         if first {
-            // SAFETY: the caller guarantees the particles in bounds and unshared (# Safety).
+            // SAFETY: the particles are in bounds and unshared (# Safety); only thread 0 reads
+            // them in `remake_lists`, before its first `sync`, and writes them after its last.
             let position = |i| unsafe { xyz(pos.get(i)) };
-            contacts.prepare(n, position, self.rest, self.triangles, self.settings, self.settings.travel);
+            self.remake_lists(n, &position, t, threads, sync);
         }
-        let mu = self.settings.friction;
-        // SAFETY: the lists index particles below `n` (made from them); as above.
-        contacts.active = unsafe { project(&contacts.pairs, mu, pos, prev) + project_faces(&contacts.faces, mu, pos, prev) };
+        if t == 0 {
+            let mu = self.sources.settings.friction;
+            let mut contacts = self.contacts_mut();
+            let shares = &mut contacts.shares.0;
+            // SAFETY: the lists index particles below `n` (made from them); as above.
+            let active = unsafe {
+                shares.iter_mut().map(|s| project(&unpoisoned(s).pairs, mu, pos, prev)).sum::<u32>()
+                    + shares
+                        .iter_mut()
+                        .map(|s| project_faces(&unpoisoned(s).faces, mu, pos, prev))
+                        .sum::<u32>()
+            };
+            contacts.active = active;
+        }
     }
+
+    /// The lists' check and, when it fails, their remaking by thread `t` of `threads` (every
+    /// thread calls this; `sync` is a barrier of them all; `position` is read by thread 0
+    /// only, before its first `sync`): thread 0 checks the lists and hashes the particles
+    /// ([`SelfContacts::begin`]); sync; each thread lists the pairs of its run of particles
+    /// and finds the triangles of its run that list faces into its share; with faces on: sync;
+    /// thread 0 hashes the particles for the faces at the largest triangle's size; sync; each
+    /// thread lists the faces of its triangles; sync; thread 0 cuts the lists at the cap. The
+    /// shares in order hold exactly the lists one thread makes, in its order, so every
+    /// thread count gives the same lists.
+    fn remake_lists(&self, n: usize, position: &dyn Fn(usize) -> Vec3, t: usize, threads: usize, sync: &dyn Fn()) {
+        let Sources { rest, settings, .. } = self.sources;
+        if t == 0 {
+            let remake = self.contacts_mut().begin(n, position, settings, settings.travel);
+            self.remake.store(remake, Ordering::Relaxed);
+        }
+        sync();
+        if !self.remake.load(Ordering::Relaxed) {
+            return;
+        }
+        {
+            let contacts = self.contacts();
+            contacts.list_share(&mut locked(&contacts.shares.0[t]), t, threads, self.sources);
+        }
+        if settings.vertex_triangle {
+            sync();
+            if t == 0 {
+                let mut contacts = self.contacts_mut();
+                let extent = contacts.shares.0[..threads]
+                    .iter_mut()
+                    .filter_map(|s| unpoisoned(s).extent)
+                    .reduce(f32::max);
+                contacts.fill_face_hash(extent);
+            }
+            sync();
+            let contacts = self.contacts();
+            contacts.list_faces(&mut locked(&contacts.shares.0[t]), rest, settings.thickness);
+        }
+        sync();
+        if t == 0 {
+            let mut contacts = self.contacts_mut();
+            let cap = contacts.cap();
+            let shares = &mut contacts.shares.0;
+            for share in &mut shares[threads..] {
+                let share = unpoisoned(share);
+                share.pairs.clear();
+                share.faces.clear();
+            }
+            truncate_to_cap(shares.iter_mut().map(unpoisoned), cap);
+        }
+    }
+}
+
+/// The lists' shares, one per part of the last list, each behind a lock so that every thread
+/// writes its own while all read the hashes.
+#[derive(Debug, Default)]
+struct Shares(Vec<Mutex<Share>>);
+
+impl Clone for Shares {
+    fn clone(&self) -> Self {
+        Self(self.0.iter().map(|s| Mutex::new(locked(s).clone())).collect())
+    }
+}
+
+/// A share of the lists, locked by the thread that writes it.
+fn locked(share: &Mutex<Share>) -> MutexGuard<'_, Share> {
+    share.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A share of the lists, held exclusively.
+fn unpoisoned(share: &mut Mutex<Share>) -> &mut Share {
+    share.get_mut().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Projects every pair once (module docs); returns how many were in contact.
@@ -694,7 +882,7 @@ mod tests {
         contacts.refresh_adjacency((0, points.len(), 1), || [(1u32, 3u32)].into_iter());
         let travel = 0.002;
         contacts.prepare(p.len(), |i| p.position(i), &rest, &[], SETTINGS, travel);
-        let listed: Vec<(u32, u32)> = contacts.pairs.iter().map(|q| (q.a.min(q.b), q.a.max(q.b))).collect();
+        let listed: Vec<(u32, u32)> = contacts.pairs().iter().map(|q| (q.a.min(q.b), q.a.max(q.b))).collect();
         let margin = travel + SKIN * SETTINGS.thickness;
         let mut expected = Vec::new();
         for i in 0..points.len() {
@@ -727,15 +915,15 @@ mod tests {
     #[test]
     fn a_list_is_kept_until_a_particle_leaves_its_margin() {
         let (mut p, mut contacts, rest) = two_particles(Vec3::new(0.0, 0.05, 0.0), 1.0);
-        assert!(contacts.pairs.is_empty());
+        assert!(contacts.pairs().is_empty());
         // Within the margin (0.25 × 1 cm): the stale, empty list stays.
         p.set_position(1, Vec3::new(0.0, 0.048, 0.0));
         contacts.prepare(2, |i| p.position(i), &rest, &[], SETTINGS, 0.0);
-        assert!(contacts.pairs.is_empty());
+        assert!(contacts.pairs().is_empty());
         // Beyond it the pair is found.
         p.set_position(1, Vec3::new(0.0, 0.012, 0.0));
         contacts.prepare(2, |i| p.position(i), &rest, &[], SETTINGS, 0.0);
-        assert_eq!(contacts.pairs.len(), 1);
+        assert_eq!(contacts.pairs().len(), 1);
     }
 
     /// Friction between layers is positional Coulomb: a free particle pressed 4 mm into a
@@ -747,7 +935,7 @@ mod tests {
             let (mut p, contacts, _) = two_particles(Vec3::new(0.001, 0.006, 0.0), 0.0);
             p.set_position(0, Vec3::new(0.001, 0.0, 0.0));
             // SAFETY: both particles exist; one thread.
-            unsafe { project(&contacts.pairs, mu, p.pos.raw(), p.prev.raw()) };
+            unsafe { project(&contacts.pairs(), mu, p.pos.raw(), p.prev.raw()) };
             let x = p.position(0);
             assert!((x.x - expected_x).abs() < 1e-7 && (x.y + 0.004).abs() < 1e-7, "μ = {mu}: {x}");
         }
@@ -758,19 +946,19 @@ mod tests {
     #[test]
     fn a_pair_is_pushed_to_the_thickness_conserving_momentum() {
         let (mut p, contacts, _) = two_particles(Vec3::new(0.0, 0.004, 0.0), 3.0);
-        assert_eq!(contacts.pairs.len(), 1);
+        assert_eq!(contacts.pairs().len(), 1);
         let centre = |p: &Particles| (p.position(0) / 1.0 + p.position(1) / 3.0) / (1.0 + 1.0 / 3.0);
         let before = centre(&p);
         let prev = p.prev.raw();
         // SAFETY: both particles exist; one thread.
-        let active = unsafe { project(&contacts.pairs, 0.0, p.pos.raw(), prev) };
+        let active = unsafe { project(&contacts.pairs(), 0.0, p.pos.raw(), prev) };
         let gap = p.position(0).distance(p.position(1));
         assert!((gap - SETTINGS.thickness).abs() < 1e-7, "{gap}");
         assert!(centre(&p).distance(before) < 1e-8);
         assert_eq!(active, 1);
         let moved = p.position(1);
         // SAFETY: as above.
-        unsafe { project(&contacts.pairs, 0.0, p.pos.raw(), p.prev.raw()) };
+        unsafe { project(&contacts.pairs(), 0.0, p.pos.raw(), p.prev.raw()) };
         assert!(p.position(1).distance(moved) < 1e-8);
     }
 
@@ -786,7 +974,7 @@ mod tests {
         let mut contacts = SelfContacts::default();
         contacts.refresh_adjacency((0, points.len(), 0), std::iter::empty);
         contacts.prepare(points.len(), |i| p.position(i), &rest, &[], SETTINGS, 0.0);
-        assert_eq!(contacts.pairs.len(), MAX_PAIRS_PER_PARTICLE * points.len());
+        assert_eq!(contacts.pairs().len(), MAX_PAIRS_PER_PARTICLE * points.len());
     }
 
     /// The triangle (0, 0, 0), (3 cm, 0, 0), (0, 0, 3 cm) in the ground plane with corner
@@ -886,7 +1074,7 @@ mod tests {
             let mut contacts = SelfContacts::default();
             contacts.refresh_adjacency((key, points.len(), 4 + joined as usize), || edges.clone());
             contacts.prepare(p.len(), |i| p.position(i), &rest, &[[0, 1, 2]], SETTINGS, 0.0);
-            let mut listed: Vec<(u32, f32)> = contacts.faces.iter().map(|f| (f.particle, f.min_distance)).collect();
+            let mut listed: Vec<(u32, f32)> = contacts.faces().iter().map(|f| (f.particle, f.min_distance)).collect();
             listed.sort_by_key(|f| f.0);
             assert_eq!(listed.iter().map(|f| f.0).collect::<Vec<_>>(), [3, 6]);
             assert!(
@@ -898,7 +1086,7 @@ mod tests {
                 ..SETTINGS
             };
             contacts.prepare(p.len(), |i| p.position(i), &rest, &[[0, 1, 2]], off, 0.0);
-            assert!(contacts.faces.is_empty());
+            assert!(contacts.faces().is_empty());
         }
     }
 

@@ -13,9 +13,10 @@
 //! tail group or while a soft grab is held. The per-particle passes split the particles by
 //! index at the same places as the parts. The tail group (constraints re-pointed or added by
 //! tearing), the soft grab's constraint ([`SoftGrab`], after the tail group) and the
-//! self-contacts ([`super::self_contact`], last) are solved by thread 0; between them the
-//! pressure bodies ([`super::pressure`], one reduction each) by all threads, in chunks
-//! combined in a fixed order.
+//! self-contacts' projection ([`super::self_contact`], last) are solved by thread 0; between
+//! them the pressure bodies ([`super::pressure`], one reduction each) by all threads, in chunks
+//! combined in a fixed order, and the self-contacts' candidate lists are remade by all threads,
+//! each listing its run of particles and triangles into its own share, kept in part order.
 //! One thread runs the same operations in the same part-by-part order, so every thread count
 //! gives bit-identical results. Per substep, each unit
 //! after its wait (the tail between two barriers, and only when it holds constraints, a soft
@@ -28,7 +29,8 @@
 //!                    | for each hinge colour: own part, chunk by chunk (on the copy)
 //!                    | own particles back from the copy
 //!                    | [barrier | tail, soft grab (thread 0) | pressure (all, between
-//!                    |  barriers) | self-contacts (thread 0) | barrier]
+//!                    |  barriers) | self-contact lists (all, between barriers, when
+//!                    |  remade) | self-contacts (thread 0) | barrier]
 //!                    | tethers (none on the soft grab's corners) and contacts of own particles
 //! (after the last substep) velocities of own particles
 //! ```
@@ -203,8 +205,8 @@ pub(crate) struct Frame<'a> {
     pub collider_count: usize,
     /// The tethers, prepared for this frame, when there are any.
     pub tethers: Option<&'a Tethers>,
-    /// The self-contact pass, when self-collision is on and the frame has candidate pairs
-    /// (solved by thread 0 in the tail step).
+    /// The self-contact pass, when self-collision is on (lists remade by all threads, contacts
+    /// solved by thread 0, in the tail step).
     pub self_contacts: Option<&'a SelfContactPass<'a>>,
     /// The pressure pass, when the model has a closed pressure body (solved in the tail step
     /// by all threads between barriers, before the self-contacts).
@@ -343,12 +345,10 @@ impl Frame<'_> {
                                     if let Some(pressure) = self.pressure {
                                         pressure.run(self.pos, t, threads, first, &|| barrier.wait(parties));
                                     }
-                                    if t == 0 {
-                                        if let Some(pass) = self.self_contacts {
-                                            clock.lap(PhaseClock::HINGES);
-                                            pass.run(self.pos, self.prev, self.particles, first);
-                                            clock.lap(PhaseClock::SELF_CONTACTS);
-                                        }
+                                    if let Some(pass) = self.self_contacts {
+                                        clock.lap(PhaseClock::HINGES);
+                                        pass.run(self.pos, self.prev, self.particles, first, (t, threads), &|| barrier.wait(parties));
+                                        clock.lap(PhaseClock::SELF_CONTACTS);
                                     }
                                     barrier.wait(parties);
                                 }
