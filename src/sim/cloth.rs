@@ -4,7 +4,6 @@ use std::time::Instant;
 
 use glam::Vec3;
 
-use super::aero::Drag;
 use super::collision::{Collider, ContactSettings, PosedCollider};
 use super::constraint_store::ConstraintStore;
 use super::constraints::distance::{self, Kernel, SubstepConstants};
@@ -21,7 +20,7 @@ use super::particles::{AosPtr, Particles, PosW};
 use super::pressure::{check_pressure_factor, PressureState, PressureVolume};
 use super::ramp::{self, ComplianceRamp};
 use super::self_contact::{SelfContactPass, SelfContacts};
-use super::solver::{Frame, FrameDrag, FrameSettings, SoftGrab};
+use super::solver::{Frame, FrameSettings, SoftGrab};
 use super::stats::{PhaseTimes, StepStats};
 use super::tearing::{self, TearEditor, TearState};
 use super::tethers::Tethers;
@@ -383,13 +382,7 @@ impl Cloth {
         };
         let wind = super::aero::wind_at(params, self.time);
         self.checkpoint.save(&self.particles);
-        let drag = Drag::new(params.dt, wind, params.aerodynamic_drag);
-        // Self-contacts list pairs by how far particles can move this frame, from the
-        // velocities after the drag: then it runs here, otherwise in the frame if it can.
-        let drag_in_frame = drag.filter(|_| settings.self_contact.is_none());
-        if let (Some(drag), None) = (drag, drag_in_frame) {
-            drag.apply(&mut self.particles, &self.model.triangles);
-        }
+        super::aero::apply_drag(&mut self.particles, &self.model.triangles, params.dt, wind, params.aerodynamic_drag);
         let aero_ms = started.elapsed().as_secs_f64() * 1e3;
         self.refresh_tethers();
         self.guard("aerodynamics", None)?;
@@ -401,7 +394,7 @@ impl Cloth {
         let self_ms = self_started.elapsed().as_secs_f64() * 1e3;
         let end_time = self.time + params.dt as f64;
         self.plan_collider_track(settings.substeps, end_time);
-        let (threads, mut phases) = self.run_substeps(settings, self.threads_used(params) as usize, drag_in_frame);
+        let (threads, mut phases) = self.run_substeps(settings, self.threads_used(params) as usize);
         phases.self_contacts_ms += self_ms;
         self.guard("substeps", Some(settings))?;
         if let Some(g) = self.grab {
@@ -428,7 +421,7 @@ impl Cloth {
     /// [`Self::max_threads`]); returns the number it ran on (1 when the OS refused threads) and
     /// thread 0's time per phase. The phases are cut into one part per thread first (again
     /// whenever the thread count changes).
-    fn run_substeps(&mut self, settings: FrameSettings, threads: usize, drag: Option<Drag>) -> (u32, PhaseTimes) {
+    fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> (u32, PhaseTimes) {
         // Anchors are pinned, so they stay where they are for the whole frame.
         let held = settings.held.map(|(i, ..)| i);
         let particles = &self.particles;
@@ -467,8 +460,6 @@ impl Cloth {
             .pressure
             .any_closed()
             .then(|| self.pressure.pass(&self.model.pressure_bodies, settings.constants.inv_h2));
-        let drag = drag.and_then(|drag| frame_drag(drag, &mut self.particles, &self.model.triangles, &sets.bounds));
-        let p = &mut self.particles;
         let pos = p.pos.raw();
         let contacts: Vec<ContactSettings> = self.applied.iter().map(|m| ContactSettings::of(settings.thickness, m)).collect();
         let frame = Frame {
@@ -489,7 +480,6 @@ impl Cloth {
             tethers: (self.tethers.count() > 0).then_some(&self.tethers),
             self_contacts: self_pass.as_ref(),
             pressure: pressure_pass.as_ref(),
-            drag,
             contacts: &contacts,
             material: &self.model.material,
             settings,
@@ -559,7 +549,7 @@ impl Cloth {
         let mut without = self.clone();
         without.colliders.clear();
         without.collider_track.clear();
-        without.run_substeps(settings, 1, None);
+        without.run_substeps(settings, 1);
         if guard::escaped(&without.particles) {
             "constraint solve"
         } else {
@@ -1032,22 +1022,3 @@ impl Cloth {
 /// curtain, 28 000: 1.7×, both on two cores). Beyond two threads the figure is not measured yet
 /// (the development machines have two cores).
 const AUTO_CONSTRAINTS_PER_THREAD: usize = 20_000;
-
-/// The frame's `drag` to run in the frame, part by part at the particle `bounds`, when the
-/// `triangles` allow ([`super::aero::drag_parts`], and no corner among the particles a tear
-/// added, which part 0 predicts); otherwise the drag is applied to `particles` here.
-fn frame_drag<'a>(drag: Drag, particles: &mut Particles, triangles: &'a [[u32; 3]], bounds: &[u32]) -> Option<FrameDrag<'a>> {
-    let inside = |end: &u32| triangles.iter().flatten().all(|v| v < end);
-    match super::aero::drag_parts(triangles, bounds).filter(|_| bounds.last().is_some_and(inside)) {
-        Some(parts) => Some(FrameDrag {
-            drag,
-            triangles,
-            parts,
-            relay: Default::default(),
-        }),
-        None => {
-            drag.apply(particles, triangles);
-            None
-        }
-    }
-}

@@ -106,27 +106,6 @@ impl Progress {
     }
 }
 
-/// Parts that take turns in order, part k once part k − 1 has finished: work that must run
-/// as one sequence (each part reading what the one before wrote) while the threads that are
-/// done with their turn go on with other work.
-#[derive(Debug, Default)]
-pub(crate) struct Relay {
-    finished: PaddedCounter,
-}
-
-impl Relay {
-    /// Blocks until every part before `part` has finished its turn, and makes their writes
-    /// visible.
-    pub fn wait_turn(&self, part: usize) {
-        wait_until(|| self.finished.0.load(Ordering::Acquire) as usize >= part);
-    }
-
-    /// Part `part` has finished its turn.
-    pub fn pass_on(&self, part: usize) {
-        self.finished.0.store(part as u32 + 1, Ordering::Release);
-    }
-}
-
 /// State shared between the caller and one worker.
 struct Shared {
     /// The job index this worker runs (1 for the first worker).

@@ -22,7 +22,6 @@
 //! after its wait (the tail between two barriers, and only when it holds constraints, a soft
 //! grab is held, a pressure body is closed or self-contacts are on):
 //! ```text
-//! (first of the frame) aerodynamic drag of own triangles, parts in turn ([`FrameDrag`])
 //! repeat iterations: (first) velocities of the previous substep + predict, own particles
 //!                    | for each distance phase: own part, level by level (or all its strips)
 //!                    | own particles to the [x, y, z, w] copy
@@ -42,13 +41,12 @@ use std::ops::Range;
 
 use glam::Vec3;
 
-use super::aero::{Drag, DragTarget};
 use super::collision::{project_contact, Collider, ContactSettings, PosedCollider};
 use super::constraints::distance::{Kernel, SubstepConstants};
 use super::constraints::hinge;
 use super::constraints::{pass, SweepPlan, SweepStep, Wait, MAX_PARTS};
 use super::float_mode::FlushSubnormals;
-use super::parallel::{Progress, Relay, SpinBarrier};
+use super::parallel::{Progress, SpinBarrier};
 use super::particles::{two_sum, xyz, AosPtr, PosPtr, VecPtr};
 use super::pressure::PressurePass;
 use super::self_contact::{SelfContactPass, SelfContactSettings};
@@ -131,46 +129,6 @@ impl SoftGrab {
     }
 }
 
-/// The frame's aerodynamic drag, run first, part by part in turn ([`Relay`]): part k's
-/// triangles ([`super::aero::drag_parts`]) touch its own particles and the first ones of part
-/// k + 1, so each part's drag follows the one before, and each thread goes on to predict its
-/// particles as soon as its parts are done, while the next part's thread runs its drag.
-pub(crate) struct FrameDrag<'a> {
-    pub drag: Drag,
-    pub triangles: &'a [[u32; 3]],
-    /// Triangle index where each part's triangles begin, and the end.
-    pub parts: Vec<usize>,
-    pub relay: Relay,
-}
-
-/// The particles as the drag sees them inside a frame, through the frame's pointers.
-struct DragView<'f, 'a>(&'f Frame<'a>);
-
-// SAFETY (for every method): a view is made only by `Frame::run` for the triangles of this
-// thread's part in its turn ([`FrameDrag`]); their corners are below `particles` (checked when
-// the parts are made) and no other thread touches them meanwhile.
-impl DragTarget for DragView<'_, '_> {
-    fn position(&self, i: usize) -> Vec3 {
-        // SAFETY: see the impl.
-        unsafe { xyz(self.0.pos.get(i)) }
-    }
-
-    fn inverse_mass(&self, i: usize) -> f32 {
-        // SAFETY: see the impl.
-        unsafe { self.0.pos.get(i)[3] }
-    }
-
-    fn velocity(&self, i: usize) -> Vec3 {
-        // SAFETY: see the impl.
-        unsafe { self.0.vel.get(i) }
-    }
-
-    fn set_velocity(&mut self, i: usize, v: Vec3) {
-        // SAFETY: see the impl.
-        unsafe { self.0.vel.set(i, v) }
-    }
-}
-
 /// The state of one frame as raw pointers, so several threads can work on disjoint parts.
 pub(crate) struct Frame<'a> {
     pub pos: PosPtr,
@@ -211,8 +169,6 @@ pub(crate) struct Frame<'a> {
     /// The pressure pass, when the model has a closed pressure body (solved in the tail step
     /// by all threads between barriers, before the self-contacts).
     pub pressure: Option<&'a PressurePass<'a>>,
-    /// The aerodynamic drag, when it runs in the frame (else it ran before).
-    pub drag: Option<FrameDrag<'a>>,
     /// Contact settings per material slot, and each particle's slot ([`super::Model::material`]).
     pub contacts: &'a [ContactSettings],
     pub material: &'a [u16],
@@ -282,15 +238,6 @@ impl Frame<'_> {
             let (first_part, end_part) = (parts.start, parts.end);
             let groups = move |phases: usize| (0..phases).flat_map(move |phase| (first_part..end_part).map(move |part| phase * n + part));
             let tail_runs = !self.tail_empty || s.soft_grab.is_some() || self.self_contacts.is_some() || self.pressure.is_some();
-            if let Some(drag) = &self.drag {
-                for part in parts.clone() {
-                    drag.relay.wait_turn(part);
-                    drag.drag
-                        .apply(&mut DragView(self), &drag.triangles[drag.parts[part]..drag.parts[part + 1]]);
-                    drag.relay.pass_on(part);
-                }
-                clock.lap(PhaseClock::PREDICT);
-            }
             // The soft grab's multiplier: only thread 0 solves it (in the tail).
             let mut grab_lambda = 0.0f32;
             for substep in 0..s.substeps {
