@@ -21,10 +21,11 @@
 //! - pinned vertices and the hand's triangle stay where they are.
 //!
 //! An edge whose endpoints may not move keeps its crossing; the split then runs along the
-//! mesh edges there, each triangle around it going to the side where most of it lies. After the moves, every constraint at a moved
-//! vertex takes its new rest length (distances keep their compliance coefficient) or rest
-//! angle and coefficient (hinges), and the areas around the moved vertices are lumped anew,
-//! scaled so their sum (the mass they carry) is what it was.
+//! mesh edges there, each triangle around it going to the side where most of it lies. After
+//! the moves, every constraint at a moved vertex takes its new rest length (distances keep
+//! their compliance coefficient) or rest angle and coefficient (hinges), and the areas around
+//! the moved vertices are lumped anew, scaled so their sum (the mass they carry) is what it
+//! was.
 
 use glam::Vec3;
 
@@ -118,7 +119,8 @@ impl TearEditor<'_> {
     fn move_along_edge(&mut self, v: u32, u: u32, f: f32) {
         let (i, j) = (v as usize, u as usize);
         let p = &mut *self.particles;
-        p.pos.set_xyz(i, p.position(i).lerp(p.position(j), f));
+        // A new position: its compensation (the rounding carried from earlier substeps) goes.
+        p.set_position(i, p.position(i).lerp(p.position(j), f));
         p.prev.set(i, p.prev.get(i).lerp(p.prev.get(j), f));
         p.vel.set(i, p.vel.get(i).lerp(p.vel.get(j), f));
         let rest = &mut self.model.positions;
@@ -149,8 +151,8 @@ impl TearEditor<'_> {
         }
     }
 
-    /// After snapping `moved`: the constraints at the moved vertices take their new rest lengths and
-    /// angles, and the areas around them are lumped anew.
+    /// After snapping `moved`: the constraints at the moved vertices take their new rest
+    /// lengths and angles, and the areas around them are lumped anew.
     fn settle_rest_shape(&mut self, moved: &[u32]) {
         let mut distance_ids: Vec<u32> = Vec::new();
         let mut hinge_ids: Vec<u32> = Vec::new();
