@@ -298,19 +298,19 @@ impl TearEditor<'_> {
             .collect();
         // Every crossed triangle edge (diagonals included) is on the seam, so it has no gap
         // where the stroke only crosses a diagonal.
-        let mut edges: Vec<(u32, u32)> = self
+        // Tested as often as triangles hold them (it runs every frame of a held stroke, and
+        // sorting every edge of a large sheet would cost more than the tests); the few that
+        // cross are deduplicated.
+        let mut crossings: Vec<Crossing> = self
             .model
             .triangles
             .iter()
             .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
             .map(|(a, b)| (a.min(b), a.max(b)))
-            .collect();
-        edges.sort_unstable();
-        edges.dedup();
-        let crossings: Vec<Crossing> = edges
-            .into_iter()
             .filter_map(|(a, b)| crossing_at(a, b).map(|at| Crossing { a, b, at }))
             .collect();
+        crossings.sort_unstable_by_key(|c| (c.a, c.b));
+        crossings.dedup_by_key(|c| (c.a, c.b));
         let mut vertices: Vec<u32> = crossed
             .iter()
             .flat_map(|&id| [self.model.distances[id as usize].a, self.model.distances[id as usize].b])
