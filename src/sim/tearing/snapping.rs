@@ -34,17 +34,17 @@ use crate::sim::model::{hinge_at_rest, triangle_area, Compliance, Hinge};
 
 /// Largest move of a snapped vertex, as a fraction of the edge it moves along. Half an edge
 /// reaches the stroke from one endpoint or the other on every crossed edge.
-pub(super) const MAX_SNAP: f32 = 0.5;
+const MAX_SNAP: f32 = 0.5;
 
 /// Smallest fraction of its rest area a triangle may keep when one of its corners snaps.
-pub(super) const MIN_AREA_KEPT: f32 = 0.2;
+const MIN_AREA_KEPT: f32 = 0.2;
 
 /// Largest change of the total rest area of a snapped vertex's triangles, relative: moving
 /// a vertex inside a flat sheet, or along a straight border, changes none (up to rounding);
 /// moving a corner or a border vertex off the border would change the cloth's outline, and
 /// on a curved rest shape any move changes the area a little: those are not done, so a split
 /// that re-lumps the vertex's mass from the areas afterwards keeps the total.
-pub(super) const MAX_AREA_CHANGE: f32 = 1e-5;
+const MAX_AREA_CHANGE: f32 = 1e-5;
 
 /// A triangle edge the cut surface crosses: its endpoints and where, as the fraction of the
 /// way from `a` to `b`.
@@ -104,7 +104,8 @@ impl TearEditor<'_> {
             normal(t, moved).dot(before) >= MIN_AREA_KEPT * before.length_squared()
         });
         let area = |at_v: Vec3| fan.iter().map(|&t| normal(t, at_v).length()).sum::<f32>();
-        let outline_kept = (area(moved) - area(rest[v as usize])).abs() <= MAX_AREA_CHANGE * area(rest[v as usize]);
+        let before = area(rest[v as usize]);
+        let outline_kept = (area(moved) - before).abs() <= MAX_AREA_CHANGE * before;
         keeps_shape && outline_kept
     }
 
