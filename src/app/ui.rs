@@ -803,6 +803,11 @@ fn self_collision_controls(ui: &mut Ui, s: &mut drape::sim::SolverParams) {
             "Particles also keep the thickness from the faces of other triangles, so a layer \
              cannot slip between the particles of a mesh coarser than the thickness. Default on",
         );
+        ui.checkbox(&mut s.self_edge_edge, "edges against edges").on_hover_text(
+            "Edges long enough to pass between particles kept the thickness apart (a stretched \
+             or coarse mesh) also keep the thickness from each other, so layers cannot cross \
+             edge through edge. Default on",
+        );
     });
 }
 

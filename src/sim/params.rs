@@ -93,6 +93,12 @@ pub struct SolverParams {
     /// particles of a mesh coarser than the thickness (docs/physics.md §4, "Self-contact").
     /// Default `true`.
     pub self_vertex_triangle: bool,
+    /// Edge–edge self-contacts: while `self_collision` is on, two edges of triangles that
+    /// share no particle keep `self_thickness` apart when they are long enough to pass
+    /// between particles the pairs keep apart (ℓ_a² + ℓ_b² ≥ 4 · `self_thickness`²), so two
+    /// layers cannot cross edge through edge (docs/physics.md §4, "Self-contact"). Default
+    /// `true`.
+    pub self_edge_edge: bool,
 }
 
 impl Default for SolverParams {
@@ -125,6 +131,7 @@ impl Default for SolverParams {
             // Cotton on cotton.
             self_friction: 0.3,
             self_vertex_triangle: true,
+            self_edge_edge: true,
         }
     }
 }
@@ -183,6 +190,7 @@ impl SolverParams {
             friction: self.self_friction,
             travel: 0.0,
             vertex_triangle: self.self_vertex_triangle,
+            edge_edge: self.self_edge_edge,
         })
     }
 

@@ -120,7 +120,8 @@ impl TearEditor<'_> {
     fn move_along_edge(&mut self, v: u32, u: u32, f: f32) {
         let (i, j) = (v as usize, u as usize);
         let p = &mut *self.particles;
-        p.pos.set_xyz(i, p.position(i).lerp(p.position(j), f));
+        // A new position: its compensation (the rounding carried from earlier substeps) goes.
+        p.set_position(i, p.position(i).lerp(p.position(j), f));
         p.prev.set(i, p.prev.get(i).lerp(p.prev.get(j), f));
         p.vel.set(i, p.vel.get(i).lerp(p.vel.get(j), f));
         let rest = &mut self.model.positions;

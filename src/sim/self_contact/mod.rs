@@ -85,6 +85,37 @@
 //! at 1 cm) pays nothing for them; a coarser one (1 cm against a 2 cm or 3.4 cm spacing) gets
 //! them where they are needed.
 //!
+//! # Edge–edge contacts
+//! Particle pairs that keep every two particles d apart still let two edges pass through
+//! each other when the edges are long: edges a and b crossing at one point have two ends, one
+//! of each, at most √(ℓ_a² + ℓ_b²) / 2 apart (the bound is met when they cross at right
+//! angles at their midpoints), so a crossing is possible between particles held d apart once
+//! ℓ_a² + ℓ_b² ≥ 4 d² — the diagonals of a mesh as fine as its thickness, or any mesh
+//! stretched near it (the halves of a cut sheet piled on each other crossed this way). So
+//! (with [`SelfContactSettings::edge_edge`]) two triangle edges that share no particle and
+//! whose ends are not joined by a distance constraint keep d apart when
+//! ℓ_a² + ℓ_b² ≥ 4 ([`edges::EDGE_SLACK`] d)² at the time the list is made (the slack leaves a
+//! barely stretched fine mesh, such as the falling strip, to its pairs). With p and q the
+//! closest points of the segments (Ericson §5.1.9) at parameters s and t:
+//! ```text
+//! C = n·(p − q) − d ≥ 0,   p = (1 − s) x_a0 + s x_a1,   q = (1 − t) x_b0 + t x_b1
+//! n = (p − q)/|p − q| (the edges' common perpendicular when they touch), turned to the side
+//!     p was on at the substep's start (p and q at the same s, t), so crossed edges go back
+//! W = (1 − s)² w_a0 + s² w_a1 + (1 − t)² w_b0 + t² w_b1,   push = (depth n − f Δx_t) / W
+//! x_a0 += (1 − s) w_a0 push,  x_a1 += s w_a1 push,  x_b0 −= (1 − t) w_b0 push,  x_b1 −= t w_b1 push
+//! ```
+//! with Δx_t the tangential slip of p against q since the substep's start and f Coulomb's
+//! factor as for the pairs; momentum is conserved and C = 0 after the projection. Edges
+//! closer at rest than the thickness within one piece are left to the distance constraints,
+//! as for the pairs. Candidates come from the particle pairs: each listed pair (i, j) of
+//! particles whose longest edges can together cross lists every edge at i against every edge
+//! at j (sorted and deduplicated, then tested for the reach d + 2M), so two edges are found
+//! when two of their ends are within the pairs' reach — which holds for edges that can cross
+//! between pairs, whose nearest ends are at most about d · `EDGE_SLACK` apart when they meet.
+//! Where faces are listed, particles with an edge of 2 d or longer (triangles no longer
+//! covered by their corners) are left to the vertex–triangle contacts: their edge–edge
+//! candidates through the pairs would be many times the pairs for a rare kind of crossing.
+//!
 //! # Velocity clamp
 //! While self-collision is on, every velocity the solver derives is clamped to
 //! v_clamp = [`CLAMP_FRACTION`] · thickness / h (TMP 15's rule), so no particle moves more than
@@ -100,8 +131,9 @@
 //! and the faces of its run of triangles into its own share of the lists, and the shares are
 //! kept in part order: read share after share, they are exactly the one-thread lists (pairs
 //! in particle order, faces in triangle order) in the same order, and cut at the same cap.
-//! Thread 0 projects them serially (pairs, then faces, share after share), so every thread
-//! count gives the same result.
+//! Edge pairs are listed per share and merged in sorted order by thread 0. Thread 0 projects
+//! the lists serially (pairs, then faces, share after share, then edge pairs), so every
+//! thread count gives the same result.
 
 use std::ops::{DerefMut, Range};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -110,6 +142,10 @@ use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use glam::{IVec3, Vec3};
 
 use super::particles::{xyz, PosPtr, VecPtr};
+
+mod edges;
+
+use edges::{merge_sorted, project_edges, EdgePair, MeshEdges};
 
 /// Fraction of the thickness a particle may move in one substep's prediction while
 /// self-collision is on: v_clamp = `CLAMP_FRACTION` · thickness / h (Ten Minute Physics 15).
@@ -140,6 +176,9 @@ pub(crate) struct SelfContactSettings {
     /// Whether particles also collide with the faces of triangles (module docs, "Vertex–triangle
     /// contacts").
     pub vertex_triangle: bool,
+    /// Whether edges long enough to pass between the particles collide with each other
+    /// (module docs, "Edge–edge contacts").
+    pub edge_edge: bool,
 }
 
 impl SelfContactSettings {
@@ -175,6 +214,8 @@ pub(crate) struct SelfContacts {
     /// The particles hashed at the pairs' cell edge, and at the coarser one of the faces.
     hash: Hash,
     face_hash: Hash,
+    /// The triangles' edges around each particle.
+    mesh_edges: MeshEdges,
     /// Scratch: the positions the lists are made from.
     points: Vec<Vec3>,
     /// Particles joined to each particle by a live distance constraint, sorted (CSR).
@@ -191,11 +232,16 @@ pub(crate) struct SelfContacts {
     /// Pairs and faces in contact in the last sweep of the last frame.
     pub active: u32,
     /// Positions the pairs were listed at, the margin they were listed with (m) and what they
-    /// were listed for (adjacency key, thickness bits, faces on); `None` before the first list.
+    /// were listed for (adjacency key, thickness bits, faces on, edges on); `None` before the
+    /// first list.
     listed_at: Vec<Vec3>,
     listed_margin: f32,
-    listed_for: Option<((u64, usize, usize), u32, bool)>,
+    listed_for: Option<ListedFor>,
 }
+
+/// What a list was made for: the adjacency key (topology version, particles, distance
+/// constraints), the thickness's bits and whether faces and edge pairs were on.
+type ListedFor = ((u64, usize, usize), u32, bool, bool);
 
 /// The part of the candidate lists one thread makes: the pairs of a range of particles, the
 /// faces of a range of triangles.
@@ -203,6 +249,7 @@ pub(crate) struct SelfContacts {
 struct Share {
     pairs: Vec<Pair>,
     faces: Vec<Face>,
+    edges: Vec<EdgePair>,
     /// The triangles of the range that list faces (not [`covered_by_corners`]), and the
     /// largest side of their bounding boxes (m).
     coarse: Vec<[u32; 3]>,
@@ -363,6 +410,12 @@ impl SelfContacts {
         self.shares.0.iter().flat_map(|s| locked(s).faces.clone()).collect()
     }
 
+    /// The candidate edge pairs, in projection order.
+    #[cfg(test)]
+    fn edge_pairs(&self) -> Vec<EdgePair> {
+        self.shares.0.iter().flat_map(|s| locked(s).edges.clone()).collect()
+    }
+
     /// Whether the lists must be made anew, and if so hashes the `n` particles at `position`
     /// for them (the first step of [`SelfContactPass::remake_lists`]). [`Self::refresh_adjacency`]
     /// must have run for the current topology.
@@ -376,7 +429,7 @@ impl SelfContacts {
         debug_assert_eq!(self.adjacency_start.len(), n + 1, "adjacency of the current topology");
         let listed_for = self
             .adjacency_key
-            .map(|key| (key, settings.thickness.to_bits(), settings.vertex_triangle));
+            .map(|key| (key, settings.thickness.to_bits(), settings.vertex_triangle, settings.edge_edge));
         if listed_for.is_some() && self.listed_for == listed_for && self.listed_at.len() == n {
             let moved = (0..n)
                 .map(&position)
@@ -408,6 +461,7 @@ impl SelfContacts {
         let run = |count: usize| count * t / threads..count * (t + 1) / threads;
         share.pairs.clear();
         share.faces.clear();
+        share.edges.clear();
         share.coarse.clear();
         share.extent = None;
         self.list_pairs(&mut share.pairs, run(self.points.len()), sources.rest, sources.settings.thickness);
@@ -521,15 +575,17 @@ fn bounds([a, b, c]: [Vec3; 3]) -> (Vec3, Vec3) {
     (a.min(b).min(c), a.max(b).max(c))
 }
 
-/// Cuts the lists held by `shares` (in order) to their first `cap` pairs and first `cap`
-/// faces, as one thread listing them in order would have stopped.
+/// Cuts the lists held by `shares` (in order) to their first `cap` pairs, faces and edge
+/// pairs, as one thread listing them in order would have stopped.
 fn truncate_to_cap<S: DerefMut<Target = Share>>(shares: impl IntoIterator<Item = S>, cap: usize) {
-    let (mut pairs, mut faces) = (0, 0);
+    let (mut pairs, mut faces, mut edges) = (0, 0, 0);
     for mut share in shares {
         share.pairs.truncate(cap - pairs);
         share.faces.truncate(cap - faces);
+        share.edges.truncate(cap - edges);
         pairs += share.pairs.len();
         faces += share.faces.len();
+        edges += share.edges.len();
     }
 }
 
@@ -678,6 +734,10 @@ impl<'a> SelfContactPass<'a> {
                         .iter_mut()
                         .map(|s| project_faces(&unpoisoned(s).faces, mu, pos, prev))
                         .sum::<u32>()
+                    + shares
+                        .iter_mut()
+                        .map(|s| project_edges(&unpoisoned(s).edges, mu, pos, prev))
+                        .sum::<u32>()
             };
             contacts.active = active;
         }
@@ -695,7 +755,14 @@ impl<'a> SelfContactPass<'a> {
     fn remake_lists(&self, n: usize, position: &dyn Fn(usize) -> Vec3, t: usize, threads: usize, sync: &dyn Fn()) {
         let Sources { rest, settings, .. } = self.sources;
         if t == 0 {
-            let remake = self.contacts_mut().begin(n, position, settings, settings.travel);
+            let mut contacts = self.contacts_mut();
+            let remake = contacts.begin(n, position, settings, settings.travel);
+            if remake && settings.edge_edge {
+                let key = contacts.adjacency_key.expect("adjacency of the current topology");
+                let contacts = &mut **contacts;
+                contacts.mesh_edges.refresh(key, n, self.sources.triangles);
+                contacts.mesh_edges.measure(&contacts.points);
+            }
             self.remake.store(remake, Ordering::Relaxed);
         }
         sync();
@@ -720,6 +787,15 @@ impl<'a> SelfContactPass<'a> {
             let contacts = self.contacts();
             contacts.list_faces(&mut locked(&contacts.shares.0[t]), rest, settings.thickness);
         }
+        if settings.edge_edge {
+            let contacts = self.contacts();
+            contacts.list_edges(
+                &mut locked(&contacts.shares.0[t]),
+                rest,
+                settings.thickness,
+                settings.vertex_triangle,
+            );
+        }
         sync();
         if t == 0 {
             let mut contacts = self.contacts_mut();
@@ -729,7 +805,9 @@ impl<'a> SelfContactPass<'a> {
                 let share = unpoisoned(share);
                 share.pairs.clear();
                 share.faces.clear();
+                share.edges.clear();
             }
+            merge_sorted(&mut shares[..threads].iter_mut().map(|s| &mut unpoisoned(s).edges).collect::<Vec<_>>());
             truncate_to_cap(shares.iter_mut().map(unpoisoned), cap);
         }
     }
@@ -861,6 +939,7 @@ mod tests {
         friction: 0.0,
         travel: 0.0,
         vertex_triangle: true,
+        edge_edge: true,
     };
 
     /// Pairs are found within their reach and nowhere else, whatever cells they fall in;
