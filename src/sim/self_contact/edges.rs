@@ -4,7 +4,7 @@
 
 use glam::Vec3;
 
-use super::{Pair, SelfContacts, Share};
+use super::{contact_push, Pair, SelfContacts, Share};
 use crate::sim::particles::{xyz, PosPtr, VecPtr};
 
 /// One candidate pair of mesh edges of the frame.
@@ -239,15 +239,7 @@ pub(super) unsafe fn project_edges(pairs: &[EdgePair], mu: f32, pos: PosPtr, pre
                 continue;
             }
             active += 1;
-            let slide = (p - p_start) - (q - q_start);
-            let tangential = slide - normal * slide.dot(normal);
-            let length = tangential.length();
-            let cancel = if length > 0.0 {
-                tangential * (mu * depth / length).min(1.0)
-            } else {
-                Vec3::ZERO
-            };
-            let push = (normal * depth - cancel) / weight;
+            let push = contact_push(normal, depth, (p - p_start) - (q - q_start), mu, weight);
             for k in 0..4 {
                 pos.shift(ends[k], v[k], (push * (c[k] * v[k][3])).to_array());
             }
@@ -311,24 +303,31 @@ mod tests {
         }
     }
 
-    /// Edge a (0–1, along x) 4 mm above edge b (2–3, along z), crossing at right angles over
-    /// their midpoints, all free with equal masses: one projection leaves them exactly the
-    /// thickness apart, moved symmetrically, the centre of mass still; then nothing moves.
-    #[test]
-    fn crossing_edges_are_pushed_to_the_thickness_conserving_momentum() {
-        let d = 0.01;
+    /// Edge a (particles 0–1, 1.5 cm along x) `height` above edge b (2–3, 1.5 cm along z),
+    /// crossing at right angles over their midpoints, and their contact at 1 cm.
+    fn crossed_edges(height: f32) -> ([Vec3; 4], [EdgePair; 1]) {
         let points = [
-            Vec3::new(-0.0075, 0.004, 0.0),
-            Vec3::new(0.0075, 0.004, 0.0),
+            Vec3::new(-0.0075, height, 0.0),
+            Vec3::new(0.0075, height, 0.0),
             Vec3::new(0.0, 0.0, -0.0075),
             Vec3::new(0.0, 0.0, 0.0075),
         ];
-        let mut p = particles(&points);
-        let pair = [EdgePair {
+        let pair = EdgePair {
             a: [0, 1],
             b: [2, 3],
-            min_distance: d,
-        }];
+            min_distance: 0.01,
+        };
+        (points, [pair])
+    }
+
+    /// Edge a 4 mm above edge b, all free with equal masses: one projection leaves them
+    /// exactly the thickness apart, moved symmetrically, the centre of mass still; then
+    /// nothing moves.
+    #[test]
+    fn crossing_edges_are_pushed_to_the_thickness_conserving_momentum() {
+        let (points, pair) = crossed_edges(0.004);
+        let d = pair[0].min_distance;
+        let mut p = particles(&points);
         let centre = |p: &Particles| (0..4).map(|i| p.position(i)).sum::<Vec3>() / 4.0;
         let before = centre(&p);
         // SAFETY: the four particles exist; one thread.
@@ -348,21 +347,11 @@ mod tests {
     /// 2 mm below now) is put back on its side, the thickness above, not pushed on through.
     #[test]
     fn an_edge_that_crossed_another_is_put_back_on_its_side() {
-        let points = [
-            Vec3::new(-0.0075, 0.003, 0.0),
-            Vec3::new(0.0075, 0.003, 0.0),
-            Vec3::new(0.0, 0.0, -0.0075),
-            Vec3::new(0.0, 0.0, 0.0075),
-        ];
+        let (points, pair) = crossed_edges(0.003);
         let mut p = particles(&points);
         for (i, &x) in points[..2].iter().enumerate() {
             p.set_position(i, x - Vec3::new(0.0, 0.005, 0.0));
         }
-        let pair = [EdgePair {
-            a: [0, 1],
-            b: [2, 3],
-            min_distance: 0.01,
-        }];
         // SAFETY: the four particles exist; one thread.
         unsafe { project_edges(&pair, 0.0, p.pos.raw(), p.prev.raw()) };
         let gap = p.position(0).y - p.position(2).y;

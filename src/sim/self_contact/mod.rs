@@ -873,6 +873,21 @@ unsafe fn project(pairs: &[Pair], mu: f32, pos: PosPtr, prev: VecPtr) -> u32 {
     active
 }
 
+/// The correction of a contact with unit `normal`, penetration `depth` (m) and slip `slide`
+/// (m) of its two sides since the substep's start, per unit of inverse mass over the
+/// contact's generalized inverse mass `weight`: (depth n − f Δx_t) / W, with Δx_t the slip's
+/// tangential part and f = min(1, μ depth / |Δx_t|) (positional Coulomb friction, μ = `mu`).
+fn contact_push(normal: Vec3, depth: f32, slide: Vec3, mu: f32, weight: f32) -> Vec3 {
+    let tangential = slide - normal * slide.dot(normal);
+    let length = tangential.length();
+    let cancel = if length > 0.0 {
+        tangential * (mu * depth / length).min(1.0)
+    } else {
+        Vec3::ZERO
+    };
+    (normal * depth - cancel) / weight
+}
+
 /// Projects every vertex–triangle candidate once (module docs); returns how many were in
 /// contact.
 ///
@@ -904,14 +919,7 @@ unsafe fn project_faces(faces: &[Face], mu: f32, pos: PosPtr, prev: VecPtr) -> u
             }
             active += 1;
             let slide = (xyz(p) - p_start) - (0..3).map(|k| (x[k] - x_start[k]) * b[k]).sum::<Vec3>();
-            let tangential = slide - n * slide.dot(n);
-            let length = tangential.length();
-            let cancel = if length > 0.0 {
-                tangential * (mu * depth / length).min(1.0)
-            } else {
-                Vec3::ZERO
-            };
-            let push = (n * depth - cancel) / weight;
+            let push = contact_push(n, depth, slide, mu, weight);
             pos.shift(ip, p, (push * p[3]).to_array());
             for k in 0..3 {
                 pos.shift(corners[k], v[k], (push * -(b[k] * v[k][3])).to_array());
