@@ -7,14 +7,12 @@ use glam::Vec3;
 use super::{contact_push, Pair, SelfContacts, Share};
 use crate::sim::particles::{xyz, PosPtr, VecPtr};
 
-/// One candidate pair of mesh edges of the frame.
+/// One candidate pair of mesh edges of the frame, kept the thickness apart.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct EdgePair {
     /// The two edges' endpoints.
     pub a: [u32; 2],
     pub b: [u32; 2],
-    /// Contact distance in m (the thickness).
-    pub min_distance: f32,
 }
 
 /// How much longer than strictly needed two edges must be to list an edge–edge contact: a
@@ -137,11 +135,7 @@ impl SelfContacts {
         if self.contact_distance(thickness, a[0] as usize, b[0], at_rest) < thickness {
             return None;
         }
-        Some(EdgePair {
-            a,
-            b,
-            min_distance: thickness,
-        })
+        Some(EdgePair { a, b })
     }
 }
 
@@ -210,12 +204,13 @@ fn segment_distance(a: [Vec3; 2], b: [Vec3; 2]) -> f32 {
     a[0].lerp(a[1], s).distance(b[0].lerp(b[1], t))
 }
 
-/// Projects every edge pair once (parent docs); returns how many were in contact.
+/// Projects every edge pair once, keeping `thickness` (m) between the edges (parent docs);
+/// returns how many were in contact.
 ///
 /// # Safety
 /// Every pair's particles are in bounds of `pos` and `prev`, and no other thread touches the
 /// particles during the call.
-pub(super) unsafe fn project_edges(pairs: &[EdgePair], mu: f32, pos: PosPtr, prev: VecPtr) -> u32 {
+pub(super) unsafe fn project_edges(pairs: &[EdgePair], thickness: f32, mu: f32, pos: PosPtr, prev: VecPtr) -> u32 {
     let mut active = 0;
     for pair in pairs {
         let ends = [pair.a[0], pair.a[1], pair.b[0], pair.b[1]].map(|v| v as usize);
@@ -233,7 +228,7 @@ pub(super) unsafe fn project_edges(pairs: &[EdgePair], mu: f32, pos: PosPtr, pre
             let Some(normal) = contact_normal(p - q, inside, x, p_start - q_start) else {
                 continue;
             };
-            let depth = pair.min_distance - (p - q).dot(normal);
+            let depth = thickness - (p - q).dot(normal);
             let weight = (0..4).map(|k| c[k] * c[k] * v[k][3]).sum::<f32>();
             if depth <= 0.0 || weight <= 0.0 {
                 continue;
@@ -304,7 +299,7 @@ mod tests {
     }
 
     /// Edge a (particles 0–1, 1.5 cm along x) `height` above edge b (2–3, 1.5 cm along z),
-    /// crossing at right angles over their midpoints, and their contact at 1 cm.
+    /// crossing at right angles over their midpoints, and their contact.
     fn crossed_edges(height: f32) -> ([Vec3; 4], [EdgePair; 1]) {
         let points = [
             Vec3::new(-0.0075, height, 0.0),
@@ -312,12 +307,7 @@ mod tests {
             Vec3::new(0.0, 0.0, -0.0075),
             Vec3::new(0.0, 0.0, 0.0075),
         ];
-        let pair = EdgePair {
-            a: [0, 1],
-            b: [2, 3],
-            min_distance: 0.01,
-        };
-        (points, [pair])
+        (points, [EdgePair { a: [0, 1], b: [2, 3] }])
     }
 
     /// Edge a 4 mm above edge b, all free with equal masses: one projection leaves them
@@ -326,12 +316,12 @@ mod tests {
     #[test]
     fn crossing_edges_are_pushed_to_the_thickness_conserving_momentum() {
         let (points, pair) = crossed_edges(0.004);
-        let d = pair[0].min_distance;
+        let d = 0.01;
         let mut p = particles(&points);
         let centre = |p: &Particles| (0..4).map(|i| p.position(i)).sum::<Vec3>() / 4.0;
         let before = centre(&p);
         // SAFETY: the four particles exist; one thread.
-        let active = unsafe { project_edges(&pair, 0.0, p.pos.raw(), p.prev.raw()) };
+        let active = unsafe { project_edges(&pair, 0.01, 0.0, p.pos.raw(), p.prev.raw()) };
         assert_eq!(active, 1);
         let gap = p.position(0).y - p.position(2).y;
         assert!((gap - d).abs() < 1e-7, "{gap}");
@@ -339,7 +329,7 @@ mod tests {
         assert!(centre(&p).distance(before) < 1e-8);
         let settled: Vec<Vec3> = (0..4).map(|i| p.position(i)).collect();
         // SAFETY: as above.
-        assert_eq!(unsafe { project_edges(&pair, 0.0, p.pos.raw(), p.prev.raw()) }, 0);
+        assert_eq!(unsafe { project_edges(&pair, 0.01, 0.0, p.pos.raw(), p.prev.raw()) }, 0);
         assert!((0..4).all(|i| p.position(i) == settled[i]));
     }
 
@@ -353,7 +343,7 @@ mod tests {
             p.set_position(i, x - Vec3::new(0.0, 0.005, 0.0));
         }
         // SAFETY: the four particles exist; one thread.
-        unsafe { project_edges(&pair, 0.0, p.pos.raw(), p.prev.raw()) };
+        unsafe { project_edges(&pair, 0.01, 0.0, p.pos.raw(), p.prev.raw()) };
         let gap = p.position(0).y - p.position(2).y;
         assert!((gap - 0.01).abs() < 1e-7, "{gap}");
     }
@@ -400,7 +390,6 @@ mod tests {
         let pair = |a: u32, b: u32| EdgePair {
             a: [a, a + 1],
             b: [b, b + 1],
-            min_distance: 0.01,
         };
         let (mut x, mut y, mut z) = (vec![pair(0, 5), pair(2, 7)], vec![pair(0, 5), pair(1, 9)], vec![pair(3, 8)]);
         merge_sorted(&mut [&mut x, &mut y, &mut z]);

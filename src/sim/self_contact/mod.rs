@@ -724,7 +724,7 @@ impl<'a> SelfContactPass<'a> {
             self.remake_lists(n, &position, t, threads, sync);
         }
         if t == 0 {
-            let mu = self.sources.settings.friction;
+            let (mu, thickness) = (self.sources.settings.friction, self.sources.settings.thickness);
             let mut contacts = self.contacts_mut();
             let shares = &mut contacts.shares.0;
             // SAFETY: the lists index particles below `n` (made from them); as above.
@@ -736,7 +736,7 @@ impl<'a> SelfContactPass<'a> {
                         .sum::<u32>()
                     + shares
                         .iter_mut()
-                        .map(|s| project_edges(&unpoisoned(s).edges, mu, pos, prev))
+                        .map(|s| project_edges(&unpoisoned(s).edges, thickness, mu, pos, prev))
                         .sum::<u32>()
             };
             contacts.active = active;
