@@ -145,12 +145,13 @@ pub(crate) trait Lanes: Copy {
     /// `WIDTH` indices, and each must be a particle in bounds of `base` that no other thread
     /// writes.
     unsafe fn load_aos(base: AosPtr, idx: *const u32) -> [Self::V; 4];
-    /// Stores x, y, z, w vectors to particles `idx[0..WIDTH]` of an `[x, y, z, w]` array.
+    /// Stores x, y, z, w vectors to particles `idx[0..WIDTH]` of an `[x, y, z, w]` array, lane
+    /// by lane (a particle repeated in lanes holding equal values is stored twice alike).
     ///
     /// # Safety
     /// The CPU must support the width's features (see [`Lanes`]), `idx` must be valid for reading
-    /// `WIDTH` distinct indices, and each must be a particle in bounds of `base` that no other
-    /// thread touches.
+    /// `WIDTH` indices, distinct or repeated only with equal values, and each must be a particle
+    /// in bounds of `base` that no other thread touches.
     unsafe fn store_aos(base: AosPtr, idx: *const u32, xyzw: [Self::V; 4]);
     /// 4 × 4 transposes in every 128-bit quarter: rows [a_l | a_{l+4} | …] of [x, y, z, w]
     /// become x, y, z, w vectors of lanes 0, 1, 2, 3 | 4, 5, 6, 7 | …, and back (the transpose
@@ -353,9 +354,9 @@ impl Lanes for Avx2 {
     /// The transpose back, and eight 16-byte stores.
     #[inline(always)]
     unsafe fn store_aos(base: AosPtr, idx: *const u32, xyzw: [__m256; 4]) {
-        // SAFETY: the caller guarantees AVX2 and FMA, and `idx[0..8]` readable and distinct, each a
-        // particle in bounds of `base` that no other thread touches (see `Lanes::store_aos`'s #
-        // Safety).
+        // SAFETY: the caller guarantees AVX2 and FMA, and `idx[0..8]` readable and distinct (or
+        // repeated with equal values), each a particle in bounds of `base` that no other thread
+        // touches (see `Lanes::store_aos`'s # Safety).
         unsafe {
             let rows = Self::transpose(xyzw);
             for (l, row) in rows.into_iter().enumerate() {
@@ -533,9 +534,9 @@ impl Lanes for Avx512 {
     /// The transpose back, and sixteen 16-byte stores.
     #[inline(always)]
     unsafe fn store_aos(base: AosPtr, idx: *const u32, xyzw: [__m512; 4]) {
-        // SAFETY: the caller guarantees AVX-512F, and `idx[0..16]` readable and distinct, each a
-        // particle in bounds of `base` that no other thread touches (see `Lanes::store_aos`'s #
-        // Safety).
+        // SAFETY: the caller guarantees AVX-512F, and `idx[0..16]` readable and distinct (or
+        // repeated with equal values), each a particle in bounds of `base` that no other thread
+        // touches (see `Lanes::store_aos`'s # Safety).
         unsafe {
             let rows = Self::transpose(xyzw);
             for (l, row) in rows.into_iter().enumerate() {

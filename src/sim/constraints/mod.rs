@@ -48,11 +48,13 @@
 //! the k-th band of rows). Each part is scheduled on its own; one thread solving parts 0, 1,
 //! … of every phase in turn is the sequential sweep, bit for bit. T threads solve one part
 //! each and run the passes over the particles (prediction, the `[x, y, z, w]` copies,
-//! contacts) on the same ranges, so each keeps its band of the sheet in its cache. A colour
-//! is cut only at multiples of [`CHUNK`] and solved in chunks of [`CHUNK`], the same chunks
-//! for every T (see [`ConstraintSet::schedule_phases`]): the hinges' vector kernel rounds unlike
-//! their scalar one, so a constraint must sit in the same lane whatever T. Distances round
-//! alike in every kernel. So the results do not depend on T. Neighbouring parts of a phase
+//! contacts) on the same ranges, so each keeps its band of the sheet in its cache, and no
+//! part's constraints reach into the bands above it. A colour's part is solved in chunks of
+//! [`CHUNK`]. The hinges' vector kernel rounds unlike their scalar one, so which hinges
+//! run the scalar code must not depend on T: only a colour's own rest (after its last whole
+//! eight) does, every other batch running its rest as a padded vector (see
+//! [`ConstraintSet::schedule_phases`]). Distances round alike in every kernel. So the results
+//! do not depend on T. Neighbouring parts of a phase
 //! may share particles where they meet (the vertical edges across a band's border): every
 //! *unit* (a level, a whole group of strips, a chunk of a colour, a part's pass) carries a
 //! list of [`Wait`]s, how many units of which other parts must be done before it starts —
@@ -129,7 +131,7 @@ mod plan;
 mod schedule;
 
 pub(crate) use plan::{pass, plan_sweep, Placement, SweepPlan, SweepStep, Wait};
-use schedule::{chunked, level_schedule, part_cuts, phases, schedule_part, CHUNK};
+use schedule::{chunked, independent, level_schedule, part_cuts, phases, schedule_part, CHUNK, LANES, UNSPLIT_CHUNK};
 
 /// Colour index of the serial batch of the tail group (constraints that found no free colour).
 pub(crate) const TAIL: u32 = u32::MAX;
@@ -157,6 +159,11 @@ pub(crate) trait Batch: Default {
     fn id(&self, index: usize) -> u32;
     /// Number of constraints.
     fn len(&self) -> usize;
+    /// Asks the kernels to run the constraints after the batch's last whole vector in a
+    /// padded vector rather than with the scalar code, so that no constraint's rounding
+    /// depends on where its batch ends (see [`ConstraintSet::schedule_phases`]). Nothing to do
+    /// for a type whose vector and scalar kernels round alike.
+    fn pad_rest(&mut self) {}
     /// The sweep-order key of a constraint type ordered like the straightforward loop (equal
     /// keys form one phase, level-scheduled), or `None` to order by greedy colour. The upper
     /// 32 bits are the constraint's *class* (distances: the edge kind): classes are solved in
@@ -397,20 +404,39 @@ impl<B: Batch> ConstraintSet<B> {
     /// [`Self::bounds`] into `parts` consecutive parts (see [`part_cuts`]), each
     /// level-scheduled, a colour's part in chunks of [`CHUNK`].
     ///
-    /// A colour (constraints in any order) is cut at multiples of [`CHUNK`], so its chunks
-    /// are the same whatever the number of parts: chunk k holds its constraints C k to
-    /// C (k + 1) − 1 (C = [`CHUNK`]), in the same vector lanes. That matters where a vector kernel rounds
-    /// unlike the scalar one (the hinges' fused multiply–adds): a different cut would move
-    /// constraints between vector lanes and a scalar rest (also later, when tearing removes
-    /// constraints from their chunks), and the results would depend on the thread count.
+    /// Where a colour is cut must not change how its constraints round, or the results would
+    /// depend on the number of threads: the hinges' vector kernel rounds unlike their scalar
+    /// one (fused multiply–adds), and a batch's constraints after its last whole vector would
+    /// run the scalar code. So in a set that can be cut (see [`Self::max_parts`]) every batch
+    /// of a phase part runs that rest as a padded vector ([`Batch::pad_rest`]; later removals
+    /// by tearing end the same way), and only a colour's own rest — its constraints after its
+    /// last whole eight, the same for any cut — runs the scalar code, as a batch of its own at
+    /// the end of the last part (where one unpadded batch per colour had it, so the results of
+    /// every earlier build are kept). A set too small to be cut keeps chunks of
+    /// [`UNSPLIT_CHUNK`](schedule::UNSPLIT_CHUNK) with scalar rests, as it always had.
     fn schedule_phases(&self, items: &[B::Item], phases: &[Vec<u32>]) -> Vec<Group<B>> {
         let mut scratch = vec![0u32; self.particles];
         let mut groups = Vec::with_capacity(phases.len() * self.parts);
-        let align = if self.keyed { 1 } else { CHUNK };
+        let splittable = self.max_parts() > 1;
         for phase in phases {
-            let cuts = part_cuts::<B>(items, phase, &self.bounds, align);
-            for part in cuts.windows(2) {
-                groups.push(chunked(schedule_part::<B>(items, &phase[part[0]..part[1]], &mut scratch)));
+            if !splittable {
+                groups.push(chunked(schedule_part::<B>(items, phase, &mut scratch), UNSPLIT_CHUNK));
+                continue;
+            }
+            let whole = if self.keyed || !independent::<B>(items, phase, &mut scratch) {
+                phase.len()
+            } else {
+                phase.len() / LANES as usize * LANES as usize
+            };
+            let (vectors, rest) = phase.split_at(whole);
+            let cuts = part_cuts::<B>(items, vectors, &self.bounds);
+            for (k, part) in cuts.windows(2).enumerate() {
+                let mut group = chunked(schedule_part::<B>(items, &vectors[part[0]..part[1]], &mut scratch), CHUNK);
+                group.batches.iter_mut().for_each(B::pad_rest);
+                if k + 1 == self.parts && !rest.is_empty() {
+                    group.batches.extend(schedule_part::<B>(items, rest, &mut scratch).batches);
+                }
+                groups.push(group);
             }
         }
         groups
@@ -967,11 +993,11 @@ mod tests {
         }
     }
 
-    /// A colour's chunks (which constraints share a batch, in which slots) do not depend on the
-    /// number of parts, so a kernel that rounds by lane gives the same results on any number
-    /// of threads.
+    /// Which hinges a vector kernel runs with the scalar code (a colour's own rest) does not
+    /// depend on the number of parts, and each part's hinges start in its band of rows, so a
+    /// kernel rounding unlike the scalar code gives the same results on any number of threads.
     #[test]
-    fn a_colours_chunks_are_the_same_for_every_number_of_parts() {
+    fn hinges_are_cut_at_the_bands_and_the_same_ones_run_scalar_for_every_number_of_parts() {
         use crate::sim::{Cloth, GridSpec, Material};
         let spec = GridSpec {
             columns: 90,
@@ -979,17 +1005,38 @@ mod tests {
             ..GridSpec::default()
         };
         let cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
-        let chunks = |parts: usize| {
+        let cut = |parts: usize| {
             let mut hinges = cloth.constraint_store().hinges().clone();
             hinges.set_parts(parts);
-            let mut chunks: Vec<Vec<u32>> = hinges.iter_batches().map(|b| b.id.clone()).filter(|ids| !ids.is_empty()).collect();
-            chunks.sort();
-            chunks
+            hinges
         };
-        let one = chunks(1);
-        assert!(one.iter().any(|c| c.len() == CHUNK), "colours larger than a chunk");
+        let scalar = |set: &ConstraintSet<HingeBatch>| {
+            let mut ids: Vec<u32> = set.iter_batches().flat_map(|b| b.scalar_ids().to_vec()).collect();
+            ids.sort_unstable();
+            ids
+        };
+        let one = cut(1);
+        assert!(one.iter_batches().any(|b| b.len() == CHUNK), "colours larger than a chunk");
+        assert!(!scalar(&one).is_empty(), "colours with a rest");
         for parts in [2, 3, 7, MAX_PARTS] {
-            assert!(chunks(parts) == one, "{parts} parts");
+            let set = cut(parts);
+            assert_eq!(scalar(&set), scalar(&one), "{parts} parts");
+            // Hinges are numbered by their edge's lower particle, a wing may lie a row lower:
+            // the cuts follow the bands to within a row (cut at multiples of a chunk, they were
+            // up to 16 rows off).
+            let row = spec.columns;
+            let bounds = set.bounds().to_vec();
+            for (g, group) in set.groups[..set.phase_count() * parts].iter().enumerate() {
+                let part = g % parts;
+                let band = bounds[part].saturating_sub(row)..bounds[part + 1] + row;
+                // The colour's own rest (at the end of the last part) aside.
+                let cut_batches = group.batches.iter().filter(|b| b.scalar_ids().is_empty());
+                let mut lowest = cut_batches.flat_map(|b| (0..b.len()).map(|i| *b.get(i).particles.iter().min().unwrap()));
+                assert!(
+                    lowest.all(|p| band.contains(&p)),
+                    "{parts} parts, group {g}: a hinge outside band {part}"
+                );
+            }
         }
     }
 
@@ -1002,7 +1049,7 @@ mod tests {
             rest_angle: 0.0,
             compliance: 0.0,
         };
-        let set = ConstraintSet::<HingeBatch>::new(5000, (0..4000).step_by(2).map(hinge));
+        let set = ConstraintSet::<HingeBatch>::new(9000, (0..8000).step_by(2).map(hinge));
         for group in &set.groups {
             // A part of a colour: its chunks together share no particle.
             let mut seen = std::collections::HashSet::new();
@@ -1015,6 +1062,6 @@ mod tests {
             set.groups.iter().any(|g| g.batches.len() > 1),
             "a colour of more than CHUNK is chunked"
         );
-        assert_eq!(set.len(), 2000);
+        assert_eq!(set.len(), 4000);
     }
 }

@@ -104,31 +104,48 @@ pub(super) fn components<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut
 /// the constraints whose lowest particle lies below `bounds[k]`. On a grid built row by row
 /// they are a prefix of the phase, so part k holds the constraints of the k-th band of rows
 /// and the per-particle passes' split (at the same bounds) keeps each thread on the same
-/// particles. Any consecutive cut keeps the sweep order; another mesh order only balances
-/// worse. With `align` each offset is rounded to the nearest multiple of it.
-pub(super) fn part_cuts<B: Batch>(items: &[B::Item], phase: &[u32], bounds: &[u32], align: usize) -> Vec<usize> {
+/// particles; no part's constraints then reach into the bands above it. Any consecutive cut
+/// keeps the sweep order; another mesh order only balances worse.
+pub(super) fn part_cuts<B: Batch>(items: &[B::Item], phase: &[u32], bounds: &[u32]) -> Vec<usize> {
     let lowest = |id: u32| B::particles(&items[id as usize]).iter().copied().min().unwrap_or(0);
-    // To the nearest multiple of `align` (not down), so the parts stay as even as they can.
-    let below = |bound: u32| ((phase.iter().filter(|&&id| lowest(id) < bound).count() + align / 2) / align * align).min(phase.len());
+    let below = |bound: u32| phase.iter().filter(|&&id| lowest(id) < bound).count();
     let inner = bounds[1..bounds.len() - 1].iter().map(|&b| below(b));
     std::iter::once(0).chain(inner).chain(std::iter::once(phase.len())).collect()
 }
 
+/// Whether the constraints `ids` share no particle (a colour). `scratch` (one entry per
+/// particle, all zero) is left zeroed.
+pub(super) fn independent<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> bool {
+    let particles = || ids.iter().flat_map(|&id| B::particles(&items[id as usize]));
+    let shared = particles().any(|&p| std::mem::replace(&mut scratch[p as usize], 1) == 1);
+    particles().for_each(|&p| scratch[p as usize] = 0);
+    !shared
+}
+
 /// Constraints per unit of a colour (a phase of one level): a multiple of the widest vector,
 /// small enough that a neighbouring part, waiting only for the chunk at the seam between the
-/// parts, waits briefly, and large enough to make a wait check cheap per constraint.
-pub(super) const CHUNK: usize = 256;
+/// parts, waits briefly, and large enough that the threads rarely publish progress (each
+/// publication moves a cache line between cores). Measured on the default curtain at 128²
+/// with two threads (docs/performance.md): 1 024 is as fast as the two-thread build before
+/// any-number-of-threads; 256 and 512 were 1–2 % slower, whole colour parts 2 % slower.
+pub(super) const CHUNK: usize = 1024;
+
+/// Constraints per batch of a colour in a set too small ever to be cut into parts: there the
+/// chunks are no units of waiting, only where the batches end, which decides which hinges
+/// the scalar code runs (the rests); kept as it always was, so such a cloth's results are
+/// those of every earlier build.
+pub(super) const UNSPLIT_CHUNK: usize = 256;
 
 /// A colour's part (one level of independent constraints, in order) as consecutive batches of
-/// [`CHUNK`] constraints, each a unit of the sweep on several threads; other groups as they are.
-pub(super) fn chunked<B: Batch>(group: Group<B>) -> Group<B> {
-    if group.chained || group.batches.len() != 1 || group.batches[0].len() <= CHUNK {
+/// `chunk` constraints, each a unit of the sweep on several threads; other groups as they are.
+pub(super) fn chunked<B: Batch>(group: Group<B>, chunk: usize) -> Group<B> {
+    if group.chained || group.batches.len() != 1 || group.batches[0].len() <= chunk {
         return group;
     }
     let level = &group.batches[0];
     let mut batches: Vec<B> = Vec::new();
     for i in 0..level.len() {
-        if i % CHUNK == 0 {
+        if i % chunk == 0 {
             batches.push(B::default());
         }
         batches.last_mut().unwrap().push(level.id(i), level.get(i));
