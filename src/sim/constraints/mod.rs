@@ -131,7 +131,7 @@ mod plan;
 mod schedule;
 
 pub(crate) use plan::{pass, plan_sweep, Placement, SweepPlan, SweepStep, Wait};
-use schedule::{chunked, independent, level_schedule, part_cuts, phases, schedule_part, CHUNK, LANES, UNSPLIT_CHUNK};
+use schedule::{by_band, chunked, independent, level_schedule, part_cuts, phases, schedule_part, CHUNK, LANES, UNSPLIT_CHUNK};
 
 /// Colour index of the serial batch of the tail group (constraints that found no free colour).
 pub(crate) const TAIL: u32 = u32::MAX;
@@ -423,13 +423,19 @@ impl<B: Batch> ConstraintSet<B> {
                 groups.push(chunked(schedule_part::<B>(items, phase, &mut scratch), UNSPLIT_CHUNK));
                 continue;
             }
-            let whole = if self.keyed || !independent::<B>(items, phase, &mut scratch) {
-                phase.len()
-            } else {
+            let colour = !self.keyed && independent::<B>(items, phase, &mut scratch);
+            let whole = if colour {
                 phase.len() / LANES as usize * LANES as usize
+            } else {
+                phase.len()
             };
             let (vectors, rest) = phase.split_at(whole);
-            let cuts = part_cuts::<B>(items, vectors, &self.bounds);
+            let vectors = if colour {
+                by_band::<B>(items, vectors, &self.bounds)
+            } else {
+                vectors.to_vec()
+            };
+            let cuts = part_cuts::<B>(items, &vectors, &self.bounds);
             for (k, part) in cuts.windows(2).enumerate() {
                 let mut group = chunked(schedule_part::<B>(items, &vectors[part[0]..part[1]], &mut scratch), CHUNK);
                 group.batches.iter_mut().for_each(B::pad_rest);
@@ -1021,14 +1027,12 @@ mod tests {
         for parts in [2, 3, 7, MAX_PARTS] {
             let set = cut(parts);
             assert_eq!(scalar(&set), scalar(&one), "{parts} parts");
-            // Hinges are numbered by their edge's lower particle, a wing may lie a row lower:
-            // the cuts follow the bands to within a row (cut at multiples of a chunk, they were
-            // up to 16 rows off).
-            let row = spec.columns;
+            // (In model order a hinge's wing may lie a row above its edge; cut at multiples of
+            // a chunk, the parts were up to 16 rows off.)
             let bounds = set.bounds().to_vec();
             for (g, group) in set.groups[..set.phase_count() * parts].iter().enumerate() {
                 let part = g % parts;
-                let band = bounds[part].saturating_sub(row)..bounds[part + 1] + row;
+                let band = bounds[part]..bounds[part + 1];
                 // The colour's own rest (at the end of the last part) aside.
                 let cut_batches = group.batches.iter().filter(|b| b.scalar_ids().is_empty());
                 let mut lowest = cut_batches.flat_map(|b| (0..b.len()).map(|i| *b.get(i).particles.iter().min().unwrap()));

@@ -113,6 +113,18 @@ pub(super) fn part_cuts<B: Batch>(items: &[B::Item], phase: &[u32], bounds: &[u3
     std::iter::once(0).chain(inner).chain(std::iter::once(phase.len())).collect()
 }
 
+/// A colour's constraints `ids` (independent, so any order is the same sweep) ordered by the
+/// band of `bounds` their lowest particle lies in, in their order within a band: so
+/// [`part_cuts`] gives each part exactly its band's constraints, none reaching into a band
+/// above (in model order a hinge's wing may lie a row above its edge, and the parts would
+/// meet instead of trailing).
+pub(super) fn by_band<B: Batch>(items: &[B::Item], ids: &[u32], bounds: &[u32]) -> Vec<u32> {
+    let lowest = |id: u32| B::particles(&items[id as usize]).iter().copied().min().unwrap_or(0);
+    let mut ordered = ids.to_vec();
+    ordered.sort_by_key(|&id| bounds[1..].partition_point(|&b| b <= lowest(id)));
+    ordered
+}
+
 /// Whether the constraints `ids` share no particle (a colour). `scratch` (one entry per
 /// particle, all zero) is left zeroed.
 pub(super) fn independent<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut [u32]) -> bool {
