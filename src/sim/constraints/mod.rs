@@ -413,7 +413,7 @@ impl<B: Batch> ConstraintSet<B> {
     /// last whole eight, the same for any cut — runs the scalar code, as a batch of its own at
     /// the end of the last part (where one unpadded batch per colour had it, so the results of
     /// every earlier build are kept). A set too small to be cut keeps chunks of
-    /// [`UNSPLIT_CHUNK`](schedule::UNSPLIT_CHUNK) with scalar rests, as it always had.
+    /// [`UNSPLIT_CHUNK`] with scalar rests, as it always had.
     fn schedule_phases(&self, items: &[B::Item], phases: &[Vec<u32>]) -> Vec<Group<B>> {
         let mut scratch = vec![0u32; self.particles];
         let mut groups = Vec::with_capacity(phases.len() * self.parts);
