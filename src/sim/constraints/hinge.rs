@@ -114,8 +114,9 @@ impl HingeBatch {
         Batch::push(self, id, item);
     }
 
-    /// Model ids of the hinges a vector kernel projects with the scalar code: those after the
-    /// last whole vector of eight, unless the batch pads its rest.
+    /// Model ids of the hinges a vector kernel projects with the scalar code for where they
+    /// sit: those after the last whole vector of eight, unless the batch pads its rest. (A
+    /// hinge whose rest angle lies beyond ±π takes it wherever it sits.)
     #[cfg(test)]
     pub(crate) fn scalar_ids(&self) -> &[u32] {
         let vectors = if self.padded_rest { self.id.len() } else { self.id.len() / 8 * 8 };
@@ -638,27 +639,34 @@ mod vector {
         fn lambdas(&mut self) -> *mut f32;
     }
 
-    impl Slots for HingeBatch {
-        #[inline(always)]
-        fn particles(&self, k: usize) -> *const u32 {
-            self.particles[k].as_ptr()
-        }
+    /// [`Slots`] of a type holding the columns by the names [`HingeBatch`] gives them.
+    macro_rules! slots_in_columns {
+        ($holder:ty) => {
+            impl Slots for $holder {
+                #[inline(always)]
+                fn particles(&self, k: usize) -> *const u32 {
+                    self.particles[k].as_ptr()
+                }
 
-        #[inline(always)]
-        fn rest_angles(&self) -> *const f32 {
-            self.rest_angle.as_ptr()
-        }
+                #[inline(always)]
+                fn rest_angles(&self) -> *const f32 {
+                    self.rest_angle.as_ptr()
+                }
 
-        #[inline(always)]
-        fn compliances(&self) -> *const f32 {
-            self.compliance.as_ptr()
-        }
+                #[inline(always)]
+                fn compliances(&self) -> *const f32 {
+                    self.compliance.as_ptr()
+                }
 
-        #[inline(always)]
-        fn lambdas(&mut self) -> *mut f32 {
-            self.lambda.as_mut_ptr()
-        }
+                #[inline(always)]
+                fn lambdas(&mut self) -> *mut f32 {
+                    self.lambda.as_mut_ptr()
+                }
+            }
+        };
     }
+
+    slots_in_columns!(HingeBatch);
 
     /// The hinges of a batch after its last whole vector (fewer than eight) as one vector of
     /// eight: the lanes beyond them hold copies of the first, which compute exactly what it
@@ -686,27 +694,7 @@ mod vector {
         }
     }
 
-    impl Slots for PaddedRest {
-        #[inline(always)]
-        fn particles(&self, k: usize) -> *const u32 {
-            self.particles[k].as_ptr()
-        }
-
-        #[inline(always)]
-        fn rest_angles(&self) -> *const f32 {
-            self.rest_angle.as_ptr()
-        }
-
-        #[inline(always)]
-        fn compliances(&self) -> *const f32 {
-            self.compliance.as_ptr()
-        }
-
-        #[inline(always)]
-        fn lambdas(&mut self) -> *mut f32 {
-            self.lambda.as_mut_ptr()
-        }
-    }
+    slots_in_columns!(PaddedRest);
 
     /// Particle k's indices of the hinges at slot `j`.
     ///
