@@ -969,6 +969,14 @@ mod tests {
 
     use super::*;
 
+    /// Reproducible numbers in [0, 1) from `seed` (a 64-bit LCG's upper bits).
+    fn uniform_numbers(mut seed: u64) -> impl FnMut() -> f32 {
+        move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        }
+    }
+
     /// `hinges` random hinges on disjoint particles, every 7th with a degenerate wing and, when
     /// `wild_rest`, every 13th with a rest angle beyond π (it takes the scalar path).
     fn random_hinges(next: &mut impl FnMut() -> f32, hinges: u32, wild_rest: bool) -> (Vec<PosW>, HingeBatch) {
@@ -1068,11 +1076,7 @@ mod tests {
     #[test]
     fn a_padded_rest_rounds_like_a_whole_vector_wherever_the_batch_ends() {
         let name = "a_padded_rest_rounds_like_a_whole_vector_wherever_the_batch_ends";
-        let mut seed = 5u64;
-        let mut next = move || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut next = uniform_numbers(5);
         // With rest angles beyond π: those hinges run the scalar code, whatever their vector.
         let (pos, batch) = random_hinges(&mut next, 48, true);
         for kernel in Kernel::vector_kernels_for(name) {
@@ -1095,11 +1099,7 @@ mod tests {
         if vector_kernels.is_empty() {
             return;
         }
-        let mut seed = 11u64;
-        let mut next = move || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut next = uniform_numbers(11);
         // 21: a partial block and a scalar remainder at both widths; 40: a full AVX2 block and
         // one more vector, two AVX-512 vectors and an AVX2 one; 64: whole blocks of eight lanes;
         // 100: a whole AVX-512 block, two more vectors and a scalar rest; 84 particles for 21

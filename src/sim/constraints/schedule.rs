@@ -107,8 +107,7 @@ pub(super) fn components<B: Batch>(items: &[B::Item], ids: &[u32], scratch: &mut
 /// particles; no part's constraints then reach into the bands above it. Any consecutive cut
 /// keeps the sweep order; another mesh order only balances worse.
 pub(super) fn part_cuts<B: Batch>(items: &[B::Item], phase: &[u32], bounds: &[u32]) -> Vec<usize> {
-    let lowest = |id: u32| B::particles(&items[id as usize]).iter().copied().min().unwrap_or(0);
-    let below = |bound: u32| phase.iter().filter(|&&id| lowest(id) < bound).count();
+    let below = |bound: u32| phase.iter().filter(|&&id| lowest_particle::<B>(items, id) < bound).count();
     let inner = bounds[1..bounds.len() - 1].iter().map(|&b| below(b));
     std::iter::once(0).chain(inner).chain(std::iter::once(phase.len())).collect()
 }
@@ -119,10 +118,14 @@ pub(super) fn part_cuts<B: Batch>(items: &[B::Item], phase: &[u32], bounds: &[u3
 /// above (in model order a hinge's wing may lie a row above its edge, and the parts would
 /// meet instead of trailing).
 pub(super) fn by_band<B: Batch>(items: &[B::Item], ids: &[u32], bounds: &[u32]) -> Vec<u32> {
-    let lowest = |id: u32| B::particles(&items[id as usize]).iter().copied().min().unwrap_or(0);
     let mut ordered = ids.to_vec();
-    ordered.sort_by_key(|&id| bounds[1..].partition_point(|&b| b <= lowest(id)));
+    ordered.sort_by_cached_key(|&id| bounds[1..].partition_point(|&b| b <= lowest_particle::<B>(items, id)));
     ordered
+}
+
+/// The lowest particle constraint `id` touches, which decides its part.
+fn lowest_particle<B: Batch>(items: &[B::Item], id: u32) -> u32 {
+    B::particles(&items[id as usize]).iter().copied().min().unwrap_or(0)
 }
 
 /// Whether the constraints `ids` share no particle (a colour). `scratch` (one entry per
