@@ -10,18 +10,23 @@
 //! [`Material::hinge_compliance`]. It also owns the plan of waits between the threads' parts,
 //! refreshed whenever the parts or the sweep's units change.
 
+use super::constraints::custom::{CustomBatch, CustomConstraint};
 use super::constraints::distance::{DistanceBatch, DistanceItem};
 use super::constraints::hinge::{HingeBatch, HingeItem};
-use super::constraints::{plan_sweep, ConstraintSet, Placement, SweepPlan};
+use super::constraints::{plan_sweep, ConstraintSet, Placement, PlannedSet, SweepPlan};
 use super::model::{DistanceConstraint, Hinge, Model};
 use super::params::Material;
-use super::solver::{FrameSet, SetInFrame, DISTANCE_KERNELS, HINGE_KERNELS};
+use super::solver::{FrameSet, SetInFrame, SolvedBatch};
 
-/// The solver's distance and hinge constraints, kept in step with the model's records.
+/// The solver's constraint sets: the model's distances and hinges, kept in step with the
+/// model's records, then the custom sets registered through
+/// [`super::cloth::Cloth::add_constraints`].
 #[derive(Debug, Clone)]
 pub(crate) struct ConstraintStore {
     distances: ConstraintSet<DistanceBatch>,
     hinges: ConstraintSet<HingeBatch>,
+    /// Sets of caller-defined constraint types, in registration order.
+    custom: Vec<Box<dyn RegisteredSet>>,
     /// The sweep's unit counts and pass waits per part, refreshed when the units change.
     plan: SweepPlan,
 }
@@ -39,6 +44,67 @@ pub(crate) struct SweepSets<'a> {
     pub copy_used: bool,
     /// Whether no set has constraints in its tail group.
     pub tail_empty: bool,
+}
+
+/// One registered constraint set as the store and the frame handle it, whatever its type:
+/// implemented by every [`ConstraintSet`] whose batch type has kernels ([`SolvedBatch`]).
+pub(crate) trait RegisteredSet: PlannedSet + Send + Sync + std::fmt::Debug {
+    /// Number of live constraints.
+    fn len(&self) -> usize;
+    /// Makes room for particles added by a split.
+    fn resize_particles(&mut self, particle_count: usize);
+    /// Cuts the phases into `parts` parts (see [`ConstraintSet::set_parts`]).
+    fn set_parts(&mut self, parts: usize);
+    /// Whether the units changed since the plan's waits were filled.
+    fn waits_stale(&self) -> bool;
+    /// Whether the tail group is empty.
+    fn tail_is_empty(&self) -> bool;
+    /// Number of phases.
+    fn phase_count(&self) -> usize;
+    /// Its groups lent to one frame with its kernels, on the `[x, y, z, w]` copy when
+    /// `on_copy`.
+    fn in_frame(&mut self, on_copy: bool) -> Box<dyn FrameSet>;
+    /// Itself as the plan sees it.
+    fn as_planned(&mut self) -> &mut dyn PlannedSet;
+    /// A copy (the store is cloned with its cloth).
+    fn clone_box(&self) -> Box<dyn RegisteredSet>;
+}
+
+impl<B: SolvedBatch> RegisteredSet for ConstraintSet<B> {
+    fn len(&self) -> usize {
+        ConstraintSet::len(self)
+    }
+    fn resize_particles(&mut self, particle_count: usize) {
+        ConstraintSet::resize_particles(self, particle_count);
+    }
+    fn set_parts(&mut self, parts: usize) {
+        ConstraintSet::set_parts(self, parts);
+    }
+    fn waits_stale(&self) -> bool {
+        ConstraintSet::waits_stale(self)
+    }
+    fn tail_is_empty(&self) -> bool {
+        ConstraintSet::tail_is_empty(self)
+    }
+    fn phase_count(&self) -> usize {
+        ConstraintSet::phase_count(self)
+    }
+    fn in_frame(&mut self, on_copy: bool) -> Box<dyn FrameSet> {
+        let (phases, parts) = (self.phase_count(), self.parts());
+        Box::new(SetInFrame::new(self.groups_mut(), phases, parts, on_copy, B::KERNELS))
+    }
+    fn as_planned(&mut self) -> &mut dyn PlannedSet {
+        self
+    }
+    fn clone_box(&self) -> Box<dyn RegisteredSet> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn RegisteredSet> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
 }
 
 pub(crate) fn distance_item(c: &DistanceConstraint, m: &Material) -> DistanceItem {
@@ -68,6 +134,7 @@ impl ConstraintStore {
         Self {
             distances: ConstraintSet::new(n, model.distances.iter().map(distance)),
             hinges: ConstraintSet::new(n, model.hinges.iter().map(hinge)),
+            custom: Vec::new(),
             plan: SweepPlan::default(),
         }
     }
@@ -82,9 +149,41 @@ impl ConstraintStore {
         &self.hinges
     }
 
-    /// Number of live constraints (distances + hinges).
+    /// The registry: every set with where its phases run, in registration order — the
+    /// model's distances (on the `[x, y, z, w]` copy when `distances_on_copy`) and hinges
+    /// (always on the copy), then the custom sets (on the particle arrays). The cut into
+    /// parts, the plan of waits and the frame follow this list; a constraint type the model
+    /// carries is one field and one entry here.
+    fn registry(&mut self, distances_on_copy: bool) -> (Vec<(&mut dyn RegisteredSet, Placement)>, &mut SweepPlan) {
+        let Self {
+            distances,
+            hinges,
+            custom,
+            plan,
+        } = self;
+        let distance_placement = if distances_on_copy { Placement::Copy } else { Placement::Arrays };
+        let model: [(&mut dyn RegisteredSet, Placement); 2] = [(distances, distance_placement), (hinges, Placement::Copy)];
+        let custom = custom
+            .iter_mut()
+            .map(|set| (&mut **set as &mut dyn RegisteredSet, Placement::Arrays));
+        (model.into_iter().chain(custom).collect(), plan)
+    }
+
+    /// Number of live constraints in every set.
     pub fn len(&self) -> usize {
-        self.distances.len() + self.hinges.len()
+        self.distances.len() + self.hinges.len() + self.custom.iter().map(|set| set.len()).sum::<usize>()
+    }
+
+    /// Registers a set of custom constraints (indices checked by the caller) over
+    /// `particle_count` particles.
+    pub fn add_custom<C: CustomConstraint>(&mut self, constraints: Vec<C>, particle_count: usize) {
+        let split = self.distances.split_particles();
+        self.custom.push(Box::new(ConstraintSet::<CustomBatch<C>>::new_beside(
+            split,
+            particle_count,
+            constraints,
+        )));
+        self.plan = SweepPlan::default();
     }
 
     /// Adds `c` to the model and the sweep; returns its id.
@@ -120,8 +219,9 @@ impl ConstraintStore {
 
     /// Makes room for particles added by a split (`particle_count` in all).
     pub fn resize_particles(&mut self, particle_count: usize) {
-        self.distances.resize_particles(particle_count);
-        self.hinges.resize_particles(particle_count);
+        for (set, _) in self.registry(false).0 {
+            set.resize_particles(particle_count);
+        }
     }
 
     /// Rewrites every live constraint's compliance from its record under its slot's material
@@ -174,36 +274,31 @@ impl ConstraintStore {
     /// when the units or the placements changed, then lends the sets to one frame of the
     /// solver. `distances_on_copy`: whether the distances are solved on the `[x, y, z, w]`
     /// copy (the hinges always are).
-    ///
-    /// This is where the constraint sets are registered: each is listed once, with its
-    /// placement and its kernels, and the plan and the frame iterate the list.
     pub fn sweep(&mut self, parts: usize, distances_on_copy: bool) -> SweepSets<'_> {
-        let distance_placement = if distances_on_copy { Placement::Copy } else { Placement::Arrays };
-        let placements = [distance_placement, Placement::Copy];
-        self.distances.set_parts(parts);
-        self.hinges.set_parts(parts);
-        let stale = self.distances.waits_stale() || self.hinges.waits_stale();
-        if stale || self.plan.placements != placements {
-            self.plan = plan_sweep(&mut [&mut self.distances, &mut self.hinges], &placements);
+        let bounds = {
+            self.distances.set_parts(parts);
+            self.distances.bounds().to_vec()
+        };
+        let (mut sets, plan) = self.registry(distances_on_copy);
+        sets.iter_mut().for_each(|(set, _)| set.set_parts(parts));
+        let placements: Vec<Placement> = sets.iter().map(|&(_, placement)| placement).collect();
+        if sets.iter().any(|(set, _)| set.waits_stale()) || plan.placements != placements {
+            let mut planned: Vec<&mut dyn PlannedSet> = sets.iter_mut().map(|(set, _)| set.as_planned()).collect();
+            *plan = plan_sweep(&mut planned, &placements);
         }
-        let (distance_phases, hinge_phases) = (self.distances.phase_count(), self.hinges.phase_count());
-        let parts = self.distances.parts();
-        let bounds = self.distances.bounds().to_vec();
-        let tail_empty = self.distances.tail_is_empty() && self.hinges.tail_is_empty();
-        let copy_used = hinge_phases > 0 || distances_on_copy;
-        let distances = SetInFrame::new(
-            self.distances.groups_mut(),
-            distance_phases,
-            parts,
-            distances_on_copy,
-            DISTANCE_KERNELS,
-        );
-        let hinges = SetInFrame::new(self.hinges.groups_mut(), hinge_phases, parts, true, HINGE_KERNELS);
+        let copy_used = sets
+            .iter()
+            .any(|(set, placement)| *placement == Placement::Copy && set.phase_count() > 0);
+        let tail_empty = sets.iter().all(|(set, _)| set.tail_is_empty());
+        let frame_sets = sets
+            .into_iter()
+            .map(|(set, placement)| set.in_frame(placement == Placement::Copy))
+            .collect();
         SweepSets {
-            parts,
+            parts: bounds.len() - 1,
             bounds,
-            sets: vec![Box::new(distances), Box::new(hinges)],
-            plan: &self.plan,
+            sets: frame_sets,
+            plan,
             copy_used,
             tail_empty,
         }

@@ -115,13 +115,14 @@
 //!    (`src/sim/stats.rs`) if it carries a force worth showing.
 //!
 //! Passes over the particles (prediction, the copies, tethers and contacts) are the
-//! [`pass`] steps of the same order, and serial work (the tail groups, the soft grab) is its
+//! [`Pass`] steps of the same order, and serial work (the tail groups, the soft grab) is its
 //! [`SweepStep::Serial`] step. A pass that sums over the particles (a closed mesh's volume,
 //! [`super::pressure`]) runs inside the serial step: between barriers, the threads write
 //! partial sums over fixed chunks that thread 0 combines in chunk order, so the sum does not
 //! depend on the thread count.
 
 pub mod bend;
+pub mod custom;
 pub mod distance;
 pub mod distance_copy;
 pub mod hinge;
@@ -130,7 +131,7 @@ mod lanes;
 mod plan;
 mod schedule;
 
-pub(crate) use plan::{pass, plan_sweep, Placement, SweepPlan, SweepStep, Wait};
+pub(crate) use plan::{plan_sweep, Pass, Placement, PlannedSet, SweepPlan, SweepStep, Wait};
 use schedule::{by_band, chunked, independent, level_schedule, part_cuts, phases, schedule_part, CHUNK, LANES, UNSPLIT_CHUNK};
 
 /// Colour index of the serial batch of the tail group (constraints that found no free colour).
@@ -326,6 +327,15 @@ impl<B: Batch> ConstraintSet<B> {
         set
     }
 
+    /// [`Self::new`] for a set registered beside sets built earlier, over `particle_count`
+    /// particles today: its parts split the first `split` particles, as theirs do
+    /// ([`Self::split_particles`]; tearing appends particles after them).
+    pub fn new_beside(split: usize, particle_count: usize, items: impl IntoIterator<Item = B::Item>) -> Self {
+        let mut set = Self::new(particle_count, items);
+        set.bounds = vec![0, split as u32];
+        set
+    }
+
     /// Number of parts each phase is cut into.
     pub fn parts(&self) -> usize {
         self.parts
@@ -343,7 +353,7 @@ impl<B: Batch> ConstraintSet<B> {
 
     /// Particles the parts' bounds split (the particles when the set was built; particles
     /// added later belong to the first part's passes).
-    fn split_particles(&self) -> usize {
+    pub fn split_particles(&self) -> usize {
         *self.bounds.last().unwrap_or(&0) as usize
     }
 
@@ -703,7 +713,7 @@ mod tests {
             |k: usize| move |units: &mut PartUnits| (0..parts).for_each(|p| units[p].push((own(p), plan.pass_waits[p][k].clone())));
         for &step in &plan.order {
             match step {
-                SweepStep::Pass(k) => append(&mut units, &passes(k)),
+                SweepStep::Pass(pass) => append(&mut units, &passes(pass as usize)),
                 SweepStep::Set(0) => (0..distances.phase_count()).for_each(|g| append(&mut units, &|u| push_phase(distances, g, u))),
                 SweepStep::Set(1) => (0..hinges.phase_count()).for_each(|g| append(&mut units, &|u| push_phase(hinges, g, u))),
                 SweepStep::Set(k) => unreachable!("two sets registered, not {k}"),
@@ -854,7 +864,7 @@ mod tests {
         // What the bottom's contacts need of the top (its last level, touching the middle row)
         // the bottom's first level already waited for; the top's passes need nothing of the
         // bottom's in the same sweep (the bottom never touches the top's rows).
-        assert!(at_most(&plan.pass_waits[1][pass::CONTACTS], 0));
+        assert!(at_most(&plan.pass_waits[1][Pass::Contacts as usize], 0));
         assert!(plan.pass_waits[0].iter().all(|w| at_most(w, 0)));
     }
 

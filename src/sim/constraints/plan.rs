@@ -18,11 +18,16 @@ pub(crate) struct Wait {
 /// The passes over a part's own particles in each sweep, in order: prediction (first sweep of
 /// a substep), copy into the hinges' `[x, y, z, w]` array, copy back, contacts. Each is one
 /// unit (empty where there is nothing to do), placed among the phases as [`plan_sweep`] lists.
-pub mod pass {
-    pub const PREDICT: usize = 0;
-    pub const COPY_IN: usize = 1;
-    pub const COPY_OUT: usize = 2;
-    pub const CONTACTS: usize = 3;
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pass {
+    Predict,
+    CopyIn,
+    CopyOut,
+    Contacts,
+}
+
+impl Pass {
+    /// Number of passes (the length of a part's [`SweepPlan::pass_waits`] entry).
     pub const COUNT: usize = 4;
 }
 
@@ -40,8 +45,8 @@ pub(crate) enum Placement {
 /// [`SweepStep::order`] in that order, so the two cannot disagree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SweepStep {
-    /// A pass over each part's own particles (indexed by [`pass`]), part by part.
-    Pass(usize),
+    /// A pass over each part's own particles, part by part.
+    Pass(Pass),
     /// The phases of registered constraint set `k`, phase by phase, part by part.
     Set(usize),
     /// The tail groups of every set, then the serial constraints (the soft grab), by one
@@ -58,11 +63,11 @@ impl SweepStep {
             let sets = placements.iter().enumerate().filter(move |&(_, &p)| p == wanted);
             sets.map(|(k, _)| SweepStep::Set(k))
         };
-        let mut steps = vec![SweepStep::Pass(pass::PREDICT)];
+        let mut steps = vec![SweepStep::Pass(Pass::Predict)];
         steps.extend(placed(Placement::Arrays));
-        steps.push(SweepStep::Pass(pass::COPY_IN));
+        steps.push(SweepStep::Pass(Pass::CopyIn));
         steps.extend(placed(Placement::Copy));
-        steps.extend([SweepStep::Pass(pass::COPY_OUT), SweepStep::Serial, SweepStep::Pass(pass::CONTACTS)]);
+        steps.extend([SweepStep::Pass(Pass::CopyOut), SweepStep::Serial, SweepStep::Pass(Pass::Contacts)]);
         steps
     }
 }
@@ -72,8 +77,8 @@ impl SweepStep {
 pub(crate) struct SweepPlan {
     /// Units each part runs per sweep: its passes and its units of every phase.
     pub units: Vec<u32>,
-    /// Waits of each part's passes (indexed by [`pass`]), as [`Group::waits`].
-    pub pass_waits: Vec<[Vec<Wait>; pass::COUNT]>,
+    /// Waits of each part's passes (indexed by [`Pass`]), as [`Group::waits`].
+    pub pass_waits: Vec<[Vec<Wait>; Pass::COUNT]>,
     /// Where each registered set's phases run.
     pub placements: Vec<Placement>,
     /// The steps of one sweep ([`SweepStep::order`] of the placements).
@@ -112,12 +117,12 @@ pub(crate) fn plan_sweep(sets: &mut [&mut dyn PlannedSet], placements: &[Placeme
     );
     let parts = bounds.len() - 1;
     let units: Vec<u32> = (0..parts)
-        .map(|part| pass::COUNT as u32 + sets.iter().map(|s| s.phase_units(part)).sum::<u32>())
+        .map(|part| Pass::COUNT as u32 + sets.iter().map(|s| s.phase_units(part)).sum::<u32>())
         .collect();
     let own = |part: usize| bounds[part]..bounds[part + 1];
     let span = sets.iter().map(|s| s.particle_span()).max().unwrap_or(0);
     let mut touches = Touches::new(span, parts);
-    let mut pass_waits = vec![<[Vec<Wait>; pass::COUNT]>::default(); parts];
+    let mut pass_waits = vec![<[Vec<Wait>; Pass::COUNT]>::default(); parts];
     let mut set_waits = vec![Vec::new(); sets.len()];
     let order = SweepStep::order(placements);
     for sweep in 0..2 {
@@ -131,9 +136,9 @@ pub(crate) fn plan_sweep(sets: &mut [&mut dyn PlannedSet], placements: &[Placeme
         };
         for &step in &order {
             match step {
-                SweepStep::Pass(k) => {
+                SweepStep::Pass(pass) => {
                     for (part, waits) in pass_waits.iter_mut().enumerate() {
-                        waits[k] = keep(&touches.pass(part, own(part)));
+                        waits[pass as usize] = keep(&touches.pass(part, own(part)));
                     }
                 }
                 SweepStep::Set(k) => set_waits[k] = sets[k].play(&mut touches, &keep),

@@ -41,10 +41,10 @@ use std::ops::Range;
 
 use glam::Vec3;
 
-use super::collision::{project_contact, Collider, ContactSettings, PosedCollider};
+use super::collision::{project_contact, ContactSettings, PosedCollider};
 use super::constraints::distance::{Kernel, SubstepConstants};
 use super::constraints::hinge;
-use super::constraints::{pass, SweepPlan, SweepStep, Wait, MAX_PARTS};
+use super::constraints::{Pass, SweepPlan, SweepStep, Wait, MAX_PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::{Progress, SpinBarrier};
 use super::particles::{two_sum, xyz, AosPtr, PosPtr, VecPtr};
@@ -55,7 +55,7 @@ use super::tethers::Tethers;
 
 mod sets;
 
-pub(crate) use sets::{FrameSet, SetInFrame, SweepPoint, DISTANCE_KERNELS, HINGE_KERNELS};
+pub(crate) use sets::{FrameSet, SetInFrame, SolvedBatch, SweepPoint};
 
 /// Everything the substep loop needs besides the state.
 #[derive(Debug, Clone, Copy)]
@@ -206,7 +206,9 @@ impl Frame<'_> {
         self.parts * t / threads..self.parts * (t + 1) / threads
     }
 
-    /// Runs the whole frame as thread `t` of `threads`.
+    /// Runs the whole frame as thread `t` of `threads`: per substep and iteration, the steps
+    /// of [`SweepPlan::order`] (passes over this thread's particles, the registered sets'
+    /// phases, the serial step), then the velocities of its particles.
     ///
     /// # Safety
     /// `threads` must be at most the number of parts, with every thread running this
@@ -215,116 +217,154 @@ impl Frame<'_> {
     ///
     /// Returns this thread's time per phase.
     pub unsafe fn run(&self, t: usize, threads: usize, barrier: &SpinBarrier, progress: &Progress) -> PhaseTimes {
-        // SAFETY: the caller upholds this function's # Safety contract: `threads` must be at
-        // most the number of parts, with every thread running this concurrently on the same
-        // frame, barrier and (fresh) progress counters; the pointers must be valid for the
-        // frame.
-        unsafe {
-            debug_assert!((1..=self.parts).contains(&threads));
-            let _subnormals_off = FlushSubnormals::enable();
-            let mut clock = PhaseClock::start();
-            let s = self.settings;
-            let parties = threads as u32;
-            let parts = self.parts_of(t, threads);
-            let mut pipeline = Pipeline::new((threads > 1).then_some(progress), &self.plan.units);
-            // Pass `k` of each of this thread's parts, each a unit after its waits.
-            let passes = |pipeline: &mut Pipeline, k: usize, pass: &dyn Fn(Range<usize>)| {
-                for part in parts.clone() {
-                    let ranges = self.part_particles(part);
-                    pipeline.unit(part, &self.plan.pass_waits[part][k], || ranges.iter().for_each(|r| pass(r.clone())));
-                }
+        debug_assert!((1..=self.parts).contains(&threads));
+        let _subnormals_off = FlushSubnormals::enable();
+        let s = self.settings;
+        let mut thread = ThreadRun {
+            t,
+            threads,
+            parts: self.parts_of(t, threads),
+            barrier,
+            pipeline: Pipeline::new((threads > 1).then_some(progress), &self.plan.units),
+            clock: PhaseClock::start(),
+            grab_lambda: 0.0,
+        };
+        for substep in 0..s.substeps {
+            let progress_of_frame = (substep + 1) as f32 / s.substeps as f32;
+            let targets = Targets {
+                held: s.held.map(|(i, from, to)| (i, from.lerp(to, progress_of_frame))),
+                grab: s.soft_grab.map(|g| g.from.lerp(g.to, progress_of_frame)),
             };
-            let n = self.parts;
-            let (first_part, end_part) = (parts.start, parts.end);
-            let groups = move |phases: usize| (0..phases).flat_map(move |phase| (first_part..end_part).map(move |part| phase * n + part));
-            let tail_runs = !self.tail_empty || s.soft_grab.is_some() || self.self_contacts.is_some() || self.pressure.is_some();
-            // The soft grab's multiplier: only thread 0 solves it (in the tail).
-            let mut grab_lambda = 0.0f32;
-            for substep in 0..s.substeps {
-                let progress_of_frame = (substep + 1) as f32 / s.substeps as f32;
-                let held = s.held.map(|(i, from, to)| (i, from.lerp(to, progress_of_frame)));
-                let grab_target = s.soft_grab.map(|g| g.from.lerp(g.to, progress_of_frame));
-                for iteration in 0..s.iterations {
-                    let first = iteration == 0;
-                    let at = SweepPoint {
-                        first,
-                        first_of_frame: first && substep == 0,
-                    };
-                    for &step in &self.plan.order {
-                        match step {
-                            SweepStep::Pass(pass::PREDICT) => {
-                                passes(&mut pipeline, pass::PREDICT, &|r| {
-                                    if first {
-                                        self.advance(r, held, substep > 0);
-                                    }
-                                });
-                                clock.lap(PhaseClock::PREDICT);
-                            }
-                            SweepStep::Pass(pass::COPY_IN) => passes(&mut pipeline, pass::COPY_IN, &|r| {
-                                if let Some(copy) = self.aos_copy {
-                                    hinge::copy_to_aos(self.kernel, self.pos, copy, r);
-                                }
-                            }),
-                            SweepStep::Set(k) => {
-                                let set = &self.sets[k];
-                                for g in groups(set.phase_count()) {
-                                    set.solve_units(self, g, &mut pipeline, at);
-                                }
-                                clock.lap(set.clock());
-                            }
-                            SweepStep::Pass(pass::COPY_OUT) => passes(&mut pipeline, pass::COPY_OUT, &|r| {
-                                if let Some(copy) = self.aos_copy {
-                                    hinge::copy_from_aos(self.kernel, copy, self.pos, r);
-                                }
-                            }),
-                            SweepStep::Serial => {
-                                if tail_runs {
-                                    barrier.wait(parties);
-                                    if t == 0 {
-                                        self.sets.iter().for_each(|set| set.solve_tail(self, at));
-                                        if let (Some(grab), Some(target)) = (s.soft_grab, grab_target) {
-                                            if first {
-                                                grab_lambda = 0.0;
-                                            }
-                                            grab.project(self.pos, target, &mut grab_lambda);
-                                        }
-                                    }
-                                    if let Some(pressure) = self.pressure {
-                                        pressure.run(self.pos, t, threads, first, &|| barrier.wait(parties));
-                                    }
-                                    if let Some(pass) = self.self_contacts {
-                                        clock.lap(PhaseClock::HINGES);
-                                        pass.run(self.pos, self.prev, self.particles, first, (t, threads), &|| barrier.wait(parties));
-                                        clock.lap(PhaseClock::SELF_CONTACTS);
-                                    }
-                                    barrier.wait(parties);
-                                }
-                                clock.lap(PhaseClock::HINGES);
-                            }
-                            SweepStep::Pass(pass::CONTACTS) => {
-                                passes(&mut pipeline, pass::CONTACTS, &|r| {
-                                    if let Some(tethers) = self.tethers {
-                                        // The soft grab's corners have no tethers this frame
-                                        // (`Tethers::prepare_frame`).
-                                        tethers.project(self.pos, r.clone(), self.kernel.has_avx2());
-                                    }
-                                    self.project_contacts(r, substep)
-                                });
-                                clock.lap(PhaseClock::CONTACTS);
-                            }
-                            SweepStep::Pass(other) => unreachable!("no pass {other}"),
-                        }
+            for iteration in 0..s.iterations {
+                let at = SweepPoint {
+                    first: iteration == 0,
+                    first_of_frame: iteration == 0 && substep == 0,
+                };
+                for &step in &self.plan.order {
+                    // SAFETY: the caller upholds this function's # Safety contract, which
+                    // `run_step` shares.
+                    unsafe { self.run_step(&mut thread, step, substep, at, targets) };
+                }
+                thread.pipeline.end_sweep();
+                thread.clock.lap(PhaseClock::CONTACTS);
+            }
+        }
+        for part in thread.parts.clone() {
+            // SAFETY: as above; the part's particles are this thread's.
+            self.part_particles(part)
+                .into_iter()
+                .for_each(|r| unsafe { self.update_velocities(r) });
+        }
+        thread.clock.lap(PhaseClock::PREDICT);
+        thread.clock.times()
+    }
+
+    /// One step of the sweep as thread `thread.t`.
+    ///
+    /// # Safety
+    /// As [`Self::run`], called by every thread for the same step.
+    unsafe fn run_step(&self, thread: &mut ThreadRun, step: SweepStep, substep: u32, at: SweepPoint, targets: Targets) {
+        match step {
+            SweepStep::Pass(pass) => {
+                // SAFETY: as this function's # Safety.
+                unsafe { self.run_pass(thread, pass, substep, at, targets.held) };
+            }
+            SweepStep::Set(k) => {
+                let set = &self.sets[k];
+                let (n, parts) = (self.parts, thread.parts.clone());
+                for phase in 0..set.phase_count() {
+                    for part in parts.clone() {
+                        // SAFETY: as this function's # Safety; part `part` is this thread's.
+                        unsafe { set.solve_units(self, phase * n + part, &mut thread.pipeline, at) };
                     }
-                    pipeline.end_sweep();
-                    clock.lap(PhaseClock::CONTACTS);
+                }
+                thread.clock.lap(set.clock());
+            }
+            // SAFETY: as this function's # Safety.
+            SweepStep::Serial => unsafe { self.run_serial(thread, at, targets.grab) },
+        }
+    }
+
+    /// Pass `pass` over the particles of each of this thread's parts, each a unit after its
+    /// waits.
+    ///
+    /// # Safety
+    /// As [`Self::run_step`].
+    unsafe fn run_pass(&self, thread: &mut ThreadRun, pass: Pass, substep: u32, at: SweepPoint, held: Option<(usize, Vec3)>) {
+        // SAFETY (each closure): the pipeline runs it after the units sharing its particles,
+        // on this thread's own particles (as this function's # Safety).
+        let work = |range: Range<usize>| unsafe {
+            match pass {
+                Pass::Predict if at.first => self.advance(range, held, substep > 0),
+                Pass::Predict => {}
+                Pass::CopyIn => self
+                    .aos_copy
+                    .into_iter()
+                    .for_each(|copy| hinge::copy_to_aos(self.kernel, self.pos, copy, range.clone())),
+                Pass::CopyOut => self
+                    .aos_copy
+                    .into_iter()
+                    .for_each(|copy| hinge::copy_from_aos(self.kernel, copy, self.pos, range.clone())),
+                Pass::Contacts => {
+                    if let Some(tethers) = self.tethers {
+                        // The soft grab's corners have no tethers this frame
+                        // (`Tethers::prepare_frame`).
+                        tethers.project(self.pos, range.clone(), self.kernel.has_avx2());
+                    }
+                    self.project_contacts(range, substep)
                 }
             }
-            for part in first_part..end_part {
-                self.part_particles(part).into_iter().for_each(|r| self.update_velocities(r));
-            }
-            clock.lap(PhaseClock::PREDICT);
-            clock.times()
+        };
+        for part in thread.parts.clone() {
+            let ranges = self.part_particles(part);
+            let waits = &self.plan.pass_waits[part][pass as usize];
+            thread.pipeline.unit(part, waits, || ranges.iter().for_each(|r| work(r.clone())));
         }
+        match pass {
+            Pass::Predict => thread.clock.lap(PhaseClock::PREDICT),
+            Pass::Contacts => thread.clock.lap(PhaseClock::CONTACTS),
+            Pass::CopyIn | Pass::CopyOut => {}
+        }
+    }
+
+    /// The serial step, between two barriers, when it has work: thread 0 solves every set's
+    /// tail group and the soft grab, all threads the pressure bodies (a reduction in a fixed
+    /// order), then the self-contacts (lists remade by all, contacts projected by thread 0).
+    ///
+    /// # Safety
+    /// As [`Self::run_step`].
+    unsafe fn run_serial(&self, thread: &mut ThreadRun, at: SweepPoint, grab_target: Option<Vec3>) {
+        let s = self.settings;
+        let has_work = !self.tail_empty || s.soft_grab.is_some() || self.self_contacts.is_some() || self.pressure.is_some();
+        if has_work {
+            let (t, threads, barrier) = (thread.t, thread.threads, thread.barrier);
+            let wait = || barrier.wait(threads as u32);
+            wait();
+            if t == 0 {
+                // SAFETY: between barriers no other thread runs (as this function's # Safety).
+                unsafe {
+                    self.sets.iter().for_each(|set| set.solve_tail(self, at));
+                    if let (Some(grab), Some(target)) = (s.soft_grab, grab_target) {
+                        if at.first {
+                            thread.grab_lambda = 0.0;
+                        }
+                        grab.project(self.pos, target, &mut thread.grab_lambda);
+                    }
+                }
+            }
+            if let Some(pressure) = self.pressure {
+                // SAFETY: every thread runs it between the same barriers (# Safety).
+                unsafe { pressure.run(self.pos, t, threads, at.first, &wait) };
+            }
+            if let Some(pass) = self.self_contacts {
+                thread.clock.lap(PhaseClock::HINGES);
+                // SAFETY: as above.
+                unsafe { pass.run(self.pos, self.prev, self.particles, at.first, (t, threads), &wait) };
+                thread.clock.lap(PhaseClock::SELF_CONTACTS);
+            }
+            wait();
+        }
+        thread.clock.lap(PhaseClock::HINGES);
     }
 
     /// Start of a substep: finish the previous substep's velocity (`finish`, fused here to
@@ -477,6 +517,29 @@ impl Frame<'_> {
     }
 }
 
+/// One thread's state through a frame ([`Frame::run`]).
+struct ThreadRun<'a> {
+    /// This thread's index and the number of threads.
+    t: usize,
+    threads: usize,
+    /// The parts this thread solves.
+    parts: Range<usize>,
+    barrier: &'a SpinBarrier,
+    pipeline: Pipeline<'a>,
+    clock: PhaseClock,
+    /// The soft grab's multiplier (only thread 0 solves the grab).
+    grab_lambda: f32,
+}
+
+/// Where a substep drives the grabbed particle and the soft grab.
+#[derive(Debug, Clone, Copy)]
+struct Targets {
+    /// The hard grab's particle and its target (m).
+    held: Option<(usize, Vec3)>,
+    /// The soft grab's target (m).
+    grab: Option<Vec3>,
+}
+
 /// One thread's place in the sweep on several threads: the units it has finished of each of
 /// its parts and what it last saw of the other parts', counted from the start of the frame
 /// (see [`super::constraints::Group::waits`]). Alone (no progress counters) it just runs the
@@ -530,524 +593,8 @@ impl<'a> Pipeline<'a> {
     }
 }
 
-/// The per-particle passes eight particles at a time, in the scalar passes' operations.
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
-    use std::arch::x86_64::*;
-    use std::ops::Range;
-
-    use glam::Vec3;
-
-    use super::{Collider, Frame, PosedCollider};
-
-    /// x, y, z of eight particles.
-    type Xyz = [__m256; 3];
-
-    /// Loads three arrays at `i`. (Plain statements throughout this module: a closure would
-    /// not inherit AVX2 and its intrinsics would become calls.)
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
-    /// functions); the frame's pointers must be valid, the particles read or written in bounds, and
-    /// no other thread may touch them during the call.
-    #[inline(always)]
-    unsafe fn load([x, y, z]: [*mut f32; 3], i: usize) -> Xyz {
-        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
-        // and unshared (see # Safety).
-        unsafe { [_mm256_loadu_ps(x.add(i)), _mm256_loadu_ps(y.add(i)), _mm256_loadu_ps(z.add(i))] }
-    }
-
-    /// # Safety
-    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
-    /// functions); the frame's pointers must be valid, the particles read or written in bounds, and
-    /// no other thread may touch them during the call.
-    #[inline(always)]
-    unsafe fn store(arrays: [*mut f32; 3], i: usize, v: Xyz) {
-        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
-        // and unshared (see # Safety).
-        unsafe {
-            for (p, v) in arrays.into_iter().zip(v) {
-                _mm256_storeu_ps(p.add(i), v);
-            }
-        }
-    }
-
-    /// [`Frame::velocity`] of particles i..i + 8.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
-    /// functions); the frame's pointers must be valid, the particles read or written in bounds, and
-    /// no other thread may touch them during the call.
-    #[inline(always)]
-    unsafe fn velocity(frame: &Frame, i: usize) -> Xyz {
-        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
-        // and unshared (see # Safety).
-        unsafe {
-            let pos = [frame.pos.x, frame.pos.y, frame.pos.z];
-            let prev = [frame.prev.x, frame.prev.y, frame.prev.z];
-            let (x, start, h) = (load(pos, i), load(prev, i), _mm256_set1_ps(frame.settings.h));
-            let comp = load([frame.comp.x, frame.comp.y, frame.comp.z], i);
-            let comp_prev = load([frame.comp_prev.x, frame.comp_prev.y, frame.comp_prev.z], i);
-            let mut v = [_mm256_setzero_ps(); 3];
-            for c in 0..3 {
-                let moved = _mm256_add_ps(_mm256_sub_ps(x[c], start[c]), _mm256_sub_ps(comp[c], comp_prev[c]));
-                v[c] = _mm256_div_ps(moved, h);
-            }
-            let max_speed = frame.settings.max_speed;
-            if max_speed <= 0.0 {
-                return v;
-            }
-            // glam's clamp_length_max: max · (v / |v|) where |v|² > max².
-            let length_sq = length_squared(v);
-            let max = _mm256_set1_ps(max_speed);
-            let over = _mm256_cmp_ps::<_CMP_GT_OQ>(length_sq, _mm256_mul_ps(max, max));
-            let length = _mm256_sqrt_ps(length_sq);
-            for c in &mut v {
-                *c = _mm256_blendv_ps(*c, _mm256_mul_ps(max, _mm256_div_ps(*c, length)), over);
-            }
-            v
-        }
-    }
-
-    /// [`Frame::advance_one`] for the whole vectors of `range`; returns where the scalar rest
-    /// starts.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2; the frame's pointers must be valid, the particles read or written
-    /// in bounds, and no other thread may touch them during the call.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn advance(frame: &Frame, range: Range<usize>, finish: bool) -> usize {
-        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
-        // and unshared (see # Safety).
-        unsafe {
-            let s = &frame.settings;
-            let (air, h) = (_mm256_set1_ps(s.air), _mm256_set1_ps(s.h));
-            let g = s.gravity * s.h;
-            let gravity_h = [_mm256_set1_ps(g.x), _mm256_set1_ps(g.y), _mm256_set1_ps(g.z)];
-            let (pos, prev, vel) = (
-                [frame.pos.x, frame.pos.y, frame.pos.z],
-                [frame.prev.x, frame.prev.y, frame.prev.z],
-                [frame.vel.x, frame.vel.y, frame.vel.z],
-            );
-            let (comp, comp_prev) = (
-                [frame.comp.x, frame.comp.y, frame.comp.z],
-                [frame.comp_prev.x, frame.comp_prev.y, frame.comp_prev.z],
-            );
-            // As the scalar pass, the velocity is read (first substep) but not stored.
-            let end = range.start + range.len() / 8 * 8;
-            for i in (range.start..end).step_by(8) {
-                let mut v = if finish { velocity(frame, i) } else { load(vel, i) };
-                let mut x = load(pos, i);
-                store(prev, i, x);
-                let mut error = load(comp, i);
-                store(comp_prev, i, error);
-                let free = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_loadu_ps(frame.pos.w.add(i)), _mm256_setzero_ps());
-                for c in 0..3 {
-                    v[c] = _mm256_blendv_ps(v[c], _mm256_add_ps(_mm256_mul_ps(v[c], air), gravity_h[c]), free);
-                    // TwoSum of x + (comp + v h), as the scalar pass; pinned particles keep theirs.
-                    let step = _mm256_add_ps(error[c], _mm256_mul_ps(v[c], h));
-                    let sum = _mm256_add_ps(x[c], step);
-                    let virtual_step = _mm256_sub_ps(sum, x[c]);
-                    let lost = _mm256_add_ps(
-                        _mm256_sub_ps(x[c], _mm256_sub_ps(sum, virtual_step)),
-                        _mm256_sub_ps(step, virtual_step),
-                    );
-                    x[c] = _mm256_blendv_ps(x[c], sum, free);
-                    error[c] = _mm256_blendv_ps(error[c], lost, free);
-                }
-                store(pos, i, x);
-                store(comp, i, error);
-            }
-            end
-        }
-    }
-
-    /// |v|² as glam evaluates it: (x² + y²) + z².
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
-    /// functions).
-    #[inline(always)]
-    unsafe fn length_squared(v: Xyz) -> __m256 {
-        // SAFETY: the caller guarantees support for AVX2 (see # Safety).
-        unsafe {
-            _mm256_add_ps(
-                _mm256_add_ps(_mm256_mul_ps(v[0], v[0]), _mm256_mul_ps(v[1], v[1])),
-                _mm256_mul_ps(v[2], v[2]),
-            )
-        }
-    }
-
-    /// |v| as glam evaluates it.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
-    /// functions).
-    #[inline(always)]
-    unsafe fn length(v: Xyz) -> __m256 {
-        // SAFETY: the caller guarantees support for AVX2 (see # Safety).
-        unsafe { _mm256_sqrt_ps(length_squared(v)) }
-    }
-
-    /// Whether all of particles i..i + 8 pass the scalar contact's early out for every
-    /// collider (outside by more than the substep's travel: untouched), evaluated with the same
-    /// operations; false when a collider has no vector form here (capsules, boxes) or moves.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
-    /// functions); the frame's pointers must be valid, the particles read or written in bounds, and
-    /// no other thread may touch them during the call.
-    #[inline(always)]
-    unsafe fn clear_of_colliders(frame: &Frame, colliders: &[PosedCollider], i: usize) -> bool {
-        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
-        // and unshared (see # Safety).
-        unsafe {
-            let x = load([frame.pos.x, frame.pos.y, frame.pos.z], i);
-            let start = load([frame.prev.x, frame.prev.y, frame.prev.z], i);
-            let travel = length([
-                _mm256_sub_ps(start[0], x[0]),
-                _mm256_sub_ps(start[1], x[1]),
-                _mm256_sub_ps(start[2], x[2]),
-            ]);
-            let thickness = _mm256_set1_ps(frame.settings.thickness);
-            let mut clear = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
-            for posed in colliders {
-                if posed.shift != Vec3::ZERO {
-                    return false;
-                }
-                let surface = match posed.collider {
-                    Collider::Ground { height, .. } => _mm256_sub_ps(x[1], _mm256_set1_ps(height)),
-                    Collider::Sphere { center, radius, .. } => {
-                        let c = [_mm256_set1_ps(center.x), _mm256_set1_ps(center.y), _mm256_set1_ps(center.z)];
-                        let d = [_mm256_sub_ps(x[0], c[0]), _mm256_sub_ps(x[1], c[1]), _mm256_sub_ps(x[2], c[2])];
-                        _mm256_sub_ps(length(d), _mm256_set1_ps(radius))
-                    }
-                    _ => return false,
-                };
-                let gap = _mm256_sub_ps(surface, thickness);
-                let untouched = _mm256_and_ps(
-                    _mm256_cmp_ps::<_CMP_GE_OQ>(gap, _mm256_setzero_ps()),
-                    _mm256_cmp_ps::<_CMP_LT_OQ>(travel, gap),
-                );
-                clear = _mm256_and_ps(clear, untouched);
-            }
-            _mm256_movemask_ps(clear) == 0xFF
-        }
-    }
-
-    /// [`Frame::project_contacts`] for the whole vectors of `range`: eight particles clear of
-    /// every collider are skipped together (the scalar pass would leave them unchanged), the
-    /// others go one by one; returns where the scalar rest starts.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2; the frame's pointers must be valid, the particles read or written
-    /// in bounds, and no other thread may touch them during the call.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn project_contacts(frame: &Frame, colliders: &[PosedCollider], range: Range<usize>) -> usize {
-        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
-        // and unshared (see # Safety).
-        unsafe {
-            let end = range.start + range.len() / 8 * 8;
-            for i in (range.start..end).step_by(8) {
-                if !clear_of_colliders(frame, colliders, i) {
-                    (i..i + 8).for_each(|p| frame.project_contact(colliders, p));
-                }
-            }
-            end
-        }
-    }
-
-    /// [`Frame::update_velocities`] for the whole vectors of `range`; returns where the scalar
-    /// rest starts.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2; the frame's pointers must be valid, the particles read or written
-    /// in bounds, and no other thread may touch them during the call.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn update_velocities(frame: &Frame, range: Range<usize>) -> usize {
-        // SAFETY: the caller guarantees support for AVX2, every particle and slot touched in bounds
-        // and unshared (see # Safety).
-        unsafe {
-            let vel = [frame.vel.x, frame.vel.y, frame.vel.z];
-            let end = range.start + range.len() / 8 * 8;
-            for i in (range.start..end).step_by(8) {
-                store(vel, i, velocity(frame, i));
-            }
-            end
-        }
-    }
-}
+mod avx2;
 
 #[cfg(test)]
-mod tests {
-    use glam::Vec3;
-
-    use crate::sim::{Cloth, Collider, GridSpec, Material, SolverParams};
-
-    /// Steps `cloth` and checks the step ran on as many threads as it asked for.
-    fn step_on(cloth: &mut Cloth, params: &SolverParams, material: &Material) {
-        let wanted = cloth.threads_used(params);
-        assert_eq!(cloth.step(params, material).unwrap().threads, wanted);
-    }
-
-    /// A curtain large enough to be split into two parts, with hinges, shear, a ground and a
-    /// sphere, so every part of the substep loop runs on both threads.
-    fn curtain(columns: u32, rows: u32) -> Cloth {
-        let spec = GridSpec {
-            columns,
-            rows,
-            origin: Vec3::new(0.0, 1.2, 0.0),
-            ..GridSpec::default()
-        };
-        let colliders = vec![
-            Collider::Ground { height: 0.0, motion: None },
-            Collider::Sphere {
-                center: Vec3::new(0.2, 0.4, 0.1),
-                radius: 0.3,
-                motion: None,
-            },
-        ];
-        Cloth::new(spec.build().unwrap(), &Material::default(), colliders).unwrap()
-    }
-
-    /// Also on 81 × 61 particles: the parts' particle ranges then start off the eight-particle
-    /// grid of the vector passes, so particles one thread runs in AVX2 vectors another runs
-    /// through the scalar passes — the two must round alike. On 80 × 64 each of two parts has
-    /// whole eights of rows, so its horizontal phases start as strips and the tearing turns
-    /// some back into levels.
-    #[test]
-    fn one_two_and_three_threads_give_bit_identical_frames() {
-        for (columns, rows) in [(80, 60), (81, 61), (80, 64)] {
-            assert_threads_agree(&curtain(columns, rows));
-        }
-    }
-
-    fn assert_threads_agree(base: &Cloth) {
-        assert_eq!(
-            base.threads_used(&SolverParams {
-                threads: 2,
-                ..SolverParams::default()
-            }),
-            2
-        );
-        let run = |threads: u32| {
-            let mut cloth = base.clone();
-            let params = SolverParams {
-                threads,
-                iterations: 2,
-                ..SolverParams::default()
-            };
-            cloth.grab(4000).unwrap();
-            for frame in 0..30 {
-                cloth.drag_to(Vec3::new(0.3, 0.5 + frame as f32 * 0.01, 0.2));
-                step_on(&mut cloth, &params, &Material::default());
-            }
-            // Then torn: constraints move to the tail (solved between barriers) and groups of
-            // strips turn into levels (the waits are planned again).
-            let tearing = Material {
-                tear_strain: Some(0.2),
-                ..Material::default()
-            };
-            for frame in 0..20 {
-                cloth.drag_to(Vec3::new(0.3, 0.8 + frame as f32 * 0.05, 0.2));
-                step_on(&mut cloth, &params, &tearing);
-            }
-            (cloth.torn_edges(), cloth.particles().positions().collect::<Vec<_>>())
-        };
-        let one = run(1);
-        assert!(one.0 > 0, "the drag should tear the curtain");
-        assert!(one.1.iter().all(|p| p.is_finite()));
-        for threads in [2, 3] {
-            assert!(run(threads) == one, "threads 1 and {threads} differ");
-        }
-    }
-
-    /// The AVX-512 kernels (hinges, contiguous levels, strip pairs) evaluate the AVX2 kernels'
-    /// operations per lane, so a cloth gives the same frames with either, also while it tears
-    /// (fresh particles and constraints move between batches and the tail) and on two threads.
-    #[test]
-    fn avx2_and_avx512_kernels_give_bit_identical_frames() {
-        use crate::sim::constraints::distance::Kernel;
-        if !Kernel::Avx512.is_supported() {
-            eprintln!("avx2_and_avx512_kernels_give_bit_identical_frames: skipped (no AVX-512 on this CPU)");
-            return;
-        }
-        let material = Material {
-            tear_strain: Some(0.2),
-            ..Material::default()
-        };
-        let run = |kernel: Kernel, threads: u32| {
-            // 64 rows: whole eights in each part, so the horizontal phases start as strips.
-            let mut cloth = curtain(81, 64);
-            cloth.set_kernel(kernel);
-            let params = SolverParams {
-                threads,
-                ..SolverParams::default()
-            };
-            cloth.grab(4000).unwrap();
-            for frame in 0..40 {
-                cloth.drag_to(Vec3::new(0.3, 0.6 + frame as f32 * 0.05, 0.2));
-                step_on(&mut cloth, &params, &material);
-            }
-            (cloth.torn_edges(), cloth.particles().positions().collect::<Vec<_>>())
-        };
-        for threads in [1, 2] {
-            let (avx2, avx512) = (run(Kernel::Avx2, threads), run(Kernel::Avx512, threads));
-            assert!(avx2.0 > 0, "the drag should tear the curtain");
-            assert!(avx2.1.iter().all(|p| p.is_finite()));
-            assert!(avx2 == avx512, "{threads} threads: AVX2 and AVX-512 differ");
-        }
-    }
-
-    /// A curtain whose particles were renumbered at random (with bending hinges or without):
-    /// its distance sweep is coloured and, with a vector kernel, runs on the `[x, y, z, w]`
-    /// copy (see `constraints::distance_copy`).
-    fn shuffled_curtain(columns: u32, rows: u32, bending: bool) -> Cloth {
-        let spec = GridSpec {
-            columns,
-            rows,
-            bending,
-            origin: Vec3::new(0.0, 1.2, 0.0),
-            ..GridSpec::default()
-        };
-        let (model, _) = spec.build().unwrap().shuffled(5);
-        let colliders = vec![Collider::Ground { height: 0.0, motion: None }];
-        let cloth = Cloth::new(model, &Material::default(), colliders).unwrap();
-        assert!(cloth.coloured_sweep(), "a shuffled grid is solved in colours");
-        cloth
-    }
-
-    /// Drags particle 100 of `cloth` up and away for 40 frames with tearing on; returns the
-    /// torn edges and every position.
-    fn drag_and_tear(mut cloth: Cloth, kernel: crate::sim::constraints::distance::Kernel, threads: u32) -> (usize, Vec<Vec3>) {
-        cloth.set_kernel(kernel);
-        let params = SolverParams {
-            threads,
-            ..SolverParams::default()
-        };
-        let material = Material {
-            tear_strain: Some(0.2),
-            ..Material::default()
-        };
-        cloth.grab(100).unwrap();
-        let start = cloth.particles().position(100);
-        for frame in 0..40 {
-            cloth.drag_to(start + Vec3::new(0.03, 0.05, 0.02) * frame as f32);
-            step_on(&mut cloth, &params, &material);
-        }
-        (cloth.torn_edges(), cloth.particles().positions().collect())
-    }
-
-    /// Without hinges the vector kernels differ from the scalar loop only in the coloured
-    /// distance sweep on the copy, whose lanes evaluate the scalar projection's operations: every
-    /// kernel and thread count gives the same frames bit for bit, also while it tears.
-    #[test]
-    fn a_coloured_sweep_on_the_copy_matches_the_scalar_loop_bit_for_bit() {
-        use crate::sim::constraints::distance::Kernel;
-        let scalar = drag_and_tear(shuffled_curtain(80, 64, false), Kernel::Scalar, 1);
-        assert!(scalar.0 > 0, "the drag should tear the curtain");
-        assert!(scalar.1.iter().all(|p| p.is_finite()));
-        let kernels = Kernel::vector_kernels_for("a_coloured_sweep_on_the_copy_matches_the_scalar_loop_bit_for_bit");
-        for (kernel, threads) in std::iter::once((Kernel::Scalar, 2)).chain(kernels.into_iter().flat_map(|k| [(k, 1), (k, 2)])) {
-            let run = drag_and_tear(shuffled_curtain(80, 64, false), kernel, threads);
-            assert!(run == scalar, "{kernel:?} on {threads} thread(s) differs from the scalar loop");
-        }
-    }
-
-    /// With hinges (whose vector kernel rounds unlike the scalar one) the vector kernels and
-    /// thread counts agree with each other bit for bit on a coloured sweep.
-    #[test]
-    fn a_coloured_sweep_is_bit_identical_for_every_vector_kernel_and_thread_count() {
-        let kernels = crate::sim::constraints::distance::Kernel::vector_kernels_for(
-            "a_coloured_sweep_is_bit_identical_for_every_vector_kernel_and_thread_count",
-        );
-        let Some(&first) = kernels.first() else { return };
-        let reference = drag_and_tear(shuffled_curtain(80, 64, true), first, 1);
-        assert!(reference.0 > 0, "the drag should tear the curtain");
-        for (kernel, threads) in kernels.into_iter().flat_map(|k| [(k, 1), (k, 2)]).skip(1) {
-            let run = drag_and_tear(shuffled_curtain(80, 64, true), kernel, threads);
-            assert!(run == reference, "{kernel:?} on {threads} thread(s) differs from {first:?} on one");
-        }
-    }
-
-    /// The sweep is the straightforward loop's, batched: on tmp15 every position matches the
-    /// [`crate::sim::ReferenceSolver`] bit for bit, on one part (n = 16, 24, 40: two, three
-    /// and five strips of eight rows, so AVX-512 pairs them and leaves one alone) and on two
-    /// parts solved by one or two threads (n = 64), with every kernel this CPU runs.
-    #[test]
-    fn engine_reproduces_the_straightforward_loop_bit_for_bit() {
-        use crate::headless::{tmp15_cloth, tmp15_material, tmp15_params, ReferenceSolver};
-        use crate::sim::constraints::distance::Kernel;
-        let kernels =
-            std::iter::once(Kernel::Scalar).chain(Kernel::vector_kernels_for("engine_reproduces_the_straightforward_loop_bit_for_bit"));
-        let runs = kernels.flat_map(|kernel| [(16, 1), (24, 1), (40, 1), (64, 1), (64, 2)].map(|(n, threads)| (kernel, n, threads)));
-        for (kernel, n, threads) in runs {
-            let params = tmp15_params(15, 1, threads);
-            let mut cloth = tmp15_cloth(n).unwrap();
-            cloth.set_kernel(kernel);
-            let mut reference = ReferenceSolver::new(&crate::sim::tmp15_model(n).unwrap(), &tmp15_material());
-            let start: Vec<Vec3> = reference.positions().collect();
-            for _ in 0..20 {
-                step_on(&mut cloth, &params, &tmp15_material());
-                reference.step(&params);
-            }
-            let engine: Vec<Vec3> = cloth.particles().positions().collect();
-            let straightforward: Vec<Vec3> = reference.positions().collect();
-            assert!(engine != start, "the sheet moved");
-            assert!(
-                engine == straightforward,
-                "{kernel:?}, n = {n}, {threads} thread(s): positions differ"
-            );
-        }
-    }
-
-    /// Subnormal coordinates (here planted in both threads' halves of a flat curtain) read as
-    /// zero inside the solver and never come out of it, on one thread and on two; the caller's
-    /// thread keeps IEEE subnormals after the step.
-    #[test]
-    fn no_subnormal_leaves_the_solver_and_the_caller_keeps_ieee_mode() {
-        let subnormal = f32::MIN_POSITIVE / 16.0;
-        for threads in [1, 2] {
-            let mut cloth = curtain(80, 60);
-            for i in [1000, 4000] {
-                let p = cloth.particles().positions().nth(i).unwrap();
-                let planted = Vec3::new(p.x, p.y, subnormal);
-                cloth.set_state(i as u32, planted, Vec3::new(0.0, 0.0, subnormal)).unwrap();
-            }
-            let params = SolverParams {
-                threads,
-                ..SolverParams::default()
-            };
-            step_on(&mut cloth, &params, &Material::default());
-            let coordinates = cloth.particles().positions().flat_map(|p| p.to_array());
-            let leaked = coordinates.filter(|c| *c != 0.0 && !c.is_normal()).count();
-            assert_eq!(leaked, 0, "{threads} thread(s): subnormal coordinates after a frame");
-        }
-        assert!(std::hint::black_box(f32::MIN_POSITIVE) / 2.0 > 0.0, "caller's mode restored");
-    }
-
-    /// `threads: 0` takes the second core for a sheet of 64 × 64 with shear edges (24 000
-    /// constraints), which gains from it, and not for 32 × 32, which is not split.
-    #[test]
-    fn automatic_threads_take_the_second_core_from_a_64_square_sheet() {
-        let automatic = SolverParams {
-            threads: 0,
-            ..SolverParams::default()
-        };
-        let two = if crate::sim::parallel::available() >= 2 { 2 } else { 1 };
-        assert_eq!(crate::headless::tmp15_cloth(64).unwrap().threads_used(&automatic), two);
-        assert_eq!(crate::headless::tmp15_cloth(32).unwrap().threads_used(&automatic), 1);
-    }
-
-    #[test]
-    fn small_cloths_stay_on_one_thread() {
-        let cloth = crate::headless::tmp15_cloth(32).unwrap();
-        assert_eq!(
-            cloth.threads_used(&SolverParams {
-                threads: 2,
-                ..SolverParams::default()
-            }),
-            1
-        );
-    }
-}
+mod tests;

@@ -1,11 +1,13 @@
 //! The constraint sets a frame solves, as data: each registered set is a [`FrameSet`] (its
 //! phases' groups and the [`SetKernels`] that project them), and [`super::Frame::run`] solves
 //! them in the order of [`SweepStep::order`](crate::sim::constraints::SweepStep::order)
-//! without knowing their types. A new constraint type brings its kernels here
-//! ([`DISTANCE_KERNELS`] and [`HINGE_KERNELS`] are the examples) and is registered in
-//! `ConstraintStore::sweep` (`src/sim/constraint_store.rs`).
+//! without knowing their types. A constraint type brings its kernels here as a
+//! [`SolvedBatch`] (distances and hinges are the examples; caller-defined types get the
+//! scalar XPBD update of [`custom`]) and is registered in `ConstraintStore::registry`
+//! (`src/sim/constraint_store.rs`).
 
 use super::{Frame, PhaseClock, Pipeline};
+use crate::sim::constraints::custom::{CustomBatch, CustomConstraint};
 use crate::sim::constraints::distance::{self, DistanceBatch, Kernel};
 use crate::sim::constraints::distance_copy;
 use crate::sim::constraints::hinge::{self, HingeBatch};
@@ -118,20 +120,66 @@ impl<B: Batch> FrameSet for SetInFrame<B> {
     }
 }
 
+/// A batch type the frame can solve: its kernels.
+pub(crate) trait SolvedBatch: Batch + Clone + std::fmt::Debug + Send + Sync + 'static {
+    /// How a frame projects a unit and the tail group of this type.
+    const KERNELS: SetKernels<Self>;
+}
+
 /// Distance constraints: levels and strips with the vector kernels, on the copy for a
 /// coloured sweep (see [`distance_copy`]).
-pub(crate) const DISTANCE_KERNELS: SetKernels<DistanceBatch> = SetKernels {
-    unit: distance_unit,
-    tail: distance_tail,
-    clock: PhaseClock::DISTANCES,
-};
+impl SolvedBatch for DistanceBatch {
+    const KERNELS: SetKernels<Self> = SetKernels {
+        unit: distance_unit,
+        tail: distance_tail,
+        clock: PhaseClock::DISTANCES,
+    };
+}
 
 /// Bending hinges: colour chunks, on the copy when there is one.
-pub(crate) const HINGE_KERNELS: SetKernels<HingeBatch> = SetKernels {
-    unit: hinge_unit,
-    tail: hinge_tail,
-    clock: PhaseClock::HINGES,
-};
+impl SolvedBatch for HingeBatch {
+    const KERNELS: SetKernels<Self> = SetKernels {
+        unit: hinge_unit,
+        tail: hinge_tail,
+        clock: PhaseClock::HINGES,
+    };
+}
+
+/// Caller-defined constraints: the scalar XPBD update
+/// ([`crate::sim::constraints::custom::project`]) on the particle
+/// arrays, charged to the distances' time.
+impl<C: CustomConstraint> SolvedBatch for CustomBatch<C> {
+    const KERNELS: SetKernels<Self> = SetKernels {
+        unit: custom_unit::<C>,
+        tail: custom_tail::<C>,
+        clock: PhaseClock::DISTANCES,
+    };
+}
+
+/// # Safety
+/// As [`SetKernels::unit`].
+unsafe fn custom_unit<C: CustomConstraint>(
+    frame: &Frame,
+    _copy: Option<AosPtr>,
+    batches: &mut [CustomBatch<C>],
+    _chained: bool,
+    at: SweepPoint,
+) {
+    let inv_h2 = frame.settings.constants.inv_h2;
+    for batch in batches {
+        // SAFETY: the caller guarantees the pointers valid and the unit's particles not shared.
+        unsafe { batch.project_all(frame.pos, inv_h2, at.first) };
+    }
+}
+
+/// # Safety
+/// As [`SetKernels::tail`].
+unsafe fn custom_tail<C: CustomConstraint>(frame: &Frame, group: &mut Group<CustomBatch<C>>, at: SweepPoint) {
+    // SAFETY: the caller guarantees the pointers valid and no other thread running.
+    unsafe { custom_unit(frame, None, &mut group.batches, false, at) };
+    // SAFETY: as above.
+    unsafe { custom_unit(frame, None, std::slice::from_mut(&mut group.tail), false, at) };
+}
 
 /// # Safety
 /// As [`SetKernels::unit`].

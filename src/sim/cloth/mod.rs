@@ -2,10 +2,17 @@
 
 use std::time::Instant;
 
+mod colliders;
+mod hold;
+
+use colliders::Colliders;
+use hold::Hold;
+
 use glam::Vec3;
 
-use super::collision::{Collider, ContactSettings, PosedCollider};
+use super::collision::{Collider, ContactSettings};
 use super::constraint_store::ConstraintStore;
+use super::constraints::custom::{self, CustomConstraint};
 use super::constraints::distance::{self, Kernel, SubstepConstants};
 use super::constraints::hinge;
 use super::error::SimError;
@@ -20,7 +27,7 @@ use super::particles::{AosPtr, Particles, PosW};
 use super::pressure::{check_pressure_factor, PressureState, PressureVolume};
 use super::ramp::{self, ComplianceRamp};
 use super::self_contact::{SelfContactPass, SelfContacts};
-use super::solver::{Frame, FrameSettings, SoftGrab};
+use super::solver::{Frame, FrameSettings};
 use super::stats::{PhaseTimes, StepStats};
 use super::tearing::{self, TearEditor, TearState};
 use super::tethers::Tethers;
@@ -36,19 +43,10 @@ pub struct Cloth {
     model: Model,
     /// The solver's constraints, kept in step with the model's records.
     constraints: ConstraintStore,
-    /// The colliders where they are now.
-    colliders: Vec<Collider>,
-    /// Each collider where its path starts (as placed, moved by the drags since): it is now at
-    /// this pose translated by its path's offset at `time`.
-    collider_homes: Vec<Collider>,
-    /// Translation of each collider asked by [`Self::move_collider`] for the next step (m).
-    collider_moves: Vec<Vec3>,
-    /// The colliders in each substep of the frame being stepped (see [`Frame::colliders`]).
-    collider_track: Vec<PosedCollider>,
-    grab: Option<Grab>,
-    /// The soft grab's target at the end of the last step (the start of the next one's
-    /// interpolation).
-    grab_from: Vec3,
+    /// The colliders, their paths and drags.
+    colliders: Colliders,
+    /// What the mouse holds.
+    hold: Hold,
     /// The material of each slot ([`Model::material`]) the compliances were last computed
     /// from (ramps toward the requested ones).
     applied: Vec<Material>,
@@ -87,7 +85,7 @@ impl Cloth {
     pub fn new(model: Model, material: &Material, colliders: Vec<Collider>) -> Result<Self, SimError> {
         model.validate()?;
         material.validate()?;
-        colliders.iter().try_for_each(Collider::validate)?;
+        let colliders = Colliders::new(colliders, 0.0)?;
         let n = model.particle_count();
         let mut particles = Particles::default();
         for i in 0..n {
@@ -108,12 +106,8 @@ impl Cloth {
             particles,
             model,
             constraints,
-            colliders: Vec::new(),
-            collider_homes: Vec::new(),
-            collider_moves: Vec::new(),
-            collider_track: Vec::new(),
-            grab: None,
-            grab_from: Vec3::ZERO,
+            colliders,
+            hold: Hold::default(),
             applied,
             own: vec![None; slots],
             stats: StepStats::default(),
@@ -130,7 +124,6 @@ impl Cloth {
             pressure,
         };
         cloth.update_inverse_masses();
-        cloth.place_colliders(colliders);
         Ok(cloth)
     }
 
@@ -156,107 +149,31 @@ impl Cloth {
 
     /// The colliders where they are now.
     pub fn colliders(&self) -> &[Collider] {
-        &self.colliders
+        self.colliders.now()
     }
 
     /// Replaces the colliders after validating them. Their scripted paths start now: each is
     /// placed at its path's offset at the current simulated time.
     pub fn set_colliders(&mut self, colliders: Vec<Collider>) -> Result<(), SimError> {
-        colliders.iter().try_for_each(Collider::validate)?;
-        self.place_colliders(colliders);
+        self.colliders = Colliders::new(colliders, self.time)?;
         Ok(())
-    }
-
-    /// Takes validated colliders as the homes of their paths and places them on them.
-    fn place_colliders(&mut self, homes: Vec<Collider>) {
-        self.collider_moves = vec![Vec3::ZERO; homes.len()];
-        self.collider_homes = homes;
-        self.colliders = (0..self.collider_homes.len())
-            .map(|k| self.collider_on_path(k, self.time))
-            .collect();
-    }
-
-    /// Collider `k` at time `t` (s) of its path, from its home moved by the pending drag.
-    fn collider_on_path(&self, k: usize, t: f64) -> Collider {
-        let home = &self.collider_homes[k];
-        let moved = self.collider_moves[k];
-        match home.motion() {
-            Some(path) => home.translated(moved + path.offset(t)),
-            None if moved == Vec3::ZERO => home.clone(),
-            None => home.translated(moved),
-        }
     }
 
     /// Moves collider `index` so that its [`Collider::position`] (its centre; the ground's
     /// height) reaches `to` (m) at the end of the next step, sweeping through the substeps so
     /// the cloth is pushed and carried rather than jumped over. A collider on a scripted path
-    /// has the whole path moved along; the rotation stays. The last call before a step counts. Fails, changing
-    /// nothing, when the index is out of range or the moved collider would leave the world.
+    /// has the whole path moved along; the rotation stays. The last call before a step counts.
+    /// Fails, changing nothing, when the index is out of range or the moved collider would
+    /// leave the world.
     pub fn move_collider(&mut self, index: usize, to: Vec3) -> Result<(), SimError> {
-        let Some(now) = self.colliders.get(index) else {
-            return Err(SimError::InvalidParameter {
-                name: "collider",
-                value: index as f64,
-                expected: "the index of an existing collider",
-            });
-        };
-        let moved = now.translated(to - now.position());
-        moved.validate()?;
-        // Measured on the moved collider, so the ground keeps only the vertical part.
-        self.collider_moves[index] = moved.position() - now.position();
-        Ok(())
+        self.colliders.move_to(index, to)
     }
 
     /// The collider `ray` enters first and the ray parameter there (the distance in m for a
     /// unit direction), the ground left out (it is not moved by picking). See
     /// [`Collider::ray_distance`].
     pub fn pick_collider(&self, ray: &Ray) -> Option<(usize, f32)> {
-        self.colliders
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| !matches!(c, Collider::Ground { .. }))
-            .filter_map(|(k, c)| Some((k, c.ray_distance(ray)?)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-    }
-
-    /// Fills [`Self::collider_track`] for a frame of `substeps` substeps ending at `end_time`
-    /// (s): each collider moves from where it is to where its path and the pending drag put
-    /// it, in equal parts per substep. A frame in which nothing moves gets one entry per
-    /// collider.
-    fn plan_collider_track(&mut self, substeps: u32, end_time: f64) {
-        let travel: Vec<Vec3> = (0..self.colliders.len())
-            .map(|k| {
-                let path = |t| self.collider_homes[k].motion().map_or(Vec3::ZERO, |m| m.offset(t));
-                self.collider_moves[k] + (path(end_time) - path(self.time))
-            })
-            .collect();
-        self.collider_track.clear();
-        if travel.iter().all(|&d| d == Vec3::ZERO) {
-            let at_rest = self.colliders.iter().map(|c| PosedCollider::new(c.clone(), Vec3::ZERO));
-            self.collider_track.extend(at_rest);
-            return;
-        }
-        for substep in 0..substeps {
-            let (before, after) = (substep as f32 / substeps as f32, (substep + 1) as f32 / substeps as f32);
-            let posed = self
-                .colliders
-                .iter()
-                .zip(&travel)
-                .map(|(c, &d)| PosedCollider::new(c.translated(d * after), d * after - d * before));
-            self.collider_track.extend(posed);
-        }
-    }
-
-    /// After a step that ended at `end_time` (s): the pending drags become part of the homes
-    /// and every collider is placed on its path.
-    fn finish_collider_moves(&mut self, end_time: f64) {
-        for k in 0..self.colliders.len() {
-            self.colliders[k] = self.collider_on_path(k, end_time);
-            let moved = std::mem::take(&mut self.collider_moves[k]);
-            if moved != Vec3::ZERO {
-                self.collider_homes[k] = self.collider_homes[k].translated(moved);
-            }
-        }
+        self.colliders.pick(ray)
     }
 
     /// Statistics of the last step.
@@ -309,7 +226,26 @@ impl Cloth {
         self.kernel = kernel;
     }
 
-    /// Number of live constraints (distances + hinges).
+    /// Registers a set of constraints of a caller-defined type ([`CustomConstraint`]): from
+    /// the next step on they are solved in every sweep after the model's distances, scheduled
+    /// like the engine's own constraints (any thread count gives the same result). Fails,
+    /// changing nothing, when a constraint names a particle the cloth does not have, repeats a
+    /// particle, has more than four, or has a negative or non-finite compliance.
+    pub fn add_constraints<C: CustomConstraint>(&mut self, constraints: impl IntoIterator<Item = C>) -> Result<(), SimError> {
+        let constraints: Vec<C> = constraints.into_iter().collect();
+        let n = self.particles.len();
+        for (k, constraint) in constraints.iter().enumerate() {
+            custom::check(constraint, n).map_err(|expected| SimError::InvalidParameter {
+                name: "custom constraint",
+                value: k as f64,
+                expected,
+            })?;
+        }
+        self.constraints.add_custom(constraints, n);
+        Ok(())
+    }
+
+    /// Number of live constraints (distances, hinges and custom ones).
     pub fn constraint_count(&self) -> usize {
         self.constraints.len()
     }
@@ -364,20 +300,8 @@ impl Cloth {
                 bend_gamma: params.constraint_damping * self.applied[0].stretch_compliance_factor() / params.dt,
             },
             thickness: params.collision_thickness,
-            held: self
-                .grab
-                .filter(|g| g.point.is_none())
-                .map(|g| (g.particle as usize, self.particles.position(g.particle as usize), g.target)),
-            soft_grab: self.grab.and_then(|g| {
-                let hit = g.point?;
-                Some(SoftGrab {
-                    vertices: self.model.triangles[hit.triangle as usize].map(|i| i as usize),
-                    weights: hit.barycentric,
-                    from: self.grab_from,
-                    to: g.target,
-                    alpha_tilde: params.grab_compliance / (h * h),
-                })
-            }),
+            held: self.hold.kinematic(&self.particles),
+            soft_grab: self.hold.soft(&self.model, params.grab_compliance / (h * h)),
             self_contact: params.self_contact(),
         };
         let wind = super::aero::wind_at(params, self.time);
@@ -393,14 +317,12 @@ impl Cloth {
         }
         let self_ms = self_started.elapsed().as_secs_f64() * 1e3;
         let end_time = self.time + params.dt as f64;
-        self.plan_collider_track(settings.substeps, end_time);
+        self.colliders.plan_track(settings.substeps, self.time, end_time);
         let (threads, mut phases) = self.run_substeps(settings, self.threads_used(params) as usize);
         phases.self_contacts_ms += self_ms;
         self.guard("substeps", Some(settings))?;
-        if let Some(g) = self.grab {
-            self.grab_from = g.target;
-        }
-        self.finish_collider_moves(end_time);
+        self.hold.finish_step();
+        self.colliders.finish_moves(end_time);
         phases.predict_ms += aero_ms;
         self.time = end_time;
         self.stats = self.measure(h);
@@ -475,8 +397,8 @@ impl Cloth {
             bounds: &sets.bounds,
             plan: sets.plan,
             tail_empty: sets.tail_empty,
-            colliders: &self.collider_track,
-            collider_count: self.colliders.len(),
+            colliders: self.colliders.track(),
+            collider_count: self.colliders.now().len(),
             tethers: (self.tethers.count() > 0).then_some(&self.tethers),
             self_contacts: self_pass.as_ref(),
             pressure: pressure_pass.as_ref(),
@@ -543,12 +465,11 @@ impl Cloth {
     /// Which part of the substep loop `settings` diverges in: a replay without colliders tells
     /// the contacts from the constraint solve.
     fn diverging_part(&self, settings: FrameSettings) -> &'static str {
-        if self.colliders.is_empty() {
+        if self.colliders.now().is_empty() {
             return "constraint solve";
         }
         let mut without = self.clone();
         without.colliders.clear();
-        without.collider_track.clear();
         without.run_substeps(settings, 1);
         if guard::escaped(&without.particles) {
             "constraint solve"
@@ -561,7 +482,7 @@ impl Cloth {
     /// triangles of closed pressure bodies) × substeps × iterations. Compared with [`guard::FRAME_WORK_BUDGET`] before a step that would
     /// freeze an interactive caller.
     pub fn work_per_step(&self, params: &SolverParams) -> u64 {
-        let contacts = self.particles.len() * self.colliders.len();
+        let contacts = self.particles.len() * self.colliders.now().len();
         let per_sweep = (self.constraint_count() + contacts + self.pressure.work_per_sweep()) as u64;
         per_sweep * params.substeps as u64 * params.iterations as u64
     }
@@ -628,7 +549,7 @@ impl Cloth {
             constraints: &mut self.constraints,
             materials: &self.applied,
             tearing: &mut self.tearing,
-            grab: self.grab,
+            grab: self.hold.grab(),
             changed: false,
         };
         let result = edit(&mut editor);
@@ -725,7 +646,7 @@ impl Cloth {
     /// masses and pins. A massless free particle (no area, no point mass) is treated as
     /// pinned rather than divided by.
     fn update_inverse_masses(&mut self) {
-        let held = self.grab.filter(|g| g.point.is_none()).map(|g| g.particle as usize);
+        let held = self.hold.held_particle();
         let (materials, slots) = (&self.applied, &self.model.material);
         let p = &mut self.particles;
         for i in 0..p.len() {
@@ -738,41 +659,19 @@ impl Cloth {
     /// What is held, if anything (for a soft grab, `particle` is the held triangle's corner
     /// with the largest weight as the triangle is now, after any tear).
     pub fn grab_state(&self) -> Option<Grab> {
-        let mut g = self.grab?;
-        if let Some(hit) = g.point {
-            let tri = self.model.triangles[hit.triangle as usize];
-            let heaviest = (0..3).fold(0, |best, k| if hit.barycentric[k] > hit.barycentric[best] { k } else { best });
-            g.particle = tri[heaviest];
-        }
-        Some(g)
+        self.hold.state(&self.model)
     }
 
     /// Where the held point is now (m): the held particle, or the soft grab's point Σ b_k x_k.
     pub fn grabbed_point(&self) -> Option<Vec3> {
-        let g = self.grab?;
-        Some(match g.point {
-            Some(hit) => self.point_on(hit),
-            None => self.particles.position(g.particle as usize),
-        })
+        self.hold.point_now(&self.model, &self.particles)
     }
 
     /// Where the point `hit` of a triangle (Σ b_k x_k over its corners) is now (m); it moves
     /// with the cloth, and a tear keeps it on the same triangle. Panics if the triangle is out
     /// of range.
     pub fn point_on(&self, hit: TriangleHit) -> Vec3 {
-        let tri = self.model.triangles[hit.triangle as usize];
-        (0..3).map(|k| self.particles.position(tri[k] as usize) * hit.barycentric[k]).sum()
-    }
-
-    /// Velocity of the held point (m/s): Σ b_k v_k, or the held particle's.
-    fn grabbed_velocity(&self, g: Grab) -> Vec3 {
-        match g.point {
-            Some(hit) => {
-                let tri = self.model.triangles[hit.triangle as usize];
-                (0..3).map(|k| self.particles.velocity(tri[k] as usize) * hit.barycentric[k]).sum()
-            }
-            None => self.particles.velocity(g.particle as usize),
-        }
+        hold::point_on(hit, &self.model, &self.particles)
     }
 
     /// The hard grab: starts holding particle `i` kinematically, exactly at the target
@@ -780,12 +679,7 @@ impl Cloth {
     pub fn grab(&mut self, i: u32) -> Result<(), SimError> {
         self.check_index("grab", i)?;
         self.release(None);
-        let target = self.particles.position(i as usize);
-        self.grab = Some(Grab {
-            particle: i,
-            target,
-            point: None,
-        });
+        self.hold = Hold::particle(i, self.particles.position(i as usize));
         self.update_inverse_masses();
         Ok(())
     }
@@ -814,14 +708,7 @@ impl Cloth {
             ..hit
         };
         self.release(None);
-        let target = self.point_on(hit);
-        self.grab = Some(Grab {
-            particle: 0,
-            target,
-            point: Some(hit),
-        });
-        self.grab = self.grab_state();
-        self.grab_from = target;
+        self.hold = Hold::point(hit, self.point_on(hit), &self.model);
         self.update_inverse_masses();
         Ok(())
     }
@@ -838,10 +725,9 @@ impl Cloth {
     /// Moves the hold target (m). Non-finite targets are ignored; finite ones are clamped
     /// into the world cube ([`WORLD_EXTENT`]).
     pub fn drag_to(&mut self, target: Vec3) {
-        if let Some(g) = self.grab.as_mut() {
-            if target.is_finite() {
-                g.target = target.clamp(Vec3::splat(-WORLD_EXTENT), Vec3::splat(WORLD_EXTENT));
-            }
+        if target.is_finite() {
+            self.hold
+                .set_target(target.clamp(Vec3::splat(-WORLD_EXTENT), Vec3::splat(WORLD_EXTENT)));
         }
     }
 
@@ -856,7 +742,8 @@ impl Cloth {
             let v = v.clamp_length_max(MAX_THROW_SPEED);
             match g.point {
                 Some(hit) => {
-                    let change = v - self.grabbed_velocity(g);
+                    let now = self.hold.velocity(&self.model, &self.particles).unwrap_or_default();
+                    let change = v - now;
                     for i in self.model.triangles[hit.triangle as usize] {
                         let vi = self.particles.velocity(i as usize) + change;
                         self.particles.vel.set(i as usize, vi.clamp_length_max(MAX_THROW_SPEED));
@@ -865,7 +752,7 @@ impl Cloth {
                 None => self.particles.vel.set(g.particle as usize, v),
             }
         }
-        self.grab = None;
+        self.hold = Hold::default();
         self.update_inverse_masses();
     }
 
@@ -873,7 +760,7 @@ impl Cloth {
     /// triangle's corner with the largest weight.
     pub fn release_pinned(&mut self) {
         if let Some(g) = self.grab_state() {
-            self.grab = None;
+            self.hold = Hold::default();
             self.set_pinned(g.particle, true);
         }
     }
