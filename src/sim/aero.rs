@@ -54,7 +54,9 @@ pub(crate) fn apply_drag(p: &mut Particles, triangles: &[[u32; 3]], h: f32, wind
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::{Cloth, Material, ModelBuilder};
+    use crate::sim::cloth::Cloth;
+    use crate::sim::model::ModelBuilder;
+    use crate::sim::params::Material;
 
     /// One free triangle of area A and corner masses m in a steady wind u along its normal:
     /// after one frame of a single substep each corner has gained h·½ρC_dAu²/(3m).

@@ -3,7 +3,9 @@
 
 use glam::Vec3;
 
-use super::{Cloth, GridSpec, Material, SolverParams};
+use super::cloth::Cloth;
+use super::grid::GridSpec;
+use super::params::{Material, SolverParams};
 
 fn settled_curtain() -> (Cloth, SolverParams, Material) {
     let spec = GridSpec {

@@ -21,6 +21,33 @@
 //! Damping is XPBD eq. 26 (constraint damping β, along constraint gradients only) plus a
 //! separately named air damping. Material → compliance follows docs/physics.md §2
 //! (see [`model`]); collisions and friction §4 (see [`collision`]).
+//!
+//! # Reading order
+//! [`reference`] is that loop written plainly, the oracle the fast code is tested against;
+//! then [`cloth`] (the facade: one frame top to bottom), [`constraints`] (the sweep order, the
+//! batches, the threads and how to add a constraint type: [`constraints::custom`]) and the
+//! substep loop in `solver`.
+//!
+//! # Example
+//! The engine reproduces the plain loop bit for bit on a grid of distance constraints:
+//! ```
+//! use drape::headless::{tmp15_cloth, tmp15_material, tmp15_params};
+//! use drape::sim::{tmp15_model, ReferenceSolver};
+//!
+//! let params = tmp15_params(10, 1, 1);
+//! let mut cloth = tmp15_cloth(16)?;
+//! let mut reference = ReferenceSolver::new(&tmp15_model(16)?, &tmp15_material());
+//! for _ in 0..30 {
+//!     cloth.step(&params, &tmp15_material())?;
+//!     reference.step(&params);
+//! }
+//! let engine: Vec<_> = cloth.particles().positions().collect();
+//! let plain: Vec<_> = reference.positions().collect();
+//! assert_eq!(engine, plain);
+//! // The sheet has moved (the comparison is of motion, not of a state at rest).
+//! assert_ne!(engine, tmp15_model(16)?.positions);
+//! # Ok::<(), drape::sim::SimError>(())
+//! ```
 
 pub mod aero;
 pub mod appearance;

@@ -31,17 +31,17 @@ const WORKER_POLL: Duration = Duration::from_millis(5);
 /// A job run by every thread: called with the thread's index (0 = the caller, k = worker k).
 type Job<'a> = &'a (dyn Fn(usize) + Sync);
 
-/// Set when a half of the current job panicked, so the other stops waiting for it. There is
+/// Set when a thread of the current job panicked, so the others stop waiting for it. There is
 /// one pool and it runs one job at a time, so one flag serves; cleared when a job starts.
 static ABORTED: AtomicBool = AtomicBool::new(false);
 
-/// Waits for `ready` with a spin, then yield, loop. Panics if the other half of the job
-/// panicked (it would never make `ready` true).
+/// Waits for `ready` with a spin, then yield, loop. Panics if another thread of the job
+/// panicked (it might never make `ready` true).
 fn wait_until(mut ready: impl FnMut() -> bool) {
     let mut spins = 0u32;
     while !ready() {
         if ABORTED.load(Ordering::Acquire) {
-            panic!("the other solver thread panicked");
+            panic!("another solver thread panicked");
         }
         if spins < SPINS_BEFORE_YIELD {
             spins += 1;

@@ -18,10 +18,10 @@
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
+use super::constraints::MAX_PARTS as MAX_THREADS;
 use super::error::{check_components, check_count, check_range, SimError};
 use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge};
 use super::self_contact::SelfContactSettings;
-use super::MAX_THREADS;
 
 /// Largest α̃ = α/h² a step accepts (f32 overflows at 3.4e38; the headroom covers the
 /// geometric factors of thin triangles).

@@ -586,7 +586,7 @@ mod tests {
 
     /// The icosahedron (no subdivision) of circumradius `radius` at `centre`, all of it one
     /// body with pressure factor `pressure` and compliance `compliance`.
-    fn icosahedron(centre: Vec3, radius: f32, pressure: f32, compliance: f32) -> (crate::sim::Model, PressureBody) {
+    fn icosahedron(centre: Vec3, radius: f32, pressure: f32, compliance: f32) -> (crate::sim::model::Model, PressureBody) {
         let mut builder = icosphere(centre, radius, 0);
         let all = (0..builder.triangle_count() as u32).collect();
         builder.add_pressure_body(all, pressure, compliance).unwrap();
@@ -666,7 +666,7 @@ mod tests {
 
     /// Projects `body` of `model` (at `positions`, inverse mass `w` each) `times` times with
     /// α̃ from `inv_h2`, as separate sweeps of one substep; returns the volume after each.
-    fn project_times(model: &crate::sim::Model, positions: &[Vec3], w: f32, inv_h2: f32, times: usize) -> Vec<f32> {
+    fn project_times(model: &crate::sim::model::Model, positions: &[Vec3], w: f32, inv_h2: f32, times: usize) -> Vec<f32> {
         let mut state = PressureState::new(&model.pressure_bodies, &model.triangles, &model.positions);
         let mut p = particles(positions, w);
         (0..times)

@@ -13,7 +13,7 @@ use glam::Vec3;
 use super::collision::{Collider, ContactSettings};
 use super::constraint_store::ConstraintStore;
 use super::constraints::custom::{self, CustomConstraint};
-use super::constraints::distance::{self, Kernel, SubstepConstants};
+use super::constraints::distance::{self, Kernel};
 use super::constraints::hinge;
 use super::error::SimError;
 use super::error::WORLD_EXTENT;
@@ -285,25 +285,9 @@ impl Cloth {
         let started = Instant::now();
         self.ramp_material(wanted, params.dt);
         let h = params.substep_dt();
-        let mut settings = FrameSettings {
-            h,
-            substeps: params.substeps,
-            iterations: params.iterations,
-            gravity: params.gravity,
-            air: (-params.air_damping * h).exp(),
-            max_speed: params.speed_clamp(),
-            constants: SubstepConstants {
-                inv_h2: 1.0 / (h * h),
-                damping_over_h: params.constraint_damping / h,
-                // Bending shares the stretch's retardation time τ = β α_unit, measured over the
-                // frame (see hinge.rs); slot 0's, as the hinge kernels take one constant.
-                bend_gamma: params.constraint_damping * self.applied[0].stretch_compliance_factor() / params.dt,
-            },
-            thickness: params.collision_thickness,
-            held: self.hold.kinematic(&self.particles),
-            soft_grab: self.hold.soft(&self.model, params.grab_compliance / (h * h)),
-            self_contact: params.self_contact(),
-        };
+        let held = self.hold.kinematic(&self.particles);
+        let soft_grab = self.hold.soft(&self.model, params.grab_compliance / (h * h));
+        let mut settings = FrameSettings::derive(params, &self.applied[0], held, soft_grab);
         let wind = super::aero::wind_at(params, self.time);
         self.checkpoint.save(&self.particles);
         super::aero::apply_drag(&mut self.particles, &self.model.triangles, params.dt, wind, params.aerodynamic_drag);

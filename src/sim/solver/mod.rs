@@ -47,6 +47,7 @@ use super::constraints::hinge;
 use super::constraints::{Pass, SweepPlan, SweepStep, Wait, MAX_PARTS};
 use super::float_mode::FlushSubnormals;
 use super::parallel::{Progress, SpinBarrier};
+use super::params::{Material, SolverParams};
 use super::particles::{two_sum, xyz, AosPtr, PosPtr, VecPtr};
 use super::pressure::PressurePass;
 use super::self_contact::{SelfContactPass, SelfContactSettings};
@@ -80,6 +81,34 @@ pub(crate) struct FrameSettings {
     pub soft_grab: Option<SoftGrab>,
     /// Self-contact settings while self-collision is on.
     pub self_contact: Option<SelfContactSettings>,
+}
+
+impl FrameSettings {
+    /// The settings of a frame stepped with `params` (validated): the substep length and the
+    /// XPBD constants of one substep, with material slot 0's `material` for the bending damping
+    /// (the hinge kernels take one constant), and what the mouse holds.
+    pub fn derive(params: &SolverParams, material: &Material, held: Option<(usize, Vec3, Vec3)>, soft_grab: Option<SoftGrab>) -> Self {
+        let h = params.substep_dt();
+        Self {
+            h,
+            substeps: params.substeps,
+            iterations: params.iterations,
+            gravity: params.gravity,
+            air: (-params.air_damping * h).exp(),
+            max_speed: params.speed_clamp(),
+            constants: SubstepConstants {
+                inv_h2: 1.0 / (h * h),
+                damping_over_h: params.constraint_damping / h,
+                // Bending shares the stretch's retardation time τ = β α_unit, measured over the
+                // frame (see hinge.rs).
+                bend_gamma: params.constraint_damping * material.stretch_compliance_factor() / params.dt,
+            },
+            thickness: params.collision_thickness,
+            held,
+            soft_grab,
+            self_contact: params.self_contact(),
+        }
+    }
 }
 
 /// The soft grab's XPBD constraint C = |p − target| between the point p = Σ b_k x_k of a
