@@ -26,8 +26,10 @@
 //! - [`materials`]: issue 18's per-object materials (two sheets at their own closed-form
 //!   stretch, masses from their own densities, only the tearable one tearing, the shared
 //!   material bit for bit, round trips and errors at file:line:col);
-//! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands.
+//! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands;
+//! - [`architecture`]: issue 30's layout rules (file length, imports inside the engine).
 
+mod architecture;
 mod cli;
 mod common;
 mod files;

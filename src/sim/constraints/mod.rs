@@ -75,44 +75,38 @@
 //! # Adding a constraint type
 //!
 //! A type is its maths, its storage and its kernels, registered once; the schedule, the plan
-//! of waits, the threads and the frame loop then handle it without knowing its type. The
-//! distance constraint is the one to copy. Take as a worked example a *stretch limit*:
-//! C = |x_a − x_b| − (1 + s) L ≤ 0 on every stretch edge (unilateral, compliance 0), which
-//! caps the strain at s whatever the iteration error.
+//! of waits, the threads and the frame loop then handle it without knowing its type.
 //!
-//! 1. **The maths**, readable and scalar, with the theory in the module's `//!` docs: the
-//!    constraint, its gradients and the XPBD update (docs/physics.md §1). For the limit it is
-//!    `distance::project_one` with one more line: skip the projection when C ≤ 0. Check the
-//!    gradient against central differences in a unit test, as `bend.rs` does.
+//! **From outside the engine** (a prototype, a scene's own rule): implement
+//! [`custom::CustomConstraint`] — its particles, compliance, C and ∇C — and register a set
+//! with `Cloth::add_constraints`; the engine applies the XPBD update ([`custom::project`])
+//! in scalar code. The compiled example in [`custom`] registers and steps one.
+//!
+//! **Inside the engine** (a type worth a vector kernel; the distance constraint is the one to
+//! copy), one folder beside `distance/` and `hinge/`:
+//! 1. **The maths**, a safe pure function with the theory in the module's `//!` docs: the
+//!    constraint, its gradients and the XPBD update (docs/physics.md §1). Check the gradient
+//!    against central differences in a unit test, as `bend.rs` does.
 //! 2. **The storage**: a structure-of-arrays batch type implementing [`Batch`] (push,
 //!    swap_remove, get, id, len, the particles a constraint touches) and, if the type has an
 //!    order worth keeping on a grid, a [`Batch::phase_key`] (upper 32 bits a class, lower bits
-//!    a direction); without one it is coloured greedily. [`ConstraintSet::new`] then schedules it
+//!    a direction); without one it is coloured greedily. [`ConstraintSet`] then schedules it
 //!    into phases, parts, levels or colours and keeps ids addressable through topology edits.
-//!    The limit can reuse [`distance::DistanceBatch`] with the rest length scaled by 1 + s
-//!    and a kernel that masks off lanes with C ≤ 0 (the vector kernel: the scalar maths at
-//!    eight or sixteen lanes through [`lanes::Lanes`], operation for operation, so the widths
-//!    agree bit for bit; test it against the scalar loop as `distance.rs` does).
-//! 3. **The kernels**: a `SetKernels<YourBatch>` constant in `src/sim/solver/sets.rs`: how
-//!    to project one unit of a phase (its batches, on the `[x, y, z, w]` copy when it is
-//!    given one) and the tail group (by one thread, on the particle arrays), and which phase
-//!    of the Stats panel's timings it is charged to. For the limit, the distance kernels with
-//!    the masked projection.
-//! 4. **The registration**: a `ConstraintSet<YourBatch>` in `ConstraintStore`
-//!    (`src/sim/constraint_store.rs`, which keeps the model's records and the solver's sets in
-//!    step), built in `ConstraintStore::new` from the model and its compliances rewritten in
-//!    `ConstraintStore::refresh_compliances`; then one entry in `ConstraintStore::sweep`'s
-//!    list: its [`Placement`] (on the arrays, or on the copy beside the hinges) and a
-//!    `SetInFrame` of its groups with its kernels. [`SweepStep::order`] places it,
-//!    [`plan_sweep`] plays it (through [`plan::PlannedSet`], implemented for every
-//!    [`ConstraintSet`]) and `Frame::run` solves it (through `FrameSet`) from that list, so
-//!    the plan of waits always plays the units in the order the threads run them. If tearing
-//!    can move its particles, it is re-pointed through a `replace_…` of the store from
-//!    `src/sim/tearing/`.
-//! 5. **The tests**: the closed form the constraint exists for (for the limit: a sheet pulled
-//!    at one iteration never exceeds strain s), bit-identical frames on one and several threads and
-//!    with either vector kernel (`src/sim/solver/mod.rs`' tests), and the statistics
-//!    (`src/sim/stats.rs`) if it carries a force worth showing.
+//! 3. **The kernels**: its `SolvedBatch` impl in `src/sim/solver/sets.rs`, a `SetKernels`
+//!    naming how to project one unit of a phase (on the `[x, y, z, w]` copy when given one)
+//!    and the tail group, and the Stats phase it is charged to. A vector kernel is the scalar
+//!    maths through [`lanes::Lanes`], operation for operation, so every width agrees bit for
+//!    bit with the scalar loop (test it as the distance and hinge tests do).
+//! 4. **The registration**: one field of `ConstraintStore` (`src/sim/constraint_store.rs`)
+//!    built from the model's records in `ConstraintStore::new`, and one entry in
+//!    `ConstraintStore::registry` with its [`Placement`]. Every `ConstraintSet` of a
+//!    `SolvedBatch` is a `RegisteredSet`; the cut into parts, [`SweepStep::order`],
+//!    [`plan_sweep`] and `Frame::run` follow the registry, so the plan of waits always plays
+//!    the units in the order the threads run them. If tearing can move its particles, it is
+//!    re-pointed through a `replace_…` of the store from `src/sim/tearing/`.
+//! 5. **The tests**: the closed form the constraint exists for, bit-identical frames on one
+//!    and several threads and with either vector kernel (`src/sim/solver/tests.rs`), and the
+//!    statistics (`src/sim/stats.rs`) if it carries a force worth showing.
 //!
 //! Passes over the particles (prediction, the copies, tethers and contacts) are the
 //! [`Pass`] steps of the same order, and serial work (the tail groups, the soft grab) is its
