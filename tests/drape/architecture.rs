@@ -101,7 +101,10 @@ fn the_engine_imports_from_defining_modules_not_from_the_sim_reexports() {
             }
         }
     }
-    assert!(offences.is_empty(), "imports of sim/mod.rs re-exports inside the engine: {offences:#?}");
+    assert!(
+        offences.is_empty(),
+        "imports of sim/mod.rs re-exports inside the engine: {offences:#?}"
+    );
 }
 
 #[test]

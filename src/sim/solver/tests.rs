@@ -271,3 +271,129 @@ fn small_cloths_stay_on_one_thread() {
         1
     );
 }
+
+/// A caller-defined constraint for the registry's tests: particles `a` and `b` kept at
+/// distance `rest` (m) with compliance `alpha` (m/N).
+#[derive(Debug, Clone, Copy)]
+struct Link {
+    ends: [u32; 2],
+    rest: f32,
+    alpha: f32,
+}
+
+impl crate::sim::constraints::custom::CustomConstraint for Link {
+    fn particles(&self) -> &[u32] {
+        &self.ends
+    }
+    fn compliance(&self) -> f32 {
+        self.alpha
+    }
+    fn evaluate(&self, x: &[Vec3], gradients: &mut [Vec3]) -> Option<f32> {
+        let d = x[0] - x[1];
+        let length = d.length();
+        if length < 1e-9 {
+            return None;
+        }
+        gradients[0] = d / length;
+        gradients[1] = -d / length;
+        Some(length - self.rest)
+    }
+}
+
+/// A registered custom set is scheduled like the engine's own: cut into the threads' parts,
+/// the frames are bit-identical on one, two and three threads; and it acts: links asking
+/// particles two rows apart to come to half their distance (a gather, like a drawstring) pull
+/// those rows together, where without them the rows stay apart.
+#[test]
+fn custom_constraints_are_solved_on_every_thread_and_bit_identical() {
+    let columns = 80;
+    let pairs: Vec<[u32; 2]> = (0..columns).map(|c| [30 * columns + c, 32 * columns + c]).collect();
+    let run = |threads: u32, with_links: bool| {
+        let mut cloth = curtain(columns, 64);
+        if with_links {
+            let distance = |[a, b]: [u32; 2]| {
+                cloth
+                    .particles()
+                    .position(a as usize)
+                    .distance(cloth.particles().position(b as usize))
+            };
+            let links: Vec<Link> = pairs
+                .iter()
+                .map(|&ends| Link {
+                    ends,
+                    rest: 0.5 * distance(ends),
+                    alpha: 0.0,
+                })
+                .collect();
+            cloth.add_constraints(links).unwrap();
+        }
+        let params = SolverParams {
+            threads,
+            ..SolverParams::default()
+        };
+        cloth.grab(4000).unwrap();
+        for frame in 0..30 {
+            cloth.drag_to(Vec3::new(0.3, 0.5 + frame as f32 * 0.02, 0.4));
+            step_on(&mut cloth, &params, &Material::default());
+        }
+        cloth
+    };
+    // Mean distance of the linked pairs over their distance at rest.
+    let gathered = |cloth: &Cloth| {
+        let at = |positions: &dyn Fn(usize) -> Vec3, [a, b]: [u32; 2]| positions(a as usize).distance(positions(b as usize));
+        let now = |i: usize| cloth.particles().position(i);
+        let rest = |i: usize| cloth.model().positions[i];
+        pairs.iter().map(|&p| at(&now, p) / at(&rest, p)).sum::<f32>() / pairs.len() as f32
+    };
+    let one = run(1, true);
+    assert!(gathered(&one) < 0.8, "the links gather the rows: {}", gathered(&one));
+    assert!(gathered(&run(1, false)) > 0.95, "without links the rows stay apart");
+    let positions = |cloth: &Cloth| cloth.particles().positions().collect::<Vec<_>>();
+    for threads in [2, 3] {
+        let other = run(threads, true);
+        assert_eq!(other.stats().threads, threads);
+        assert!(positions(&other) == positions(&one), "threads 1 and {threads} differ");
+    }
+}
+
+/// A custom constraint naming a particle the cloth lacks (or repeating one) is refused and
+/// nothing is registered.
+#[test]
+fn custom_constraints_with_bad_particles_are_refused() {
+    let mut cloth = curtain(8, 8);
+    let count = cloth.constraint_count();
+    let bad = [
+        Link {
+            ends: [0, 64],
+            rest: 0.1,
+            alpha: 0.0,
+        },
+        Link {
+            ends: [3, 3],
+            rest: 0.1,
+            alpha: 0.0,
+        },
+        Link {
+            ends: [0, 1],
+            rest: 0.1,
+            alpha: -1.0,
+        },
+    ];
+    for link in bad {
+        let good = Link {
+            ends: [0, 1],
+            rest: 0.1,
+            alpha: 0.0,
+        };
+        assert!(cloth.add_constraints([good, link]).is_err(), "{link:?} refused");
+        assert_eq!(cloth.constraint_count(), count);
+    }
+    cloth
+        .add_constraints([Link {
+            ends: [0, 63],
+            rest: 0.1,
+            alpha: 0.0,
+        }])
+        .unwrap();
+    assert_eq!(cloth.constraint_count(), count + 1);
+}
