@@ -82,7 +82,7 @@
 //!
 //! 1. **The maths**, readable and scalar, with the theory in the module's `//!` docs: the
 //!    constraint, its gradients and the XPBD update (docs/physics.md §1). For the limit it is
-//!    `distance::project_one` with one more line: skip the projection when C ≤ 0. Check the
+//!    `distance::solve` with one more line: skip the projection when C ≤ 0. Check the
 //!    gradient against central differences in a unit test, as `bend.rs` does.
 //! 2. **The storage**: a structure-of-arrays batch type implementing [`Batch`] (push,
 //!    swap_remove, get, id, len, the particles a constraint touches) and, if the type has an
@@ -92,7 +92,7 @@
 //!    The limit can reuse [`distance::DistanceBatch`] with the rest length scaled by 1 + s
 //!    and a kernel that masks off lanes with C ≤ 0 (the vector kernel: the scalar maths at
 //!    eight or sixteen lanes through [`lanes::Lanes`], operation for operation, so the widths
-//!    agree bit for bit; test it against the scalar loop as `distance.rs` does).
+//!    agree bit for bit; test it against the scalar loop as `distance/tests.rs` does).
 //! 3. **The kernels**: a `SetKernels<YourBatch>` constant in `src/sim/solver/sets.rs`: how
 //!    to project one unit of a phase (its batches, on the `[x, y, z, w]` copy when it is
 //!    given one) and the tail group (by one thread, on the particle arrays), and which phase
@@ -123,7 +123,6 @@
 
 pub mod bend;
 pub mod distance;
-pub mod distance_copy;
 pub mod hinge;
 #[cfg(target_arch = "x86_64")]
 mod lanes;

@@ -6,8 +6,8 @@
 //! `ConstraintStore::sweep` (`src/sim/constraint_store.rs`).
 
 use super::{Frame, PhaseClock, Pipeline};
+use crate::sim::constraints::distance::copy as distance_copy;
 use crate::sim::constraints::distance::{self, DistanceBatch, Kernel};
-use crate::sim::constraints::distance_copy;
 use crate::sim::constraints::hinge::{self, HingeBatch};
 use crate::sim::constraints::{Batch, Group};
 use crate::sim::particles::AosPtr;
