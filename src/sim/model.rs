@@ -15,10 +15,21 @@
 
 use glam::{Vec2, Vec3};
 
-pub use super::constraints::distance::EdgeKind;
 use super::error::SimError;
 pub use super::pressure::PressureBody;
 use super::pressure::{enclosed_volume, surface_defect};
+
+/// What a distance constraint models; selects the stiffness multiplier and the statistics it
+/// contributes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EdgeKind {
+    /// Structural edge: resists stretching along the weave. Counted in strain statistics.
+    Stretch,
+    /// Diagonal edge: resists in-plane shear.
+    Shear,
+    /// Distance to a second neighbour: a cheap bending resistance.
+    Bend,
+}
 
 /// How a constraint's compliance is obtained.
 #[derive(Debug, Clone, Copy, PartialEq)]

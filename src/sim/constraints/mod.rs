@@ -84,8 +84,9 @@
 //!
 //! **Inside the engine** (a type worth a vector kernel; the distance constraint is the one to
 //! copy), one folder beside `distance/` and `hinge/`:
-//! 1. **The maths**, a safe pure function with the theory in the module's `//!` docs: the
-//!    constraint, its gradients and the XPBD update (docs/physics.md §1). Check the gradient
+//! 1. **The maths**, a safe pure function with the theory in the module's `//!` docs (as
+//!    [`distance::solve`]): the constraint, its gradients and the XPBD update
+//!    (docs/physics.md §1). Check the gradient
 //!    against central differences in a unit test, as `bend.rs` does.
 //! 2. **The storage**: a structure-of-arrays batch type implementing [`Batch`] (push,
 //!    swap_remove, get, id, len, the particles a constraint touches) and, if the type has an
@@ -118,7 +119,6 @@
 pub mod bend;
 pub mod custom;
 pub mod distance;
-pub mod distance_copy;
 pub mod hinge;
 #[cfg(target_arch = "x86_64")]
 mod lanes;

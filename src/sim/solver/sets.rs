@@ -8,8 +8,8 @@
 
 use super::{Frame, PhaseClock, Pipeline};
 use crate::sim::constraints::custom::{CustomBatch, CustomConstraint};
+use crate::sim::constraints::distance::copy as distance_copy;
 use crate::sim::constraints::distance::{self, DistanceBatch, Kernel};
-use crate::sim::constraints::distance_copy;
 use crate::sim::constraints::hinge::{self, HingeBatch};
 use crate::sim::constraints::{Batch, Group};
 use crate::sim::particles::AosPtr;

@@ -1,21 +1,23 @@
 //! Distance constraints on the solver's `[x, y, z, w]` copy of the positions: the kernel of a
 //! coloured distance sweep (a mesh not numbered like a grid; see the sweep order in
-//! [`super`]).
+//! [`constraints`](crate::sim::constraints)).
 //!
 //! A colour's constraints share no particle, but their particles lie anywhere in memory, so
 //! the level kernels' row loads do not apply, and gathers (four per endpoint) cost more than
 //! scalar projections on the CPUs measured. On the `[x, y, z, w]` copy the hinge phases use
 //! anyway, an endpoint is one 16-byte load and one store, transposed in registers, so a colour
 //! runs eight (AVX2) or sixteen (AVX-512) constraints per vector, the last few one at a time.
-//! Every lane and the scalar remainder evaluate [`super::distance`]'s projection (see
-//! `project_one` there) operation for operation, so both widths give the same positions bit
-//! for bit, and one thread or two the same as well.
+//! Every lane and the scalar remainder evaluate [`solve`](super::solve) operation for
+//! operation, so both widths give the same positions bit for bit, and any number of threads
+//! the same as well.
 //!
 //! The solver copies the positions in before the distance phases when they run here
-//! (a [`super::Placement::Copy`] set in [`super::SweepPlan::placements`]), instead of before the
-//! hinge phases.
+//! (a [`Placement::Copy`](crate::sim::constraints::Placement::Copy) set in
+//! [`SweepPlan::placements`](crate::sim::constraints::SweepPlan::placements)), instead of before
+//! the hinge phases.
 
-use super::distance::{project_one, with_damping, DistanceBatch, Kernel, SubstepConstants};
+use super::kernel::project_slot;
+use super::{with_damping, DistanceBatch, Kernel, SubstepConstants};
 use crate::sim::particles::{AosPtr, VecPtr};
 
 /// Projects a group's batches in order on the `[x, y, z, w]` copy `copy` (`prev`, the start
@@ -42,7 +44,7 @@ pub(crate) unsafe fn project_group(
             for batch in batches {
                 let vector = if chained { Kernel::Scalar } else { kernel };
                 let scalar_from = whole_vectors(vector, copy, batch, k.inv_h2, first);
-                (scalar_from..batch.id.len()).for_each(|j| project_one(copy, batch, j, k.inv_h2, first));
+                (scalar_from..batch.id.len()).for_each(|j| project_slot(copy, batch, j, k.inv_h2, first));
             }
         });
     }
@@ -68,8 +70,8 @@ unsafe fn whole_vectors(kernel: Kernel, copy: AosPtr, batch: &mut DistanceBatch,
 
 #[cfg(target_arch = "x86_64")]
 mod vector {
-    use super::super::distance::avx2::project_lanes;
-    use super::super::lanes::{Avx2, Avx512, Lanes};
+    use super::super::super::lanes::{Avx2, Avx512, Lanes};
+    use super::super::vector::project_lanes;
     use super::{AosPtr, DistanceBatch};
 
     /// [`project_whole`] eight constraints per vector.
