@@ -30,6 +30,7 @@
 
 mod cli;
 mod common;
+mod docs;
 mod files;
 mod fuzz;
 mod materials;
