@@ -32,6 +32,7 @@
 mod architecture;
 mod cli;
 mod common;
+mod docs;
 mod files;
 mod fuzz;
 mod materials;
