@@ -81,8 +81,7 @@ fn assert_plan_keeps_the_sweep_order<A: Batch, B: Batch>(distances: &ConstraintS
             (before[part]..units[part].len()).for_each(|k| one_thread.push((part, k)));
         }
     };
-    let passes =
-        |k: usize| move |units: &mut PartUnits| (0..parts).for_each(|p| units[p].push((own(p), plan.pass_waits[p][k].clone())));
+    let passes = |k: usize| move |units: &mut PartUnits| (0..parts).for_each(|p| units[p].push((own(p), plan.pass_waits[p][k].clone())));
     for &step in &plan.order {
         match step {
             SweepStep::Pass(k) => append(&mut units, &passes(k)),
