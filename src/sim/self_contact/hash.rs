@@ -59,7 +59,7 @@ impl SpatialHash {
         cell_of(p, self.edge)
     }
 
-    /// The points in `cell`.
+    /// The points in `cell`, as indices into the points last filled, ascending.
     pub(super) fn in_cell(&self, cell: IVec3) -> impl Iterator<Item = u32> + '_ {
         let b = bucket_of(cell, self.bucket_start.len() - 1);
         self.entries[self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize]
