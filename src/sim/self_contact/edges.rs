@@ -4,7 +4,8 @@
 
 use glam::Vec3;
 
-use super::{contact_push, Pair, SelfContacts, Share};
+use super::lists::{Pair, SelfContacts, Share};
+use super::projection::contact_push;
 use crate::sim::particles::{xyz, PosPtr, VecPtr};
 
 /// One candidate pair of mesh edges of the frame, kept the thickness apart.

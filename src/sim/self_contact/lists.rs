@@ -1,0 +1,365 @@
+//! The candidate lists (the parent module's docs, "Detection"): the state kept from frame to
+//! frame (the hashes, the constraint adjacency the lists leave out, the positions and margin
+//! of the last list), and the listing of particle pairs and vertex–triangle candidates, each
+//! thread into its own share.
+
+use std::ops::{DerefMut, Range};
+use std::sync::{Mutex, MutexGuard};
+
+use glam::{IVec3, Vec3};
+
+use super::edges::{EdgePair, MeshEdges};
+use super::geometry::{bounds, closest_point, covered_by_corners};
+use super::hash::{SpatialHash, HALF_STENCIL};
+use super::{SelfContactSettings, MAX_PAIRS_PER_PARTICLE, SKIN};
+
+/// One candidate pair of the frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Pair {
+    pub a: u32,
+    pub b: u32,
+    /// Contact distance d_min = min(thickness, rest distance) in m.
+    pub min_distance: f32,
+}
+
+/// One candidate (particle, triangle) of the frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Face {
+    pub particle: u32,
+    /// The triangle's corners.
+    pub triangle: [u32; 3],
+    /// Contact distance d_min = min(thickness, rest distance to the triangle) in m.
+    pub min_distance: f32,
+}
+
+/// The spatial hashes, the constraint adjacency they exclude and the frame's candidate pairs
+/// and faces.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SelfContacts {
+    /// The particles hashed at the pairs' cell edge, and at the coarser one of the faces.
+    hash: SpatialHash,
+    face_hash: SpatialHash,
+    /// The triangles' edges around each particle.
+    pub(super) mesh_edges: MeshEdges,
+    /// Scratch: the positions the lists are made from.
+    pub(super) points: Vec<Vec3>,
+    /// Particles joined to each particle by a live distance constraint, sorted (CSR).
+    adjacency_start: Vec<u32>,
+    adjacency: Vec<u32>,
+    /// Each particle's piece (the smallest particle joined to it through live distance
+    /// constraints): the rest distance caps contacts only within a piece.
+    piece: Vec<u32>,
+    /// (topology version, particles, distance constraints) the adjacency was built for.
+    pub(super) adjacency_key: Option<(u64, usize, usize)>,
+    /// This frame's candidate pairs and faces, one share per part of the last list: the
+    /// lists are the shares' pairs (then faces) in share order.
+    pub(super) shares: Shares,
+    /// Pairs and faces in contact in the last sweep of the last frame.
+    pub active: u32,
+    /// Positions the pairs were listed at, the margin they were listed with (m) and what they
+    /// were listed for (adjacency key, thickness bits, faces on, edges on); `None` before the
+    /// first list.
+    listed_at: Vec<Vec3>,
+    pub(super) listed_margin: f32,
+    listed_for: Option<ListedFor>,
+}
+
+/// What a list was made for: the adjacency key (topology version, particles, distance
+/// constraints), the thickness's bits and whether faces and edge pairs were on.
+type ListedFor = ((u64, usize, usize), u32, bool, bool);
+
+/// The part of the candidate lists one thread makes: the pairs of a range of particles, the
+/// faces of a range of triangles.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Share {
+    pub(super) pairs: Vec<Pair>,
+    pub(super) faces: Vec<Face>,
+    pub(super) edges: Vec<EdgePair>,
+    /// The triangles of the range that list faces (not [`covered_by_corners`]), and the
+    /// largest side of their bounding boxes (m).
+    coarse: Vec<[u32; 3]>,
+    pub(super) extent: Option<f32>,
+}
+
+/// What a list is made from: the rest positions, the triangles and the settings.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Sources<'a> {
+    pub(super) rest: &'a [Vec3],
+    pub(super) triangles: &'a [[u32; 3]],
+    pub(super) settings: SelfContactSettings,
+}
+
+impl SelfContacts {
+    /// Rebuilds the adjacency when `key` (topology version, particle and constraint counts)
+    /// changed: `edges` lists the particle pairs of the live distance constraints.
+    pub fn refresh_adjacency<I: Iterator<Item = (u32, u32)>>(&mut self, key: (u64, usize, usize), edges: impl Fn() -> I) {
+        if self.adjacency_key == Some(key) {
+            return;
+        }
+        let n = key.1;
+        let mut start = vec![0u32; n + 1];
+        for (a, b) in edges() {
+            start[a as usize + 1] += 1;
+            start[b as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut adjacency = vec![0u32; start[n] as usize];
+        for (a, b) in edges() {
+            for (from, to) in [(a, b), (b, a)] {
+                adjacency[fill[from as usize] as usize] = to;
+                fill[from as usize] += 1;
+            }
+        }
+        for i in 0..n {
+            adjacency[start[i] as usize..start[i + 1] as usize].sort_unstable();
+        }
+        self.piece = crate::sim::model::joined_pieces(n, edges());
+        (self.adjacency_start, self.adjacency, self.adjacency_key) = (start, adjacency, Some(key));
+    }
+
+    /// The contact distance d_min = min(thickness, `rest_distance`) of particle `i` against
+    /// particle or triangle corner `j`: two pieces a cut or tear separated collide at the full
+    /// thickness, even where they lay together at rest.
+    pub(super) fn contact_distance(&self, thickness: f32, i: usize, j: u32, rest_distance: impl FnOnce() -> f32) -> f32 {
+        if self.piece[i] == self.piece[j as usize] {
+            thickness.min(rest_distance())
+        } else {
+            thickness
+        }
+    }
+
+    /// Whether particles `a` and `b` share a live distance constraint.
+    pub(super) fn adjacent(&self, a: usize, b: u32) -> bool {
+        self.adjacency[self.adjacency_start[a] as usize..self.adjacency_start[a + 1] as usize]
+            .binary_search(&b)
+            .is_ok()
+    }
+
+    /// Makes sure the candidate pairs and faces hold every contact until the next call, as
+    /// one thread ([`super::SelfContactPass::remake_lists`] with one part): keeps the last lists while
+    /// no particle has moved more than their margin allows, else lists anew from the `n`
+    /// particles' current positions. `rest` are the rest positions, `triangles` the faces
+    /// (corners below `n`), `travel` the farthest a particle can move until the next call (m).
+    #[cfg(test)]
+    pub(super) fn prepare(
+        &mut self,
+        n: usize,
+        position: impl Fn(usize) -> Vec3,
+        rest: &[Vec3],
+        triangles: &[[u32; 3]],
+        settings: SelfContactSettings,
+        travel: f32,
+    ) {
+        let settings = SelfContactSettings { travel, ..settings };
+        super::SelfContactPass::new(self, 1, rest, triangles, settings).remake_lists(n, &position, 0, 1, &|| {});
+    }
+
+    /// The candidate pairs, in projection order.
+    #[cfg(test)]
+    pub(super) fn pairs(&self) -> Vec<Pair> {
+        self.shares.0.iter().flat_map(|s| locked(s).pairs.clone()).collect()
+    }
+
+    /// The candidate faces, in projection order.
+    #[cfg(test)]
+    pub(super) fn faces(&self) -> Vec<Face> {
+        self.shares.0.iter().flat_map(|s| locked(s).faces.clone()).collect()
+    }
+
+    /// The candidate edge pairs, in projection order.
+    #[cfg(test)]
+    pub(super) fn edge_pairs(&self) -> Vec<EdgePair> {
+        self.shares.0.iter().flat_map(|s| locked(s).edges.clone()).collect()
+    }
+
+    /// Whether the lists must be made anew, and if so hashes the `n` particles at `position`
+    /// for them (the first step of [`super::SelfContactPass::remake_lists`]). [`Self::refresh_adjacency`]
+    /// must have run for the current topology.
+    ///
+    /// A list made with margin M (every pair closer than d_min + 2M) stays complete while
+    /// every particle's displacement since then plus `travel` (the farthest a particle can
+    /// move until the next check, m) is at most M: two particles farther apart than that moved
+    /// at most 2M toward each other. Lists are made with M = travel + [`SKIN`] · thickness,
+    /// so a cloth at rest keeps its list.
+    pub(super) fn begin(&mut self, n: usize, position: impl Fn(usize) -> Vec3, settings: SelfContactSettings, travel: f32) -> bool {
+        debug_assert_eq!(self.adjacency_start.len(), n + 1, "adjacency of the current topology");
+        let listed_for = self
+            .adjacency_key
+            .map(|key| (key, settings.thickness.to_bits(), settings.vertex_triangle, settings.edge_edge));
+        if listed_for.is_some() && self.listed_for == listed_for && self.listed_at.len() == n {
+            let moved = (0..n)
+                .map(&position)
+                .zip(&self.listed_at)
+                .map(|(p, q)| p.distance_squared(*q))
+                .fold(0.0, f32::max);
+            if moved.sqrt() + travel <= self.listed_margin {
+                return false;
+            }
+        }
+        self.listed_margin = travel + SKIN * settings.thickness;
+        self.listed_at.clear();
+        self.listed_at.extend((0..n).map(&position));
+        self.listed_for = listed_for;
+        self.points.clone_from(&self.listed_at);
+        self.hash.fill(&self.points, settings.thickness + 2.0 * self.listed_margin);
+        true
+    }
+
+    /// The most pairs (and, separately, faces) the lists hold.
+    pub(super) fn cap(&self) -> usize {
+        MAX_PAIRS_PER_PARTICLE * self.points.len()
+    }
+
+    /// Part `t` of `threads` of a new list into `share`: the pairs of the `t`-th run of
+    /// particles and, with faces on, the triangles of the `t`-th run of `triangles` that list
+    /// faces ([`covered_by_corners`]) with the largest side of their bounding boxes.
+    pub(super) fn list_share(&self, share: &mut Share, t: usize, threads: usize, sources: Sources) {
+        let run = |count: usize| count * t / threads..count * (t + 1) / threads;
+        share.pairs.clear();
+        share.faces.clear();
+        share.edges.clear();
+        share.coarse.clear();
+        share.extent = None;
+        self.list_pairs(&mut share.pairs, run(self.points.len()), sources.rest, sources.settings.thickness);
+        if sources.settings.vertex_triangle {
+            let thickness = sources.settings.thickness;
+            let corners_of = |t: &[u32; 3]| t.map(|v| self.points[v as usize]);
+            let triangles = &sources.triangles[run(sources.triangles.len())];
+            share
+                .coarse
+                .extend(triangles.iter().filter(|t| !covered_by_corners(corners_of(t), thickness)));
+            share.extent = share
+                .coarse
+                .iter()
+                .map(|t| bounds(corners_of(t)))
+                .map(|(l, h)| (h - l).max_element())
+                .reduce(f32::max);
+        }
+    }
+
+    /// Lists into `pairs` every pair of a particle in `particles` closer than its reach
+    /// d_min + 2M from the hash (see [`super`]), at most [`Self::cap`].
+    fn list_pairs(&self, pairs: &mut Vec<Pair>, particles: Range<usize>, rest: &[Vec3], thickness: f32) {
+        let (margin, edge, cap) = (self.listed_margin, self.hash.edge(), self.cap());
+        'particles: for i in particles {
+            let p = self.points[i];
+            let c = self.hash.cell(p);
+            // The cell itself (later particles only) and the 13 cells of the half stencil
+            // ahead of it: every pair of neighbouring cells is looked at once.
+            for offset in HALF_STENCIL {
+                for j in self.hash.in_cell(c + offset) {
+                    if offset == IVec3::ZERO && j as usize <= i {
+                        continue;
+                    }
+                    let distance2 = p.distance_squared(self.points[j as usize]);
+                    if distance2 >= edge * edge {
+                        continue;
+                    }
+                    let min_distance = self.contact_distance(thickness, i, j, || rest[i].distance(rest[j as usize]));
+                    let reach = min_distance + 2.0 * margin;
+                    if min_distance > 0.0 && distance2 < reach * reach && !self.adjacent(i, j) {
+                        pairs.push(Pair {
+                            a: i as u32,
+                            b: j,
+                            min_distance,
+                        });
+                        if pairs.len() == cap {
+                            break 'particles;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hashes the particles again for the faces, with cells of edge `extent` (the largest
+    /// bounding-box side of a triangle that lists faces, m, `None` when there is none) plus
+    /// twice the pairs' cell edge (the largest reach).
+    pub(super) fn fill_face_hash(&mut self, extent: Option<f32>) {
+        if let Some(extent) = extent {
+            self.face_hash.fill(&self.points, extent + 2.0 * self.hash.edge());
+        }
+    }
+
+    /// Lists into `share` every (particle, triangle of `share.coarse`) closer than its reach
+    /// d_min + 2M (see [`super`]): each triangle tests the particles in the at most 2 × 2 × 2
+    /// cells of the face hash its bounding box grown by the reach covers that lie within reach
+    /// of the box, skipping its corners and the particles joined to them. At most
+    /// [`Self::cap`].
+    pub(super) fn list_faces(&self, share: &mut Share, rest: &[Vec3], thickness: f32) {
+        let (margin, reach, cap, points) = (self.listed_margin, self.hash.edge(), self.cap(), &self.points);
+        for &triangle in &share.coarse {
+            let corners = triangle.map(|v| points[v as usize]);
+            let (low, high) = bounds(corners);
+            let (centre, radius) = ((low + high) * 0.5, 0.5 * low.distance(high) + reach);
+            let (first, last) = (self.face_hash.cell(low - reach), self.face_hash.cell(high + reach));
+            for z in first.z..=last.z {
+                for y in first.y..=last.y {
+                    for x in first.x..=last.x {
+                        for j in self.face_hash.in_cell(IVec3::new(x, y, z)) {
+                            let p = points[j as usize];
+                            if triangle.contains(&j) || p.distance_squared(centre) >= radius * radius {
+                                continue;
+                            }
+                            let distance = p.distance(closest_point(p, corners));
+                            if distance >= reach || triangle.iter().any(|&v| self.adjacent(v as usize, j)) {
+                                continue;
+                            }
+                            let r = rest[j as usize];
+                            let at_rest = || r.distance(closest_point(r, triangle.map(|v| rest[v as usize])));
+                            let min_distance = self.contact_distance(thickness, j as usize, triangle[0], at_rest);
+                            if min_distance > 0.0 && distance < min_distance + 2.0 * margin {
+                                share.faces.push(Face {
+                                    particle: j,
+                                    triangle,
+                                    min_distance,
+                                });
+                                if share.faces.len() == cap {
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Cuts the lists held by `shares` (in order) to their first `cap` pairs, faces and edge
+/// pairs, as one thread listing them in order would have stopped.
+pub(super) fn truncate_to_cap<S: DerefMut<Target = Share>>(shares: impl IntoIterator<Item = S>, cap: usize) {
+    let (mut pairs, mut faces, mut edges) = (0, 0, 0);
+    for mut share in shares {
+        share.pairs.truncate(cap - pairs);
+        share.faces.truncate(cap - faces);
+        share.edges.truncate(cap - edges);
+        pairs += share.pairs.len();
+        faces += share.faces.len();
+        edges += share.edges.len();
+    }
+}
+
+/// The lists' shares, one per part of the last list, each behind a lock so that every thread
+/// writes its own while all read the hashes.
+#[derive(Debug, Default)]
+pub(super) struct Shares(pub(super) Vec<Mutex<Share>>);
+
+impl Clone for Shares {
+    fn clone(&self) -> Self {
+        Self(self.0.iter().map(|s| Mutex::new(locked(s).clone())).collect())
+    }
+}
+
+/// A share of the lists, locked by the thread that writes it.
+pub(super) fn locked(share: &Mutex<Share>) -> MutexGuard<'_, Share> {
+    share.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A share of the lists, held exclusively.
+pub(super) fn unpoisoned(share: &mut Mutex<Share>) -> &mut Share {
+    share.get_mut().unwrap_or_else(|e| e.into_inner())
+}
