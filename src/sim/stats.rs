@@ -201,7 +201,10 @@ mod tests {
     use super::{strain, strain_sums, DistanceBatch, EdgeKind, Kernel, Positions};
     use crate::sim::constraints::distance::DistanceItem;
     use crate::sim::constraints::Batch;
-    use crate::sim::{Cloth, Collider, GridSpec, Material, SolverParams};
+    use crate::sim::cloth::Cloth;
+    use crate::sim::collision::Collider;
+    use crate::sim::grid::GridSpec;
+    use crate::sim::params::{Material, SolverParams};
 
     fn item(a: u32, b: u32, rest: f32, compliance: f32) -> DistanceItem {
         DistanceItem {
