@@ -199,20 +199,15 @@ unsafe fn strain_sums(kernel: Kernel, pos: &Positions, batch: &DistanceBatch) ->
 #[cfg(test)]
 mod tests {
     use super::{strain, strain_sums, DistanceBatch, EdgeKind, Kernel, Positions};
-    use crate::sim::constraints::distance::DistanceItem;
-    use crate::sim::constraints::Batch;
     use crate::sim::cloth::Cloth;
     use crate::sim::collision::Collider;
+    use crate::sim::constraints::distance::DistanceItem;
+    use crate::sim::constraints::Batch;
     use crate::sim::grid::GridSpec;
     use crate::sim::params::{Material, SolverParams};
 
     fn item(a: u32, b: u32, rest: f32, compliance: f32) -> DistanceItem {
-        DistanceItem {
-            ends: [a, b],
-            rest,
-            compliance,
-            kind: EdgeKind::Stretch,
-        }
+        DistanceItem::stretch(a, b, rest, compliance)
     }
 
     /// Strain statistics: a row of edges each stretched to (1 + k/10) of its rest length has

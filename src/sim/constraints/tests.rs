@@ -3,15 +3,9 @@
 use super::distance::{DistanceBatch, DistanceItem};
 use super::hinge::HingeBatch;
 use super::*;
-use crate::sim::model::EdgeKind;
 
 fn item(a: u32, b: u32) -> DistanceItem {
-    DistanceItem {
-        ends: [a, b],
-        rest: 1.0,
-        compliance: 0.0,
-        kind: EdgeKind::Stretch,
-    }
+    DistanceItem::stretch(a, b, 1.0, 0.0)
 }
 
 /// No batch may touch a particle twice, threads following the waits keep the sweep order,

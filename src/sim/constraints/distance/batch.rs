@@ -20,6 +20,20 @@ pub struct DistanceItem {
     pub kind: EdgeKind,
 }
 
+#[cfg(test)]
+impl DistanceItem {
+    /// A stretch edge from `a` to `b` of rest length `rest` (m) and compliance `compliance`
+    /// (m/N), for tests.
+    pub(crate) fn stretch(a: u32, b: u32, rest: f32, compliance: f32) -> Self {
+        Self {
+            ends: [a, b],
+            rest,
+            compliance,
+            kind: EdgeKind::Stretch,
+        }
+    }
+}
+
 /// A batch (a level or a strip) in structure-of-arrays layout, so the projection loop streams contiguous
 /// arrays.
 #[derive(Debug, Default, Clone)]

@@ -2,7 +2,6 @@
 
 use super::{project_group, project_with, solve, DistanceBatch, DistanceItem, Kernel, PosW, SubstepConstants};
 use crate::sim::constraints::Batch;
-use crate::sim::model::EdgeKind;
 use crate::sim::particles::{Positions, Vectors};
 
 /// A small deterministic generator (tests only need spread, not quality).
@@ -29,12 +28,7 @@ const K: SubstepConstants = SubstepConstants {
 };
 
 fn item(a: u32, b: u32, rest: f32, compliance: f32) -> DistanceItem {
-    DistanceItem {
-        ends: [a, b],
-        rest,
-        compliance,
-        kind: EdgeKind::Stretch,
-    }
+    DistanceItem::stretch(a, b, rest, compliance)
 }
 
 /// 2·`pairs` random particles (some pinned) and one constraint per pair, so no particle is
