@@ -15,8 +15,13 @@
 //! be ripped out as soon as the piece reached 8 triangles, ending the crack (the steady corner
 //! drag: an 11-edge crack, then the corner off in the hand). The walk therefore goes on to 32
 //! triangles, still a few dozen visits.
+//!
+//! [`piece_labels`] finds the connected pieces of the whole cloth, as tears and cuts leave it.
 
-use super::TearEditor;
+use super::super::constraint_store::ConstraintStore;
+use super::super::interaction::Grab;
+use super::super::model::Model;
+use super::topology::Mesh;
 
 /// Fewest triangles a piece cut off by a tear may have. Smaller scraps (a grabbed vertex with
 /// its two or three triangles, a corner sliver) fly about as confetti.
@@ -28,10 +33,21 @@ pub const MIN_FRAGMENT_TRIANGLES: usize = 8;
 /// the crack running on, and a flick throws that piece metres.
 pub const MIN_HELD_FRAGMENT_TRIANGLES: usize = 32;
 
-impl TearEditor<'_> {
+/// What the scrap check reads of the cloth.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FragmentCheck<'a> {
+    /// The triangles and the fans around the vertices.
+    pub mesh: Mesh<'a>,
+    /// Per particle: whether it is pinned.
+    pub pinned: &'a [bool],
+    /// What the hand holds, if anything.
+    pub grab: Option<Grab>,
+}
+
+impl FragmentCheck<'_> {
     /// Whether splitting vertex `v` into the fan `groups` would leave a piece of fewer than
     /// [`MIN_FRAGMENT_TRIANGLES`] triangles.
-    pub(super) fn sheds_fragment(&self, v: u32, groups: &[Vec<u32>]) -> bool {
+    pub fn sheds_fragment(&self, v: u32, groups: &[Vec<u32>]) -> bool {
         (0..groups.len()).any(|g| self.piece_is_small(v, groups, g))
     }
 
@@ -49,7 +65,7 @@ impl TearEditor<'_> {
             if reached.len() >= MIN_HELD_FRAGMENT_TRIANGLES {
                 return false;
             }
-            for next in self.edge_neighbours(t) {
+            for next in self.mesh.edge_neighbours(t) {
                 if reached.contains(&next) {
                     continue;
                 }
@@ -76,7 +92,7 @@ impl TearEditor<'_> {
         match self.grab {
             Some(g) => match g.point {
                 Some(hit) => hit.triangle == t,
-                None => self.model.triangles[t as usize].contains(&g.particle) && (g.particle != v || group == 0),
+                None => self.mesh.triangles[t as usize].contains(&g.particle) && (g.particle != v || group == 0),
             },
             None => false,
         }
@@ -85,30 +101,58 @@ impl TearEditor<'_> {
     /// Whether triangle `t`, on the side of fan group `group` of split vertex `v`, keeps a
     /// pinned corner: a pinned `v` stays pinned only in the first group (the copies are free).
     fn is_on_a_pin(&self, t: u32, v: u32, group: usize) -> bool {
-        let stays_pinned = |i: u32| self.particles.pinned[i as usize] && (i != v || group == 0);
-        self.model.triangles[t as usize].into_iter().any(stays_pinned)
+        let stays_pinned = |i: u32| self.pinned[i as usize] && (i != v || group == 0);
+        self.mesh.triangles[t as usize].into_iter().any(stays_pinned)
     }
 
     /// Whether edge-adjacent triangles `t` and `next` meet along an edge through `v` (the split
     /// separates such a pair when they lie in different groups).
     fn meet_at(&self, v: u32, t: u32, next: u32) -> bool {
-        let (a, b) = (self.model.triangles[t as usize], self.model.triangles[next as usize]);
+        let (a, b) = (self.mesh.triangles[t as usize], self.mesh.triangles[next as usize]);
         a.iter().filter(|x| b.contains(x)).any(|&x| x == v)
     }
+}
 
-    /// Triangles sharing an edge with triangle `t`.
-    fn edge_neighbours(&self, t: u32) -> Vec<u32> {
-        let tri = self.model.triangles[t as usize];
-        let mut out = Vec::with_capacity(3);
-        for k in 0..3 {
-            let (a, b) = (tri[k], tri[(k + 1) % 3]);
-            out.extend(
-                self.topology().vertex_triangles[a as usize]
-                    .iter()
-                    .copied()
-                    .filter(|&u| u != t && self.model.triangles[u as usize].contains(&b)),
-            );
-        }
-        out
+/// For every particle (of `particle_count`), the smallest particle index of its connected
+/// piece: particles joined by `model`'s triangles or a live distance constraint.
+pub(crate) fn piece_labels(particle_count: usize, model: &Model, constraints: &ConstraintStore) -> Vec<u32> {
+    let sides = model.triangles.iter().flat_map(|tri| [(tri[0], tri[1]), (tri[1], tri[2])]);
+    let springs = constraints.distances().live_ids().map(|id| {
+        let c = model.distances[id as usize];
+        (c.a, c.b)
+    });
+    super::super::model::joined_pieces(particle_count, sides.chain(springs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::topology::tests::hexagon;
+    use super::super::topology::Mesh;
+    use super::FragmentCheck;
+
+    /// Splitting the centre of a six-triangle hexagon in two halves leaves two scraps, unless
+    /// each half keeps a pin.
+    #[test]
+    fn a_split_sheds_a_fragment_unless_each_small_piece_keeps_a_pin() {
+        let (_, triangles, fans) = hexagon();
+        let mesh = Mesh {
+            triangles: &triangles,
+            vertex_triangles: &fans,
+        };
+        let halves = [vec![0, 1, 2], vec![3, 4, 5]];
+        let sheds = |pinned: &[u32]| {
+            let pinned: Vec<bool> = (0..7).map(|v| pinned.contains(&v)).collect();
+            let check = FragmentCheck {
+                mesh,
+                pinned: &pinned,
+                grab: None,
+            };
+            check.sheds_fragment(0, &halves)
+        };
+        assert!(sheds(&[]));
+        assert!(sheds(&[2]), "the other half is still a scrap");
+        assert!(!sheds(&[2, 5]));
+        // A pinned split vertex stays pinned in the first group only.
+        assert!(sheds(&[0]));
     }
 }

@@ -27,10 +27,13 @@
 //! the moved vertices are lumped anew, scaled so their sum (the mass they carry) is what it
 //! was.
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 
-use super::TearEditor;
-use crate::sim::model::{hinge_at_rest, triangle_area, Compliance, Hinge};
+use super::super::interaction::Grab;
+use super::super::model::{hinge_at_rest, triangle_area, Compliance, Hinge};
+use super::super::particles::Particles;
+use super::cut::Crossing;
+use super::topology::Mesh;
 
 /// Largest move of a snapped vertex, as a fraction of the edge it moves along. Half an edge
 /// reaches the stroke from one endpoint or the other on every crossed edge.
@@ -46,171 +49,187 @@ const MIN_AREA_KEPT: f32 = 0.2;
 /// that re-lumps the vertex's mass from the areas afterwards keeps the total.
 const MAX_AREA_CHANGE: f32 = 1e-5;
 
-/// A triangle edge the cut surface crosses: its endpoints and where, as the fraction of the
-/// way from `a` to `b`.
+/// One vertex moved onto the cut surface along a crossed edge.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Crossing {
-    pub a: u32,
-    pub b: u32,
-    pub at: f32,
+pub(super) struct Snap {
+    /// The vertex that moves.
+    pub vertex: u32,
+    /// The other end of the edge it moves along.
+    pub toward: u32,
+    /// How far it moves, as a fraction of the edge (at most [`MAX_SNAP`]).
+    pub fraction: f32,
 }
 
-impl TearEditor<'_> {
-    /// Moves one endpoint of each crossing onto the cut surface where the limits of the
-    /// [module docs](self) allow, shortest moves first; returns which particles moved onto
-    /// it (indexed by particle).
-    pub(super) fn snap_to_stroke(&mut self, crossings: &[Crossing]) -> Vec<bool> {
-        let mut snapped = vec![false; self.particles.len()];
-        let mut moved = Vec::new();
-        let mut order: Vec<&Crossing> = crossings.iter().collect();
-        // Shortest moves first (in the rest shape), so a vertex reaches the stroke along its
-        // shortest crossed edge, not slid along a diagonal.
-        let rest = &self.model.positions;
-        let shortest_move = |c: &Crossing| c.at.min(1.0 - c.at) * rest[c.a as usize].distance(rest[c.b as usize]);
-        order.sort_by(|x, y| shortest_move(x).total_cmp(&shortest_move(y)).then((x.a, x.b).cmp(&(y.a, y.b))));
-        for c in order {
-            if snapped[c.a as usize] || snapped[c.b as usize] {
-                continue;
-            }
-            let ends = [(c.a, c.b, c.at), (c.b, c.a, 1.0 - c.at)];
-            let (near, far) = if c.at <= 0.5 { (ends[0], ends[1]) } else { (ends[1], ends[0]) };
-            if let Some(&(v, u, f)) = [near, far].iter().find(|&&(v, u, f)| self.may_snap(v, u, f)) {
-                self.move_along_edge(v, u, f);
-                moved.push(v);
-                snapped[v as usize] = true;
-            }
+/// Snaps one endpoint of each of `crossings` onto the cut surface where the limits of the
+/// [module docs](self) allow, shortest moves first, moving it in the rest shape `rest` at once
+/// (the limits of later snaps read the moved shape). `mesh` gives the triangles around each
+/// vertex, and `fixed` says which vertices may not move at all (pinned, held). Returns the
+/// snaps in the order made; each vertex moves at most once.
+pub(super) fn snap_rest_shape(crossings: &[Crossing], mesh: Mesh, rest: &mut [Vec3], fixed: impl Fn(u32) -> bool) -> Vec<Snap> {
+    let mut snapped = vec![false; rest.len()];
+    let mut snaps = Vec::new();
+    let mut order: Vec<&Crossing> = crossings.iter().collect();
+    // Shortest moves first (in the rest shape), so a vertex reaches the stroke along its
+    // shortest crossed edge, not slid along a diagonal.
+    let shortest_move = |c: &Crossing| c.at.min(1.0 - c.at) * rest[c.a as usize].distance(rest[c.b as usize]);
+    order.sort_by(|x, y| shortest_move(x).total_cmp(&shortest_move(y)).then((x.a, x.b).cmp(&(y.a, y.b))));
+    for c in order {
+        if snapped[c.a as usize] || snapped[c.b as usize] {
+            continue;
         }
-        if !moved.is_empty() {
-            self.settle_rest_shape(&moved);
+        let ends = [(c.a, c.b, c.at), (c.b, c.a, 1.0 - c.at)];
+        let (near, far) = if c.at <= 0.5 { (ends[0], ends[1]) } else { (ends[1], ends[0]) };
+        let may_snap = |&&(v, u, f): &&(u32, u32, f32)| f <= MAX_SNAP && !fixed(v) && keeps_triangles(mesh, rest, v, u, f);
+        if let Some(&(v, u, f)) = [near, far].iter().find(may_snap) {
+            rest[v as usize] = rest[v as usize].lerp(rest[u as usize], f);
+            snaps.push(Snap {
+                vertex: v,
+                toward: u,
+                fraction: f,
+            });
+            snapped[v as usize] = true;
         }
-        snapped
     }
+    snaps
+}
 
-    /// Whether vertex `v` may move the fraction `f` of the way toward `u` (see the limits in
-    /// the [module docs](self)).
-    fn may_snap(&self, v: u32, u: u32, f: f32) -> bool {
-        if f > MAX_SNAP || self.particles.inverse_mass(v as usize) == 0.0 || self.is_held(v) {
-            return false;
-        }
-        let rest = &self.model.positions;
-        let moved = rest[v as usize].lerp(rest[u as usize], f);
-        let fan = &self.topology().vertex_triangles[v as usize];
-        let normal = |t: u32, at_v: Vec3| {
-            let [a, b, c] = self.model.triangles[t as usize].map(|w| if w == v { at_v } else { rest[w as usize] });
-            (b - a).cross(c - a)
-        };
-        let keeps_shape = fan.iter().all(|&t| {
-            let before = normal(t, rest[v as usize]);
-            normal(t, moved).dot(before) >= MIN_AREA_KEPT * before.length_squared()
-        });
-        let area = |at_v: Vec3| fan.iter().map(|&t| normal(t, at_v).length()).sum::<f32>();
-        let before = area(rest[v as usize]);
-        let outline_kept = (area(moved) - before).abs() <= MAX_AREA_CHANGE * before;
-        keeps_shape && outline_kept
-    }
+/// Whether vertex `v` may move the fraction `f` of the way toward `u` in the `rest` shape:
+/// no triangle around it keeps less than [`MIN_AREA_KEPT`] of its area or turns over, and
+/// together they keep their area within [`MAX_AREA_CHANGE`].
+fn keeps_triangles(mesh: Mesh, rest: &[Vec3], v: u32, u: u32, f: f32) -> bool {
+    let moved = rest[v as usize].lerp(rest[u as usize], f);
+    let fan = mesh.fan(v);
+    let normal = |t: u32, at_v: Vec3| {
+        let [a, b, c] = mesh.triangles[t as usize].map(|w| if w == v { at_v } else { rest[w as usize] });
+        (b - a).cross(c - a)
+    };
+    let keeps_shape = fan.iter().all(|&t| {
+        let before = normal(t, rest[v as usize]);
+        normal(t, moved).dot(before) >= MIN_AREA_KEPT * before.length_squared()
+    });
+    let area = |at_v: Vec3| fan.iter().map(|&t| normal(t, at_v).length()).sum::<f32>();
+    let before = area(rest[v as usize]);
+    let outline_kept = (area(moved) - before).abs() <= MAX_AREA_CHANGE * before;
+    keeps_shape && outline_kept
+}
 
-    /// Whether the hand holds `v` (the held particle, or a corner of the soft grab's triangle).
-    fn is_held(&self, v: u32) -> bool {
-        self.grab
-            .is_some_and(|g| g.particle == v || g.point.is_some_and(|hit| self.model.triangles[hit.triangle as usize].contains(&v)))
-    }
+/// Whether `grab` holds vertex `v` of `triangles` (the held particle, or a corner of the soft
+/// grab's triangle).
+pub(super) fn is_held(grab: Option<Grab>, triangles: &[[u32; 3]], v: u32) -> bool {
+    grab.is_some_and(|g| g.particle == v || g.point.is_some_and(|hit| triangles[hit.triangle as usize].contains(&v)))
+}
 
-    /// Moves vertex `v` the fraction `f` of the way toward `u`, in the current and the rest
-    /// shape alike (position, start-of-step position, velocity, texture coordinates).
-    fn move_along_edge(&mut self, v: u32, u: u32, f: f32) {
-        let (i, j) = (v as usize, u as usize);
-        let p = &mut *self.particles;
+impl Snap {
+    /// Makes the snap in the current shape: moves the particle's position, start-of-step
+    /// position and velocity.
+    pub fn move_particle(&self, particles: &mut Particles) {
+        let (i, j, f) = (self.vertex as usize, self.toward as usize, self.fraction);
         // A new position: its compensation (the rounding carried from earlier substeps) goes.
-        p.set_position(i, p.position(i).lerp(p.position(j), f));
-        p.prev.set(i, p.prev.get(i).lerp(p.prev.get(j), f));
-        p.vel.set(i, p.vel.get(i).lerp(p.vel.get(j), f));
-        let rest = &mut self.model.positions;
-        rest[i] = rest[i].lerp(rest[j], f);
-        self.move_texture_coordinates(v, u, f);
+        particles.set_position(i, particles.position(i).lerp(particles.position(j), f));
+        particles.prev.set(i, particles.prev.get(i).lerp(particles.prev.get(j), f));
+        particles.vel.set(i, particles.vel.get(i).lerp(particles.vel.get(j), f));
     }
 
-    /// Moves `v`'s texture coordinates in every triangle around it the fraction `f` of the
-    /// way toward `u`'s (taken from a triangle holding both).
-    fn move_texture_coordinates(&mut self, v: u32, u: u32, f: f32) {
-        if self.model.corner_uvs.is_empty() {
+    /// Makes the snap in the texture: moves the vertex's coordinates in every triangle around
+    /// it the same fraction of the way toward its partner's (taken from a triangle holding
+    /// both). `corner_uvs` holds each triangle's corners' coordinates, or nothing.
+    pub fn move_texture_coordinates(&self, corner_uvs: &mut [[Vec2; 3]], mesh: Mesh) {
+        if corner_uvs.is_empty() {
             return;
         }
-        let fan = self.topology().vertex_triangles[v as usize].clone();
+        let (v, u, f) = (self.vertex, self.toward, self.fraction);
+        let fan = mesh.fan(v);
         let corner = |tri: [u32; 3], w: u32| tri.iter().position(|&x| x == w);
         let Some(step) = fan.iter().find_map(|&t| {
-            let tri = self.model.triangles[t as usize];
-            let uvs = self.model.corner_uvs[t as usize];
+            let tri = mesh.triangles[t as usize];
+            let uvs = corner_uvs[t as usize];
             Some((uvs[corner(tri, u)?] - uvs[corner(tri, v)?]) * f)
         }) else {
             return;
         };
-        for t in fan {
-            let tri = self.model.triangles[t as usize];
+        for &t in fan {
+            let tri = mesh.triangles[t as usize];
             if let Some(k) = corner(tri, v) {
-                self.model.corner_uvs[t as usize][k] += step;
+                corner_uvs[t as usize][k] += step;
             }
         }
     }
+}
 
-    /// After snapping `moved`: the constraints at the moved vertices take their new rest
-    /// lengths and angles, and the areas around them are lumped anew.
-    fn settle_rest_shape(&mut self, moved: &[u32]) {
-        let mut distance_ids: Vec<u32> = Vec::new();
-        let mut hinge_ids: Vec<u32> = Vec::new();
-        let mut lumped: Vec<u32> = Vec::new();
-        for &v in moved {
-            let topo = self.topology();
-            distance_ids.extend(&topo.vertex_distances[v as usize]);
-            hinge_ids.extend(&topo.vertex_hinges[v as usize]);
-            lumped.extend(
-                topo.vertex_triangles[v as usize]
-                    .iter()
-                    .flat_map(|&t| self.model.triangles[t as usize]),
-            );
-        }
-        for ids in [&mut distance_ids, &mut hinge_ids, &mut lumped] {
-            ids.sort_unstable();
-            ids.dedup();
-        }
-        for id in distance_ids {
-            let mut c = self.model.distances[id as usize];
-            c.rest = self.model.positions[c.a as usize].distance(self.model.positions[c.b as usize]);
-            self.constraints.replace_distance(self.model, id, c, self.materials);
-        }
-        for id in hinge_ids {
-            let old = self.model.hinges[id as usize];
-            if let Some(new) = hinge_at_rest(&self.model.positions, old.wings, old.edge) {
-                // A fixed compliance stays as it was set; a material one follows the new shape.
-                let compliance = if matches!(old.compliance, Compliance::Material(_)) {
-                    new.compliance
-                } else {
-                    old.compliance
-                };
-                self.constraints
-                    .replace_hinge(self.model, id, Hinge { compliance, ..new }, self.materials);
-            }
-        }
-        self.lump_areas(&lumped);
-    }
+/// Hinge `old` at the moved `rest` shape: its new rest angle, and its new coefficient when
+/// its compliance comes from the material; `None` when the shape gives it none.
+pub(super) fn rested_hinge(old: &Hinge, rest: &[Vec3]) -> Option<Hinge> {
+    let new = hinge_at_rest(rest, old.wings, old.edge)?;
+    // A fixed compliance stays as it was set; a material one follows the new shape.
+    let compliance = if matches!(old.compliance, Compliance::Material(_)) {
+        new.compliance
+    } else {
+        old.compliance
+    };
+    Some(Hinge { compliance, ..new })
+}
 
-    /// Lumps to each of `vertices` a third of the rest area of every triangle around it,
-    /// scaled so that together they carry the area they carried before.
-    fn lump_areas(&mut self, vertices: &[u32]) {
-        let fresh: Vec<f64> = vertices
-            .iter()
-            .map(|&v| {
-                let fan = self.topology().vertex_triangles[v as usize].iter();
-                fan.map(|&t| triangle_area(&self.model.positions, self.model.triangles[t as usize]) as f64 / 3.0)
-                    .sum()
-            })
-            .collect();
-        let before: f64 = vertices.iter().map(|&v| self.model.lumped_area[v as usize] as f64).sum();
-        let after: f64 = fresh.iter().sum();
-        let scale = if after > 0.0 { before / after } else { 1.0 };
-        for (&v, area) in vertices.iter().zip(fresh) {
-            let area = (area * scale) as f32;
-            self.model.lumped_area[v as usize] = area;
-            self.particles.area[v as usize] = area;
-        }
+/// The areas (m²) lumped anew around the `moved` vertices in the `rest` shape: to each
+/// corner of their triangles, ascending, a third of the rest area of every triangle around
+/// it, scaled so that together they carry what `lumped_area` gave them before.
+pub(super) fn relumped_areas(moved: &[u32], mesh: Mesh, rest: &[Vec3], lumped_area: &[f32]) -> Vec<(u32, f32)> {
+    let mut vertices: Vec<u32> = moved
+        .iter()
+        .flat_map(|&v| mesh.fan(v).iter().flat_map(|&t| mesh.triangles[t as usize]))
+        .collect();
+    vertices.sort_unstable();
+    vertices.dedup();
+    let fresh: Vec<f64> = vertices
+        .iter()
+        .map(|&v| {
+            let fan = mesh.fan(v).iter();
+            fan.map(|&t| triangle_area(rest, mesh.triangles[t as usize]) as f64 / 3.0).sum()
+        })
+        .collect();
+    let before: f64 = vertices.iter().map(|&v| lumped_area[v as usize] as f64).sum();
+    let after: f64 = fresh.iter().sum();
+    let scale = if after > 0.0 { before / after } else { 1.0 };
+    vertices
+        .into_iter()
+        .zip(fresh)
+        .map(|(v, area)| (v, (area * scale) as f32))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::cut::Crossing;
+    use super::super::topology::tests::hexagon;
+    use super::super::topology::Mesh;
+    use super::{relumped_areas, snap_rest_shape, Snap};
+
+    /// On a hexagon, the centre snaps along a crossed spoke; a rim vertex would change the
+    /// outline and stays, and so does a fixed vertex. The areas lumped anew keep their sum.
+    #[test]
+    fn the_centre_snaps_and_the_rim_keeps_the_outline() {
+        let (mut rest, triangles, fans) = hexagon();
+        let mesh = Mesh {
+            triangles: &triangles,
+            vertex_triangles: &fans,
+        };
+        let spoke = Crossing { a: 0, b: 1, at: 0.3 };
+        let rim = Crossing { a: 1, b: 2, at: 0.4 };
+        let before = rest.clone();
+        assert!(snap_rest_shape(&[rim, spoke], mesh, &mut rest, |v| v == 0).is_empty());
+        assert_eq!(rest, before);
+        let snaps = snap_rest_shape(&[rim, spoke], mesh, &mut rest, |_| false);
+        let expected = Snap {
+            vertex: 0,
+            toward: 1,
+            fraction: 0.3,
+        };
+        assert_eq!(snaps, [expected]);
+        assert!((rest[0] - 0.3 * before[1]).length() < 1e-6, "{}", rest[0]);
+        assert_eq!(rest[1..], before[1..]);
+        let lumped = vec![0.5f32; rest.len()];
+        let areas = relumped_areas(&[0], mesh, &rest, &lumped);
+        assert_eq!(areas.iter().map(|&(v, _)| v).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5, 6]);
+        let sum: f32 = areas.iter().map(|&(_, area)| area).sum();
+        assert!((sum - 3.5).abs() < 1e-5, "{sum}");
     }
 }

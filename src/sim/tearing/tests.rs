@@ -3,8 +3,12 @@
 use glam::Vec3;
 use proptest::prelude::*;
 
+use crate::sim::cloth::Cloth;
+use crate::sim::grid::{GridSpec, Orientation, PinMode};
+use crate::sim::interaction::Ray;
+use crate::sim::model::{Compliance, EdgeKind, ModelBuilder};
+use crate::sim::params::{Material, SolverParams};
 use crate::sim::tearing::MIN_FRAGMENT_TRIANGLES;
-use crate::sim::{Cloth, Compliance, EdgeKind, GridSpec, Material, ModelBuilder, Orientation, PinMode, Ray, SolverParams};
 
 fn quiet_params() -> SolverParams {
     SolverParams {
