@@ -100,7 +100,7 @@ impl FrameSettings {
                 inv_h2: 1.0 / (h * h),
                 damping_over_h: params.constraint_damping / h,
                 // Bending shares the stretch's retardation time τ = β α_unit, measured over the
-                // frame (see hinge.rs).
+                // frame (see `constraints::hinge`).
                 bend_gamma: params.constraint_damping * material.stretch_compliance_factor() / params.dt,
             },
             thickness: params.collision_thickness,

@@ -122,7 +122,7 @@ fn avx2_and_avx512_kernels_give_bit_identical_frames() {
 
 /// A curtain whose particles were renumbered at random (with bending hinges or without):
 /// its distance sweep is coloured and, with a vector kernel, runs on the `[x, y, z, w]`
-/// copy (see `constraints::distance_copy`).
+/// copy (see `constraints::distance::copy`).
 fn shuffled_curtain(columns: u32, rows: u32, bending: bool) -> Cloth {
     let spec = GridSpec {
         columns,
