@@ -640,6 +640,7 @@ impl TearEditor<'_> {
         }
     }
 
+    /// Re-points distance constraint `id` to `c` with `support` (its slot is rebuilt, λ = 0).
     fn set_distance(&mut self, id: u32, c: DistanceConstraint, support: [u32; 2]) {
         let old = self.model.distances[id as usize];
         let topology = self.topology_mut();
@@ -658,6 +659,8 @@ impl TearEditor<'_> {
         id
     }
 
+    /// Takes distance constraint `id` out of the solve and the adjacency (its record stays,
+    /// as a torn edge).
     fn remove_distance(&mut self, id: u32) {
         self.constraints.remove_distance(id);
         let c = self.model.distances[id as usize];
