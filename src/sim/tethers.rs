@@ -68,7 +68,7 @@ pub const ANCHORS: usize = 2;
 /// sub-ulp corrections the compensated positions keep (a 1 m pendulum ran 0.3 % slow at 1 000
 /// substeps). Two millionths of a length is no stretch anyone sees. At longer substeps there
 /// are no sub-ulp corrections to keep, and the tethers keep their exact lengths.
-const ROUNDING_ALLOWANCE: f32 = 2e-6;
+pub(crate) const ROUNDING_ALLOWANCE: f32 = 2e-6;
 
 /// No anchor in this slot.
 const NONE: u32 = u32::MAX;
@@ -151,6 +151,15 @@ impl Tethers {
     /// Number of tethers.
     pub fn count(&self) -> usize {
         self.count
+    }
+
+    /// Particle `i`'s tethers as (anchor particle, allowed distance in m), nearest first: what
+    /// the straightforward loop ([`super::reference`]) projects.
+    pub fn of(&self, i: usize) -> impl Iterator<Item = (usize, f32)> + '_ {
+        let slots = self.slots[i].into_iter().zip(self.length[i]);
+        slots
+            .filter(|&(slot, _)| slot != NONE)
+            .map(|(slot, length)| (self.anchors[slot as usize] as usize, length))
     }
 
     /// Takes the anchors' positions for the coming frame (`held`, a particle the mouse moves,
