@@ -39,7 +39,7 @@
 //! scalar kernel ([`super::constraints::distance::Kernel::Scalar`]). The vector hinge kernel
 //! rounds differently (fused multiply–adds, a polynomial atan2), so there the engine follows
 //! this loop within a tolerance. The tests beside this file (`tests.rs`) check both, and
-//! `engine_reproduces_the_straightforward_loop_bit_for_bit` (`src/sim/solver/mod.rs`) checks
+//! `engine_reproduces_the_straightforward_loop_bit_for_bit` (`src/sim/solver/tests.rs`) checks
 //! the tmp15 workload. It is also the baseline of `drape bench --solver reference`.
 //!
 //! **Left out** (the engine's, not here): aerodynamic drag and wind, self-contacts, pressure
