@@ -19,8 +19,8 @@
 //! greedily instead (the same fixed point, another Gauss–Seidel order), and so does this file.
 
 use super::{greedy_colour_order, RefParticle};
-use crate::sim::constraints::distance::{EdgeKind, MIN_LENGTH};
-use crate::sim::model::Model;
+use crate::sim::constraints::distance::MIN_LENGTH;
+use crate::sim::model::{EdgeKind, Model};
 use crate::sim::params::Material;
 
 /// Most (kind, direction) runs a sweep follows; beyond, it goes by colours (the engine's
