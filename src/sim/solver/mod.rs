@@ -320,8 +320,8 @@ impl Frame<'_> {
     /// # Safety
     /// As [`Self::run_step`].
     unsafe fn run_pass(&self, thread: &mut ThreadRun, pass: Pass, substep: u32, at: SweepPoint, held: Option<(usize, Vec3)>) {
-        // SAFETY (each closure): the pipeline runs it after the units sharing its particles,
-        // on this thread's own particles (as this function's # Safety).
+        // SAFETY: the pipeline runs each call after the units sharing its particles, on this
+        // thread's own particles (as this function's # Safety).
         let work = |range: Range<usize>| unsafe {
             match pass {
                 Pass::Predict if at.first => self.advance(range, held, substep > 0),
