@@ -23,7 +23,7 @@
 //! (see [`model`]); collisions and friction §4 (see [`collision`]).
 //!
 //! # Reading order
-//! [`reference`] is that loop written plainly, the oracle the fast code is tested against;
+//! [`reference`](mod@reference) is that loop written plainly, the oracle the fast code is tested against;
 //! then [`cloth`] (the facade: one frame top to bottom), [`constraints`] (the sweep order, the
 //! batches, the threads and how to add a constraint type: [`constraints::custom`]) and the
 //! substep loop in `solver`.

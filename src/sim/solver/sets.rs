@@ -3,7 +3,7 @@
 //! them in the order of [`SweepStep::order`](crate::sim::constraints::SweepStep::order)
 //! without knowing their types. A constraint type brings its kernels here as a
 //! [`SolvedBatch`] (distances and hinges are the examples; caller-defined types get the
-//! scalar XPBD update of [`custom`]) and is registered in `ConstraintStore::registry`
+//! scalar XPBD update of [`custom`](crate::sim::constraints::custom)) and is registered in `ConstraintStore::registry`
 //! (`src/sim/constraint_store.rs`).
 
 use super::{Frame, PhaseClock, Pipeline};
