@@ -56,11 +56,13 @@ fn reexported_names(sim_mod: &str) -> Vec<String> {
     names
 }
 
-/// The names a `use` line takes from the crate's `sim` module itself, or (for a file directly
-/// under src/sim) from `super`: `crate::sim::{A, b::C}` gives A.
+/// The names a `use` line takes from the crate's `sim` module itself, or (at the top level of
+/// a file directly under src/sim, where `super` is `sim`; an indented line sits in a nested
+/// module such as `mod tests`) from `super`: `crate::sim::{A, b::C}` gives A.
 fn names_taken_from_sim(line: &str, directly_under_sim: bool) -> Vec<String> {
+    let top_level = !line.starts_with(char::is_whitespace);
     let line = line.trim();
-    let prefixes: &[&str] = if directly_under_sim {
+    let prefixes: &[&str] = if directly_under_sim && top_level {
         &["use crate::sim::", "use super::"]
     } else {
         &["use crate::sim::"]
@@ -112,6 +114,8 @@ fn the_import_check_recognises_a_reexport_import() {
     let names = reexported_names("pub use cloth::{Cloth, MAX_THROW_SPEED};\npub use constraints::MAX_PARTS as MAX_THREADS;");
     assert_eq!(names, ["Cloth", "MAX_THROW_SPEED", "MAX_THREADS"]);
     assert_eq!(names_taken_from_sim("use crate::sim::{Cloth, model::Model};", false), ["Cloth"]);
-    assert_eq!(names_taken_from_sim("    use super::MAX_THREADS;", true), ["MAX_THREADS"]);
+    assert_eq!(names_taken_from_sim("use super::MAX_THREADS;", true), ["MAX_THREADS"]);
+    // In a nested module of a file under src/sim, `super` is that file's module.
+    assert!(names_taken_from_sim("    use super::EdgeKind;", true).is_empty());
     assert!(names_taken_from_sim("use super::Batch;", false).is_empty());
 }
