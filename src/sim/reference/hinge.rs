@@ -20,10 +20,9 @@
 //! angle at the start of the frame (θ0 where it is degenerate). Rigid hinges (α = 0) are not
 //! damped.
 
-use std::f32::consts::{PI, TAU};
-
 use super::{greedy_colour_order, RefParticle};
 use crate::sim::constraints::bend::{dihedral_angle, dihedral_gradients, wrap_angle};
+use crate::sim::constraints::hinge::wrap_difference;
 use crate::sim::model::Model;
 use crate::sim::params::Material;
 
@@ -121,19 +120,5 @@ impl Hinges {
                 particles[h.particles[i]].x = p[i] + w[i] * dl * grads[i];
             }
         }
-    }
-}
-
-/// θ − θ0 wrapped into (−π, π]. Both lie in (−π, π] as a rule, so one turn added or removed
-/// does it; beyond, [`wrap_angle`]. (The engine's order of operations, so both round alike.)
-fn wrap_difference(a: f32) -> f32 {
-    if a > PI && a < 3.0 * PI {
-        a - TAU
-    } else if a <= -PI && a > -3.0 * PI {
-        a + TAU
-    } else if a.abs() <= PI {
-        a
-    } else {
-        wrap_angle(a)
     }
 }

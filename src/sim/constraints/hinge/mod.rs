@@ -100,7 +100,7 @@ pub fn damped(start: [Vec3; 4], rest_angle: f32, compliance: f32, gamma: f32) ->
 /// [`wrap_angle`] without the floating-point remainder for the usual case: θ and θ0 both lie
 /// in (−π, π], so their difference needs at most one turn added or removed.
 #[inline]
-fn wrap_difference(a: f32) -> f32 {
+pub(crate) fn wrap_difference(a: f32) -> f32 {
     use std::f32::consts::{PI, TAU};
     if a > PI && a < 3.0 * PI {
         a - TAU
