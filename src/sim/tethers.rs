@@ -273,7 +273,7 @@ impl Tethers {
 
 /// The circle where the spheres of `a` and `b` meet: unit axis a → b, centre, radius, or
 /// `None` if they do not meet in a circle.
-fn meeting_circle(a: Ball, b: Ball) -> Option<(Vec3, Vec3, f32)> {
+pub(crate) fn meeting_circle(a: Ball, b: Ball) -> Option<(Vec3, Vec3, f32)> {
     let axis = b.centre - a.centre;
     let d = axis.length();
     if d <= 0.0 || d > a.radius + b.radius || d < (a.radius - b.radius).abs() {
@@ -324,9 +324,9 @@ impl Balls {
 
 /// A tether's allowed region: a ball about the anchor.
 #[derive(Debug, Clone, Copy)]
-struct Ball {
-    centre: Vec3,
-    radius: f32,
+pub(crate) struct Ball {
+    pub centre: Vec3,
+    pub radius: f32,
 }
 
 impl Ball {
@@ -353,7 +353,7 @@ impl Ball {
 /// and otherwise the projection onto the `circle` where the spheres meet (axis, centre,
 /// radius). Anchors moved apart farther than the tethers reach (no circle) fall back to one
 /// projection after the other.
-fn closest_in_balls(x: Vec3, a: Ball, b: Ball, circle: Option<(Vec3, Vec3, f32)>) -> Vec3 {
+pub(crate) fn closest_in_balls(x: Vec3, a: Ball, b: Ball, circle: Option<(Vec3, Vec3, f32)>) -> Vec3 {
     let (in_a, in_b) = (a.contains(x), b.contains(x));
     if in_a && in_b {
         return x;

@@ -21,7 +21,7 @@ use glam::Vec3;
 use super::RefParticle;
 use crate::sim::model::Model;
 use crate::sim::params::Material;
-use crate::sim::tethers::{Tethers as Search, ROUNDING_ALLOWANCE};
+use crate::sim::tethers::{closest_in_balls, meeting_circle, Ball, Tethers as Search, ROUNDING_ALLOWANCE};
 
 /// Every particle's tethers and, for the current frame, the region they allow.
 #[derive(Debug, Clone)]
@@ -34,29 +34,9 @@ pub(super) struct Tethers {
     regions: Vec<Option<Region>>,
 }
 
-/// A tether's allowed region: the ball of radius `radius` (m) about the anchor.
-#[derive(Debug, Clone, Copy)]
-struct Ball {
-    centre: Vec3,
-    radius: f32,
-}
-
-/// The circle where two spheres meet: unit axis from the first centre to the second, centre
-/// and radius (m).
-#[derive(Debug, Clone, Copy)]
-struct Circle {
-    axis: Vec3,
-    centre: Vec3,
-    radius: f32,
-}
-
-/// The two balls a particle must lie in, and the circle where their spheres meet.
-#[derive(Debug, Clone, Copy)]
-struct Region {
-    a: Ball,
-    b: Ball,
-    circle: Option<Circle>,
-}
+/// The two balls a particle must lie in and the circle where their spheres meet (axis,
+/// centre, radius): the engine's geometry ([`crate::sim::tethers`]), called, not copied.
+type Region = (Ball, Ball, Option<(Vec3, Vec3, f32)>);
 
 impl Tethers {
     /// The tethers the engine builds for `model` under `material` (none when the material
@@ -92,85 +72,15 @@ impl Tethers {
                 [lone] => (ball(lone), ball(lone)),
                 [first, second, ..] => (ball(first), ball(second)),
             };
-            Some(Region {
-                a,
-                b,
-                circle: meeting_circle(a, b),
-            })
+            Some((a, b, meeting_circle(a, b)))
         };
         self.regions = self.of.iter().map(region).collect();
     }
 
     /// Moves `x`, particle `i`'s position, to the closest point its tethers allow.
     pub fn project(&self, i: usize, x: &mut Vec3) {
-        if let Some(region) = self.regions.get(i).copied().flatten() {
-            *x = region.closest(*x);
-        }
-    }
-}
-
-/// Where the spheres of `a` and `b` meet in a circle, if they do.
-fn meeting_circle(a: Ball, b: Ball) -> Option<Circle> {
-    let axis = b.centre - a.centre;
-    let d = axis.length();
-    if d <= 0.0 || d > a.radius + b.radius || d < (a.radius - b.radius).abs() {
-        return None;
-    }
-    let n = axis / d;
-    // Distance from a's centre to the circle's plane, and the circle's radius.
-    let t = (d * d + a.radius * a.radius - b.radius * b.radius) / (2.0 * d);
-    let radius = (a.radius * a.radius - t * t).max(0.0).sqrt();
-    Some(Circle {
-        axis: n,
-        centre: a.centre + n * t,
-        radius,
-    })
-}
-
-impl Ball {
-    fn contains(self, x: Vec3) -> bool {
-        x.distance_squared(self.centre) <= self.radius * self.radius
-    }
-
-    /// The closest point of the ball's sphere to `x` (`x` itself at the centre).
-    fn project(self, x: Vec3) -> Vec3 {
-        let d = x - self.centre;
-        let length = d.length();
-        if length > 0.0 {
-            self.centre + d * (self.radius / length)
-        } else {
-            x
-        }
-    }
-}
-
-impl Region {
-    /// The closest point to `x` in both balls (`x` itself when inside both).
-    fn closest(self, x: Vec3) -> Vec3 {
-        let Region { a, b, circle } = self;
-        let (in_a, in_b) = (a.contains(x), b.contains(x));
-        if in_a && in_b {
-            return x;
-        }
-        let (onto_a, onto_b) = (a.project(x), b.project(x));
-        if !in_a && b.contains(onto_a) {
-            return onto_a;
-        }
-        if !in_b && a.contains(onto_b) {
-            return onto_b;
-        }
-        match circle {
-            Some(circle) => {
-                let q = x - circle.centre;
-                let radial = q - circle.axis * q.dot(circle.axis);
-                let length = radial.length();
-                if length > 0.0 {
-                    circle.centre + radial * (circle.radius / length)
-                } else {
-                    x
-                }
-            }
-            None => b.project(onto_a),
+        if let Some((a, b, circle)) = self.regions.get(i).copied().flatten() {
+            *x = closest_in_balls(*x, a, b, circle);
         }
     }
 }
