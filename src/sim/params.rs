@@ -71,12 +71,26 @@ pub struct SolverParams {
     /// runs on one. Default 0; range 0 to [`super::MAX_THREADS`] (16).
     pub threads: u32,
     /// Compliance α of the soft grab ([`crate::sim::Cloth::grab_point`]) in m/N: how far the
-    /// grabbed point trails the cursor per newton of pull (the hard grab,
-    /// [`crate::sim::Cloth::grab`], has none). Default 1e-4 m/N: a 10 N pull, far more than a
-    /// hanging sheet weighs, leaves the point 1 mm behind, so the grab feels firm while the
-    /// load spreads over the picked triangle's corners. 0 holds the point as stiffly as the
-    /// substeps allow. Range [0, 1] m/N.
+    /// grabbed patch trails the cursor per newton of pull (the hard grab,
+    /// [`crate::sim::Cloth::grab`], has none). Default 1e-4 m/N: a 10 N pull leaves the patch
+    /// 1 mm behind, so the grab feels firm. 0 holds the patch as stiffly as the substeps allow.
+    /// Range [0, 1] m/N.
     pub grab_compliance: f32,
+    /// Radius R of the patch the soft grab holds, in m: the particles within R of the hit
+    /// point (in the rest shape, connected to it through the cloth) follow the cursor like
+    /// cloth between fingers, the nearer the centre the firmer (docs/physics.md §1, "The
+    /// grab"). 0 holds the hit point alone. Default 0.05 m (two fingertips); range [0, 0.5].
+    pub grab_radius: f32,
+    /// Largest force the soft grab pulls with, in N: beyond it the grip slips and the cloth
+    /// stays where its own pull balances the grip. Default 40 N — a firm pinch, many times a
+    /// curtain's weight. Range [0.01, 10 000].
+    pub grab_max_force: f32,
+    /// Strain at which the grip slips: while the cloth's largest strain is past it, the force
+    /// the grab holds with drops, so a pull beyond the cloth's reach stretches it this far
+    /// and no further (docs/physics.md §1, "The grab"). On a material that tears, the grip
+    /// holds to at least twice its tear strain, so a pull can tear it. Default 0.05 (5 %);
+    /// range [0.001, 10].
+    pub grab_slip_strain: f32,
     /// Self-collision: particles of the cloth keep `self_thickness` apart, with friction
     /// between layers (docs/physics.md §4, "Self-contact"). While on, velocities are clamped
     /// to 0.2 · `self_thickness` / h. Default `false`.
@@ -124,6 +138,9 @@ impl Default for SolverParams {
             max_splits_per_step: 1,
             threads: 0,
             grab_compliance: DEFAULT_GRAB_COMPLIANCE,
+            grab_radius: DEFAULT_GRAB_RADIUS,
+            grab_max_force: DEFAULT_GRAB_MAX_FORCE,
+            grab_slip_strain: 0.05,
             self_collision: false,
             // Ten Minute Physics 15's thickness: a centimetre, about a grid spacing of a 1 m
             // sheet at 128², so layers cannot pass between particles.
@@ -138,6 +155,10 @@ impl Default for SolverParams {
 
 /// Default [`SolverParams::grab_compliance`] in m/N.
 pub const DEFAULT_GRAB_COMPLIANCE: f32 = 1.0e-4;
+/// Default [`SolverParams::grab_radius`] in m.
+pub const DEFAULT_GRAB_RADIUS: f32 = 0.05;
+/// Default [`SolverParams::grab_max_force`] in N.
+pub const DEFAULT_GRAB_MAX_FORCE: f32 = 40.0;
 
 impl SolverParams {
     /// Substep length h = Δt / S in seconds.
@@ -179,6 +200,9 @@ impl SolverParams {
         check_count("max_splits_per_step", self.max_splits_per_step, 0, 1_000_000, "0 to 1000000 splits")?;
         check_count("threads", self.threads, 0, MAX_THREADS as u32, "0 (auto) to 16 threads")?;
         check_range("grab_compliance", self.grab_compliance, 0.0, 1.0, "a compliance in [0, 1] m/N")?;
+        check_range("grab_radius", self.grab_radius, 0.0, 0.5, "a radius in [0, 0.5] m")?;
+        check_range("grab_max_force", self.grab_max_force, 0.01, 10_000.0, "a force in [0.01, 10000] N")?;
+        check_range("grab_slip_strain", self.grab_slip_strain, 0.001, 10.0, "a strain in [0.001, 10]")?;
         check_range("self_thickness", self.self_thickness, 1e-3, 0.05, "a distance in [1e-3, 0.05] m")?;
         check_range("self_friction", self.self_friction, 0.0, 10.0, "a coefficient in [0, 10]")
     }

@@ -286,8 +286,7 @@ impl Cloth {
         self.ramp_material(wanted, params.dt);
         let h = params.substep_dt();
         let held = self.hold.kinematic(&self.particles);
-        let soft_grab = self.hold.soft(&self.model, params.grab_compliance / (h * h));
-        let mut settings = FrameSettings::derive(params, &self.applied[0], held, soft_grab);
+        let mut settings = FrameSettings::derive(params, &self.applied[0], held);
         let wind = super::aero::wind_at(params, self.time);
         self.checkpoint.save(&self.particles);
         super::aero::apply_drag(&mut self.particles, &self.model.triangles, params.dt, wind, params.aerodynamic_drag);
@@ -302,14 +301,27 @@ impl Cloth {
         let self_ms = self_started.elapsed().as_secs_f64() * 1e3;
         let end_time = self.time + params.dt as f64;
         self.colliders.plan_track(settings.substeps, self.time, end_time);
-        let (threads, mut phases) = self.run_substeps(settings, self.threads_used(params) as usize);
+        let grip = Grip {
+            radius: params.grab_radius,
+            alpha_tilde: params.grab_compliance / (h * h),
+            max_lambda: self.hold.pull(params.grab_max_force) * h * h,
+        };
+        let (threads, mut phases) = self.run_substeps(settings, grip, self.threads_used(params) as usize);
         phases.self_contacts_ms += self_ms;
-        self.guard("substeps", Some(settings))?;
+        self.guard("substeps", Some((settings, grip)))?;
         self.hold.finish_step();
         self.colliders.finish_moves(end_time);
         phases.predict_ms += aero_ms;
         self.time = end_time;
         self.stats = self.measure(h);
+        // Nothing else holds up a cloth without pins: the grip keeps carrying it.
+        let carry = if self.pinned_count() == 0 {
+            WEIGHT_CARRIED * self.total_mass() * params.gravity.length()
+        } else {
+            0.0
+        };
+        let force = (carry.min(params.grab_max_force), params.grab_max_force);
+        self.hold.slip(self.stats.max_strain, self.grip_slip_strain(params), force);
         let tear_started = Instant::now();
         let max_strain = self.stats.max_strain;
         if self.edit_topology(|editor| editor.tear_overstrained(params, max_strain)) > 0 {
@@ -327,18 +339,20 @@ impl Cloth {
     /// [`Self::max_threads`]); returns the number it ran on (1 when the OS refused threads) and
     /// thread 0's time per phase. The phases are cut into one part per thread first (again
     /// whenever the thread count changes).
-    fn run_substeps(&mut self, settings: FrameSettings, threads: usize) -> (u32, PhaseTimes) {
+    fn run_substeps(&mut self, settings: FrameSettings, grip: Grip, threads: usize) -> (u32, PhaseTimes) {
         // Anchors are pinned, so they stay where they are for the whole frame.
         let held = settings.held.map(|(i, ..)| i);
         let particles = &self.particles;
-        // The soft grab's corners are tethered to nothing while held (see `prepare_frame`).
-        let exempt = settings.soft_grab.map_or(Vec::new(), |g| g.vertices.to_vec());
-        self.tethers.prepare_frame(&|i| particles.position(i), held, &exempt, settings.h);
+        self.tethers.prepare_frame(&|i| particles.position(i), held, settings.h);
+        self.take_patch(grip.radius);
+        self.hold.prepare_grip(&self.particles, settings.h);
+        let grip_tethers = self.hold.grip();
+        let grab = self.hold.soft(&self.model, grip.alpha_tilde, grip.max_lambda);
         let p = &mut self.particles;
         // The solver reads particles by the constraints' indices without bounds checks.
         let (distances, hinges) = (self.constraints.distances(), self.constraints.hinges());
         assert!(distances.particle_count() <= p.len() && hinges.particle_count() <= p.len());
-        assert!(settings.soft_grab.is_none_or(|g| g.vertices.iter().all(|&i| i < p.len())));
+        assert!(grab.is_none_or(|g| g.shape.particles().all(|i| i < p.len())));
         assert!(p.prev.len() == p.len() && p.vel.len() == p.len());
         assert!(p.comp.len() == p.len() && p.comp_prev.len() == p.len());
         let kernel = self.kernel;
@@ -384,8 +398,10 @@ impl Cloth {
             colliders: self.colliders.track(),
             collider_count: self.colliders.now().len(),
             tethers: (self.tethers.count() > 0).then_some(&self.tethers),
+            grip_tethers,
             self_contacts: self_pass.as_ref(),
             pressure: pressure_pass.as_ref(),
+            grab,
             contacts: &contacts,
             material: &self.model.material,
             settings,
@@ -435,7 +451,7 @@ impl Cloth {
     /// After `phase`: restores the checkpoint and reports if anything escaped (see
     /// [`super::guard`]). With the frame's `settings` (the substep loop), the frame is replayed
     /// without colliders to name the phase that produced the value.
-    fn guard(&mut self, phase: &'static str, settings: Option<FrameSettings>) -> Result<(), SimError> {
+    fn guard(&mut self, phase: &'static str, settings: Option<(FrameSettings, Grip)>) -> Result<(), SimError> {
         let Some(mut error) = guard::divergence(&self.particles, phase) else {
             return Ok(());
         };
@@ -448,13 +464,13 @@ impl Cloth {
 
     /// Which part of the substep loop `settings` diverges in: a replay without colliders tells
     /// the contacts from the constraint solve.
-    fn diverging_part(&self, settings: FrameSettings) -> &'static str {
+    fn diverging_part(&self, (settings, grip): (FrameSettings, Grip)) -> &'static str {
         if self.colliders.now().is_empty() {
             return "constraint solve";
         }
         let mut without = self.clone();
         without.colliders.clear();
-        without.run_substeps(settings, 1);
+        without.run_substeps(settings, grip, 1);
         if guard::escaped(&without.particles) {
             "constraint solve"
         } else {
@@ -598,27 +614,79 @@ impl Cloth {
     /// objects are not joined, so an object without tethers gets none), each particle's at its
     /// own material's slack.
     fn refresh_tethers(&mut self) {
-        let wanted: Vec<(bool, f32)> = self.applied.iter().map(|m| (m.tethers, m.tether_slack)).collect();
+        let wanted = self.tether_settings();
         if self.tethers_built_for.as_ref() == Some(&wanted) {
             return;
         }
-        self.tethers = if wanted.iter().any(|&(on, _)| on) {
-            let model = &self.model;
-            let edges = self.constraints.distances().live_ids().filter_map(|id| {
-                let c = &model.distances[id as usize];
-                wanted[model.distance_material(c)].0.then_some((c.a, c.b, c.rest))
-            });
-            let slack = |i: usize| wanted[model.material[i] as usize].1;
-            Tethers::build(&model.positions, &self.particles.pinned, edges, slack)
-        } else {
-            Tethers::default()
-        };
+        self.tethers = self.build_tethers(&wanted, &self.particles.pinned);
         self.tethers_built_for = Some(wanted);
+        self.hold.forget_grip();
+    }
+
+    /// At a soft grab's first step: takes the patch within `radius` m of the hit point and
+    /// builds the grip's tethers to it ([`Hold::grip`]).
+    fn take_patch(&mut self, radius: f32) {
+        if let Some(hit) = self.hold.patch_wanted() {
+            self.hold.set_patch(hold::patch_around(hit, radius, &self.model, &self.particles));
+        }
+        // Only for a cloth nothing else holds up: beside the pins' tethers the grip's fought
+        // them (on the line between two pins their balls meet in a point), stretching the top
+        // edge of a 128² curtain by 66 %, while the pins' tethers already carry a pinned cloth.
+        if self.tethers.count() > 0 {
+            return;
+        }
+        if let Some(anchors) = self.hold.grip_wanted(self.particles.len()) {
+            let loosened: Vec<(bool, f32)> = self
+                .tether_settings()
+                .into_iter()
+                .map(|(on, slack)| (on, slack * GRIP_GIVE))
+                .collect();
+            let grip = self.build_tethers(&loosened, &anchors);
+            self.hold.set_grip(grip);
+        }
+    }
+
+    /// The strain at which the grip slips ([`SolverParams::grab_slip_strain`]): never below
+    /// twice the lowest tear strain of a material that tears, so a pull can tear it.
+    fn grip_slip_strain(&self, params: &SolverParams) -> f32 {
+        let tears = self.applied.iter().filter_map(|m| m.tear_strain).fold(f32::INFINITY, f32::min);
+        if tears.is_finite() {
+            params.grab_slip_strain.max(2.0 * tears)
+        } else {
+            params.grab_slip_strain
+        }
+    }
+
+    /// The cloth's mass in kg.
+    fn total_mass(&self) -> f32 {
+        (0..self.particles.len()).map(|i| self.particles.mass(i, self.density_of(i))).sum()
+    }
+
+    /// Each material slot's (tethers on, slack).
+    fn tether_settings(&self) -> Vec<(bool, f32)> {
+        self.applied.iter().map(|m| (m.tethers, m.tether_slack)).collect()
+    }
+
+    /// Tethers of every particle to its nearest `anchors` through the live distance
+    /// constraints of the materials whose tethers are on (`wanted`, see
+    /// [`Self::tether_settings`]); none when no material has them on.
+    fn build_tethers(&self, wanted: &[(bool, f32)], anchors: &[bool]) -> Tethers {
+        if !wanted.iter().any(|&(on, _)| on) {
+            return Tethers::default();
+        }
+        let model = &self.model;
+        let edges = self.constraints.distances().live_ids().filter_map(|id| {
+            let c = &model.distances[id as usize];
+            wanted[model.distance_material(c)].0.then_some((c.a, c.b, c.rest))
+        });
+        let slack = |i: usize| wanted[model.material[i] as usize].1;
+        Tethers::build(&model.positions, anchors, edges, slack)
     }
 
     /// Marks the tethers for a rebuild before the next step (pins or topology changed).
     fn invalidate_tethers(&mut self) {
         self.tethers_built_for = None;
+        self.hold.forget_grip();
     }
 
     /// Number of tethers the last step solved (0 when turned off or nothing is pinned).
@@ -646,6 +714,13 @@ impl Cloth {
         self.hold.state(&self.model)
     }
 
+    /// The particles the mouse holds: the hard grab's particle, or the soft grab's patch
+    /// (taken at the grab's first step; the hit triangle's corners before it, and when the
+    /// radius holds the hit point alone). Empty when nothing is held.
+    pub fn held_particles(&self) -> Vec<u32> {
+        self.hold.held_particles(&self.model)
+    }
+
     /// Where the held point is now (m): the held particle, or the soft grab's point Σ b_k x_k.
     pub fn grabbed_point(&self) -> Option<Vec3> {
         self.hold.point_now(&self.model, &self.particles)
@@ -668,9 +743,12 @@ impl Cloth {
         Ok(())
     }
 
-    /// The soft grab: starts pulling the point Σ b_k x_k of triangle `hit.triangle` toward
-    /// the target through a constraint of compliance [`SolverParams::grab_compliance`]
-    /// (releasing any previous hold). The corners keep their mass. The weights must be
+    /// The soft grab: starts pulling the cloth around the point Σ b_k x_k of triangle
+    /// `hit.triangle` toward the target (releasing any previous hold): the patch within
+    /// [`SolverParams::grab_radius`] of it, taken at the next step, or the point alone,
+    /// through attachments of total compliance [`SolverParams::grab_compliance`] pulling with
+    /// at most [`SolverParams::grab_max_force`] (docs/physics.md §1, "The grab"). The held
+    /// particles keep their mass. The weights must be
     /// finite and non-negative with a positive sum (they are scaled to sum to 1). Fails if
     /// the triangle is out of range or the weights are not.
     pub fn grab_point(&mut self, hit: TriangleHit) -> Result<(), SimError> {
@@ -715,20 +793,20 @@ impl Cloth {
         }
     }
 
-    /// Lets go of the held particle or point. With `Some(v)` it is thrown with velocity v
+    /// Lets go of the held particle or patch. With `Some(v)` it is thrown with velocity v
     /// (m/s, at most [`MAX_THROW_SPEED`]; non-finite throws are ignored): the held particle
-    /// takes v, or the soft grab's corners all gain v − Σ b_k v_k, so the point moves at v and
-    /// the corners keep their relative motion. With `None` it keeps the velocity of its last
-    /// drag motion.
+    /// takes v, or the soft grab's particles ([`Self::held_particles`]) all gain v − Σ b_k v_k,
+    /// so the hit point moves at v and the patch keeps its relative motion. With `None` it
+    /// keeps the velocity of its last drag motion.
     pub fn release(&mut self, throw: Option<Vec3>) {
         let Some(g) = self.grab_state() else { return };
         if let Some(v) = throw.filter(|v| v.is_finite()) {
             let v = v.clamp_length_max(MAX_THROW_SPEED);
             match g.point {
-                Some(hit) => {
+                Some(_) => {
                     let now = self.hold.velocity(&self.model, &self.particles).unwrap_or_default();
                     let change = v - now;
-                    for i in self.model.triangles[hit.triangle as usize] {
+                    for i in self.hold.held_particles(&self.model) {
                         let vi = self.particles.velocity(i as usize) + change;
                         self.particles.vel.set(i as usize, vi.clamp_length_max(MAX_THROW_SPEED));
                     }
@@ -893,3 +971,24 @@ impl Cloth {
 /// curtain, 28 000: 1.7×, both on two cores). Beyond two threads the figure is not measured yet
 /// (the development machines have two cores).
 const AUTO_CONSTRAINTS_PER_THREAD: usize = 20_000;
+
+/// How many times its weight the grip holds a cloth without pins, however strained: a hand
+/// lifts a cloth off the floor even when the cloth, hanging from a small patch, stretches
+/// more than the slip strain under one sweep per substep (12 % on the default curtain lifted
+/// by its centre, where a slip at 5 % left it on the floor).
+const WEIGHT_CARRIED: f32 = 1.5;
+
+/// Factor on the lengths of the grip's tethers ([`Hold::grip`]): 3 % of give, so a cloth
+/// hanging from the hand swings without the tethers jerking it.
+const GRIP_GIVE: f32 = 1.03;
+
+/// The soft grab's settings for one frame, from [`SolverParams`].
+#[derive(Debug, Clone, Copy)]
+struct Grip {
+    /// Radius of the held patch in m.
+    radius: f32,
+    /// α̃ = α/h² of the whole grab (kg⁻¹).
+    alpha_tilde: f32,
+    /// The force limit times h² (kg·m).
+    max_lambda: f32,
+}

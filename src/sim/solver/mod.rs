@@ -12,7 +12,7 @@
 //! [`super::constraints::plan_sweep`]); the threads meet at a barrier only around a non-empty
 //! tail group or while a soft grab is held. The per-particle passes split the particles by
 //! index at the same places as the parts. The tail group (constraints re-pointed or added by
-//! tearing), the soft grab's constraint ([`SoftGrab`], after the tail group) and the
+//! tearing), the soft grab's constraints ([`SoftGrab`], after the tail group) and the
 //! self-contacts' projection ([`super::self_contact`], last) are solved by thread 0; between
 //! them the pressure bodies ([`super::pressure`], one reduction each) by all threads, in chunks
 //! combined in a fixed order, and the self-contacts' candidate lists are remade by all threads,
@@ -30,7 +30,8 @@
 //!                    | [barrier | tail, soft grab (thread 0) | pressure (all, between
 //!                    |  barriers) | self-contact lists (all, between barriers, when
 //!                    |  remade) | self-contacts (thread 0) | barrier]
-//!                    | tethers (none on the soft grab's corners) and contacts of own particles
+//!                    | grip's tethers, tethers and contacts of own
+//!                    | particles
 //! (after the last substep) velocities of own particles
 //! ```
 //! (Without the copy — no AVX2 — the hinge phases run on the arrays themselves and the two
@@ -54,7 +55,10 @@ use super::self_contact::{SelfContactPass, SelfContactSettings};
 use super::stats::{PhaseClock, PhaseTimes};
 use super::tethers::Tethers;
 
+mod grab;
 mod sets;
+
+pub(crate) use grab::{GrabShape, PatchPoint, SoftGrab};
 
 pub(crate) use sets::{FrameSet, SetInFrame, SolvedBatch, SweepPoint};
 
@@ -77,8 +81,6 @@ pub(crate) struct FrameSettings {
     pub thickness: f32,
     /// Held particle, where it was at the start of the frame and its target.
     pub held: Option<(usize, Vec3, Vec3)>,
-    /// The soft grab's constraint, when one is held.
-    pub soft_grab: Option<SoftGrab>,
     /// Self-contact settings while self-collision is on.
     pub self_contact: Option<SelfContactSettings>,
 }
@@ -87,7 +89,7 @@ impl FrameSettings {
     /// The settings of a frame stepped with `params` (validated): the substep length and the
     /// XPBD constants of one substep, with material slot 0's `material` for the bending damping
     /// (the hinge kernels take one constant), and what the mouse holds.
-    pub fn derive(params: &SolverParams, material: &Material, held: Option<(usize, Vec3, Vec3)>, soft_grab: Option<SoftGrab>) -> Self {
+    pub fn derive(params: &SolverParams, material: &Material, held: Option<(usize, Vec3, Vec3)>) -> Self {
         let h = params.substep_dt();
         Self {
             h,
@@ -105,55 +107,7 @@ impl FrameSettings {
             },
             thickness: params.collision_thickness,
             held,
-            soft_grab,
             self_contact: params.self_contact(),
-        }
-    }
-}
-
-/// The soft grab's XPBD constraint C = |p − target| between the point p = Σ b_k x_k of a
-/// triangle and the cursor target, with compliance α (docs/physics.md §1, "The grab").
-/// Solved by thread 0 in the tail step of every sweep.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SoftGrab {
-    /// The triangle's corners.
-    pub vertices: [usize; 3],
-    /// Their barycentric weights b_k (summing to 1).
-    pub weights: [f32; 3],
-    /// The target at the start of the frame and at its end (m); substep s aims at
-    /// lerp(from, to, (s + 1)/S), as the hard grab does.
-    pub from: Vec3,
-    pub to: Vec3,
-    /// α̃ = α/h² (kg⁻¹).
-    pub alpha_tilde: f32,
-}
-
-impl SoftGrab {
-    /// One projection of the constraint toward `target`, accumulating its multiplier in
-    /// `lambda` (reset by the caller on a substep's first sweep).
-    ///
-    /// # Safety
-    /// The vertices are in bounds of `pos`, and no other thread touches them during the call.
-    unsafe fn project(&self, pos: PosPtr, target: Vec3, lambda: &mut f32) {
-        // SAFETY: the caller guarantees the vertices in bounds and not shared (see # Safety).
-        unsafe {
-            let [a, b, c] = self.vertices.map(|i| pos.get(i));
-            let [ba, bb, bc] = self.weights;
-            let p = xyz(a) * ba + xyz(b) * bb + xyz(c) * bc;
-            let d = p - target;
-            let length = d.length();
-            // Σ w_k b_k² |∇C|², with |∇C| = |n| = 1.
-            let denominator = a[3] * ba * ba + b[3] * bb * bb + c[3] * bc * bc + self.alpha_tilde;
-            if length <= 1e-9 || denominator <= 0.0 {
-                return;
-            }
-            let n = d / length;
-            let delta = (-length - self.alpha_tilde * *lambda) / denominator;
-            *lambda += delta;
-            for (k, (x, weight)) in [a, b, c].into_iter().zip(self.weights).enumerate() {
-                let step = n * (x[3] * weight * delta);
-                pos.shift(self.vertices[k], x, step.to_array());
-            }
         }
     }
 }
@@ -192,12 +146,18 @@ pub(crate) struct Frame<'a> {
     pub collider_count: usize,
     /// The tethers, prepared for this frame, when there are any.
     pub tethers: Option<&'a Tethers>,
+    /// The grip's tethers (to the grabbed patch), prepared for this frame, while a patch is
+    /// held and the cloth has tethers (solved before the pins' tethers).
+    pub grip_tethers: Option<&'a Tethers>,
     /// The self-contact pass, when self-collision is on (lists remade by all threads, contacts
     /// solved by thread 0, in the tail step).
     pub self_contacts: Option<&'a SelfContactPass<'a>>,
     /// The pressure pass, when the model has a closed pressure body (solved in the tail step
     /// by all threads between barriers, before the self-contacts).
     pub pressure: Option<&'a PressurePass<'a>>,
+    /// The soft grab's constraints, when the mouse holds the cloth ([`grab`]; solved by thread 0
+    /// in the tail step).
+    pub grab: Option<SoftGrab<'a>>,
     /// Contact settings per material slot, and each particle's slot ([`super::Model::material`]).
     pub contacts: &'a [ContactSettings],
     pub material: &'a [u16],
@@ -256,13 +216,13 @@ impl Frame<'_> {
             barrier,
             pipeline: Pipeline::new((threads > 1).then_some(progress), &self.plan.units),
             clock: PhaseClock::start(),
-            grab_lambda: 0.0,
+            grab_lambdas: vec![0.0; self.grab.map_or(0, |g| g.shape.attachments())],
         };
         for substep in 0..s.substeps {
             let progress_of_frame = (substep + 1) as f32 / s.substeps as f32;
             let targets = Targets {
                 held: s.held.map(|(i, from, to)| (i, from.lerp(to, progress_of_frame))),
-                grab: s.soft_grab.map(|g| g.from.lerp(g.to, progress_of_frame)),
+                grab: self.grab.map(|g| g.from.lerp(g.to, progress_of_frame)),
             };
             for iteration in 0..s.iterations {
                 let at = SweepPoint {
@@ -335,9 +295,9 @@ impl Frame<'_> {
                     .into_iter()
                     .for_each(|copy| hinge::copy_from_aos(self.kernel, copy, self.pos, range.clone())),
                 Pass::Contacts => {
-                    if let Some(tethers) = self.tethers {
-                        // The soft grab's corners have no tethers this frame
-                        // (`Tethers::prepare_frame`).
+                    // After the soft grab; the pins' tethers last, so the hand never pulls
+                    // the cloth beyond its reach.
+                    for tethers in [self.grip_tethers, self.tethers].into_iter().flatten() {
                         tethers.project(self.pos, range.clone(), self.kernel.has_avx2());
                     }
                     self.project_contacts(range, substep)
@@ -363,8 +323,7 @@ impl Frame<'_> {
     /// # Safety
     /// As [`Self::run_step`].
     unsafe fn run_serial(&self, thread: &mut ThreadRun, at: SweepPoint, grab_target: Option<Vec3>) {
-        let s = self.settings;
-        let has_work = !self.tail_empty || s.soft_grab.is_some() || self.self_contacts.is_some() || self.pressure.is_some();
+        let has_work = !self.tail_empty || self.grab.is_some() || self.self_contacts.is_some() || self.pressure.is_some();
         if has_work {
             let (t, threads, barrier) = (thread.t, thread.threads, thread.barrier);
             let wait = || barrier.wait(threads as u32);
@@ -373,11 +332,11 @@ impl Frame<'_> {
                 // SAFETY: between barriers no other thread runs (as this function's # Safety).
                 unsafe {
                     self.sets.iter().for_each(|set| set.solve_tail(self, at));
-                    if let (Some(grab), Some(target)) = (s.soft_grab, grab_target) {
+                    if let (Some(grab), Some(target)) = (self.grab, grab_target) {
                         if at.first {
-                            thread.grab_lambda = 0.0;
+                            thread.grab_lambdas.fill(0.0);
                         }
-                        grab.project(self.pos, target, &mut thread.grab_lambda);
+                        grab.project(self.pos, target, self.tethers, &mut thread.grab_lambdas);
                     }
                 }
             }
@@ -556,8 +515,8 @@ struct ThreadRun<'a> {
     barrier: &'a SpinBarrier,
     pipeline: Pipeline<'a>,
     clock: PhaseClock,
-    /// The soft grab's multiplier (only thread 0 solves the grab).
-    grab_lambda: f32,
+    /// The soft grab's multipliers, one per attachment (only thread 0 solves the grab).
+    grab_lambdas: Vec<f32>,
 }
 
 /// Where a substep drives the grabbed particle and the soft grab.
