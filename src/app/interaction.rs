@@ -555,21 +555,16 @@ mod tests {
         let grabbed_at = state.cloth.particles().position(60); // not stepped yet: where it was grabbed
         assert!((target - grabbed_at).dot(camera.forward()).abs() < 1e-4);
         let jump = target.distance(grabbed_at);
-        state.step();
-        // The soft grab's point follows the target within a frame, up to the lag of its
-        // compliance under the pull of the cloth it stretches.
-        let lag = state.cloth.grabbed_point().unwrap().distance(target);
-        assert!(
-            lag < 0.1 * jump,
-            "after one frame the grabbed point is {lag} m from the target ({jump} m away)"
-        );
         for _ in 0..30 {
             state.step();
         }
-        // Held 25 cm out of a hanging curtain whose neighbours are tethered, the stretched
-        // cloth pulls back hard: 9 mm of lag at the default 1e-4 m/N.
-        let lag = state.cloth.grabbed_point().unwrap().distance(target);
-        assert!(lag < 0.02, "held, the grabbed point is {lag} m from the target ({jump} m away)");
+        // The hand pulls the held point toward the target, as far as the tethered curtain
+        // reaches, and no harder than the grip holds: the cloth stays within the slip strain.
+        let gap = state.cloth.grabbed_point().unwrap().distance(target);
+        let strain = state.cloth.stats().max_strain;
+        assert!(gap < 0.8 * jump, "held, the grabbed point is {gap} m from the target ({jump} m away)");
+        let slip = state.step_params().grab_slip_strain;
+        assert!(strain < 1.2 * slip, "max strain {strain} past the grip's slip strain {slip}");
     }
 
     #[test]
