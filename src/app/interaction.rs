@@ -421,7 +421,7 @@ mod tests {
     use glam::Vec2;
 
     use super::super::camera::Bounds;
-    use super::super::input::Buttons;
+    use super::super::input::{held_during_frame, Buttons};
     use super::*;
     use drape::preset::Preset;
 
@@ -592,6 +592,25 @@ mod tests {
         up.shift = true;
         mouse.update(&up, &mut camera, &mut state);
         assert_eq!(state.cloth.pinned_count(), pinned + 1);
+    }
+
+    /// Issue 31: a Shift tapped between two frames (down and up again before the frame of
+    /// the release reads the keys) still pins; it was read as up and the particle thrown.
+    #[test]
+    fn a_shift_tapped_within_the_frame_of_the_release_pins() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        let start = pixel_of(&state, &camera, 60);
+        mouse.update(&frame(start, 0.0, LEFT, LEFT), &mut camera, &mut state);
+        mouse.update(&frame(start + Vec2::new(30.0, 0.0), 0.06, NONE, LEFT), &mut camera, &mut state);
+        let pinned = state.cloth.pinned_count();
+        let mut up = frame(start + Vec2::new(30.0, 0.0), 0.12, NONE, NONE);
+        up.released = LEFT;
+        // Up now, but pressed and released since the last frame.
+        up.shift = held_during_frame(false, true, true);
+        mouse.update(&up, &mut camera, &mut state);
+        assert_eq!(state.cloth.grab_state(), None);
+        assert_eq!(state.cloth.pinned_count(), pinned + 1, "the tap pinned the released particle");
     }
 
     #[test]
