@@ -67,16 +67,17 @@ fn names_a_mesh_file(preset: &Preset, message: &str) -> bool {
     })
 }
 
-/// Keeps the grid at most [`MAX_SIDE`] per side (pins that fall outside are dropped) and
-/// the sweeps per frame at most [`MAX_SWEEPS`]; all still valid values.
+/// Keeps the grid at most [`MAX_SIDE`] per side (pins and `pinned_at` cells that fall outside
+/// are dropped) and the sweeps per frame at most [`MAX_SWEEPS`]; all still valid values.
 fn scale_down(preset: &mut Preset) {
     if let Some(cloth) = preset.single_grid_mut() {
         cloth.columns = cloth.columns.min(MAX_SIDE);
         cloth.rows = cloth.rows.min(MAX_SIDE);
+        let (columns, rows) = (cloth.columns, cloth.rows);
         if let crate::sim::PinMode::List(pins) = &mut cloth.pins {
-            let (columns, rows) = (cloth.columns, cloth.rows);
             pins.retain(|&(c, r)| c < columns && r < rows);
         }
+        cloth.pinned_at.retain(|pin| pin.column < columns && pin.row < rows);
     }
     let solver = &mut preset.solver;
     solver.iterations = solver.iterations.min(MAX_SWEEPS);

@@ -10,9 +10,10 @@ use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use crate::scene::{build_scene_model, resolve_path, BuildError, SceneObject};
+use crate::scene::{build_scene, resolve_path, BuildError, SceneObject};
 pub use crate::sim::appearance::Appearance;
 use crate::sim::{Cloth, Collider, GridSpec, Material, SimError, SolverParams};
 
@@ -266,11 +267,14 @@ impl Preset {
 
     /// Builds the simulation described by the preset: every object joined into one cloth
     /// model (see [`crate::scene`]), object k in material slot k with its own material or
-    /// the scene's.
+    /// the scene's; a grid's `pinned_at` particles start where they are pinned, at rest.
     pub fn build(&self) -> Result<Cloth, BuildError> {
         let objects = self.objects();
-        let model = build_scene_model(&objects, self.source_dir.0.as_deref())?;
+        let (model, starts) = build_scene(&objects, self.source_dir.0.as_deref())?;
         let mut cloth = Cloth::new(model, &self.material, self.colliders.clone())?;
+        for (i, position) in starts {
+            cloth.set_state(i, position, Vec3::ZERO)?;
+        }
         if self.sync_object_materials(&mut cloth)? {
             cloth.set_material_now(&self.material)?;
         }

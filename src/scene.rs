@@ -173,16 +173,28 @@ impl SceneObject {
 
 /// The models of `objects` joined into one, in order: object k's particles, triangles and
 /// constraints follow those of the objects before it, in material slot k. Mesh files are
-/// resolved against `preset_dir` ([`resolve_path`]).
+/// resolved against `preset_dir` ([`resolve_path`]). Every particle is at its rest position;
+/// [`build_scene`] also says which start elsewhere.
 pub fn build_scene_model(objects: &[SceneObject], preset_dir: Option<&Path>) -> Result<Model, BuildError> {
+    build_scene(objects, preset_dir).map(|(model, _)| model)
+}
+
+/// [`build_scene_model`], and the particles that start away from their rest position (the
+/// grids' `pinned_at`) as (index into the joined model, position in m).
+pub fn build_scene(objects: &[SceneObject], preset_dir: Option<&Path>) -> Result<(Model, Vec<(u32, Vec3)>), BuildError> {
     let mut scene = Model::default();
+    let mut starts = Vec::new();
     for (slot, object) in objects.iter().enumerate() {
         let mut model = object.build(preset_dir)?;
         let slot = u16::try_from(slot).map_err(|_| SimError::InvalidGeometry("more than 65 536 objects".into()))?;
         model.set_material_slot(slot);
+        if let SceneObject::Grid(grid) = object {
+            let first = scene.particle_count() as u32;
+            starts.extend(grid.start_positions().map(|(i, position)| (first + i, position)));
+        }
         scene.append(model);
     }
-    Ok(scene)
+    Ok((scene, starts))
 }
 
 /// Where a file a preset names (a mesh, a texture) is read from. An absolute `path`, or any

@@ -3,7 +3,8 @@
 //! button is released, so a slider drag never reaches the cloth and a cloth drag that wanders
 //! over a panel keeps going. A left press on the cloth grabs, on the background it orbits (pans
 //! with Shift); between gestures the particle a press would grab is reported for a highlight,
-//! and the wheel zooms toward the point under the cursor.
+//! and the wheel zooms toward the point under the cursor. A Ctrl+click pins or unpins: a pin
+//! whose marker is within [`PIN_SNAP_PIXELS`] of the cursor first, else the particle under it.
 //!
 //! A press on a triangle grabs the cloth softly at the hit point ([`drape::sim::Cloth::grab_pick`]:
 //! the point is pulled toward the cursor through a stiff spring spread over the triangle's
@@ -45,6 +46,11 @@ pub const TRAIL_SECONDS: f64 = 0.6;
 const CUT_STEP_PIXELS: f32 = 2.0;
 /// Pick tolerance as a fraction of the camera distance (ray-to-particle, for ropes and edges).
 const PICK_RADIUS_PER_DISTANCE: f32 = 0.015;
+/// How near the cursor, in pixels, a pin's projection must be for Ctrl+click to take that pin
+/// before the particle under the cursor: about the red marker's size (1.2 % of the camera
+/// distance, some 12 px across) plus as much again of slack. A ray through the marker hits a
+/// triangle whose nearest corner, once the curtain has swung, is often a neighbour of the pin.
+const PIN_SNAP_PIXELS: f32 = 12.0;
 
 /// Which mouse button started a gesture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,7 +247,13 @@ impl Mouse {
             self.trail.pop_front();
         }
         let idle = matches!(self.gesture, Gesture::Idle) && !input.pointer_on_ui && !input.alt;
-        self.hovered = idle.then(|| pick_under_cursor(input, camera, state)).flatten().map(|p| p.particle);
+        self.hovered = if !idle {
+            None
+        } else if input.ctrl {
+            particle_to_toggle(input, camera, state)
+        } else {
+            pick_under_cursor(input, camera, state).map(|p| p.particle)
+        };
         self.hovered_collider = match self.hovered {
             None if idle && !input.ctrl => collider_under_cursor(input, camera, state).map(|(k, _)| k),
             _ => None,
@@ -290,22 +302,20 @@ impl Mouse {
             camera_move(Button::Middle)
         } else if input.pressed.left && input.alt {
             camera_move(Button::Left)
+        } else if input.pressed.left && input.ctrl {
+            if let Some(i) = particle_to_toggle(input, camera, state) {
+                apply(state, Action::TogglePin(i));
+            }
+            Gesture::Idle
         } else if input.pressed.left {
             // On the cloth a press grabs, on a collider it moves the collider; on the
             // background it turns the camera, as in most 3D viewers.
             let Some(pick) = pick_under_cursor(input, camera, state) else {
-                if input.ctrl {
-                    return Gesture::Idle;
-                }
                 return match collider_under_cursor(input, camera, state) {
                     Some((index, t)) => start_collider_move(index, t, input, camera, state),
                     None => camera_move(Button::Left),
                 };
             };
-            if input.ctrl {
-                apply(state, Action::TogglePin(pick.particle));
-                return Gesture::Idle;
-            }
             grab(&pick, camera, state, input.time)
         } else {
             Gesture::Idle
@@ -317,6 +327,24 @@ impl Mouse {
 fn pick_under_cursor(input: &InputFrame, camera: &OrbitCamera, state: &AppState) -> Option<Pick> {
     let ray = camera.ray(input.cursor, input.screen);
     state.cloth.pick(&ray, PICK_RADIUS_PER_DISTANCE * camera.distance)
+}
+
+/// The particle a Ctrl+click pins or unpins: a pin near the cursor ([`pin_near_cursor`]), so a
+/// click on a red marker unpins it whatever the pose, else the particle under the cursor.
+fn particle_to_toggle(input: &InputFrame, camera: &OrbitCamera, state: &AppState) -> Option<u32> {
+    pin_near_cursor(input, camera, state).or_else(|| pick_under_cursor(input, camera, state).map(|p| p.particle))
+}
+
+/// The pinned particle whose projection lies within [`PIN_SNAP_PIXELS`] of the cursor, the
+/// nearest when several do.
+fn pin_near_cursor(input: &InputFrame, camera: &OrbitCamera, state: &AppState) -> Option<u32> {
+    let particles = state.cloth.particles();
+    (0..particles.len())
+        .filter(|&i| particles.is_pinned(i))
+        .filter_map(|i| Some((i, camera.project(particles.position(i), input.screen)?.distance(input.cursor))))
+        .filter(|&(_, pixels)| pixels <= PIN_SNAP_PIXELS)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i as u32)
 }
 
 /// The collider under the cursor (the ground left out) and the ray parameter where the
@@ -421,7 +449,7 @@ mod tests {
     use glam::Vec2;
 
     use super::super::camera::Bounds;
-    use super::super::input::Buttons;
+    use super::super::input::{held_during_frame, Buttons};
     use super::*;
     use drape::preset::Preset;
 
@@ -589,6 +617,25 @@ mod tests {
         assert_eq!(state.cloth.pinned_count(), pinned + 1);
     }
 
+    /// Issue 31: a Shift tapped between two frames (down and up again before the frame of
+    /// the release reads the keys) still pins; it was read as up and the particle thrown.
+    #[test]
+    fn a_shift_tapped_within_the_frame_of_the_release_pins() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        let start = pixel_of(&state, &camera, 60);
+        mouse.update(&frame(start, 0.0, LEFT, LEFT), &mut camera, &mut state);
+        mouse.update(&frame(start + Vec2::new(30.0, 0.0), 0.06, NONE, LEFT), &mut camera, &mut state);
+        let pinned = state.cloth.pinned_count();
+        let mut up = frame(start + Vec2::new(30.0, 0.0), 0.12, NONE, NONE);
+        up.released = LEFT;
+        // Up now, but pressed and released since the last frame.
+        up.shift = held_during_frame(false, true, true);
+        mouse.update(&up, &mut camera, &mut state);
+        assert_eq!(state.cloth.grab_state(), None);
+        assert_eq!(state.cloth.pinned_count(), pinned + 1, "the tap pinned the released particle");
+    }
+
     #[test]
     fn ctrl_click_toggles_a_pin_without_grabbing() {
         let (mut state, mut camera) = scene();
@@ -600,6 +647,38 @@ mod tests {
         assert!(!state.cloth.particles().is_pinned(0));
         assert_eq!(mouse.held(), None);
         assert_eq!(state.cloth.grab_state(), None);
+    }
+
+    /// Issue 31: on a hanging curtain a Ctrl+click on a red pin marker pinned a neighbour (the
+    /// hit triangle's nearest corner) instead of unpinning the pin. Here the free particles
+    /// are moved forward and sideways so that, in front of each pin, lies a quad of
+    /// neighbours: a click at the pin's pixel hits it.
+    #[test]
+    fn ctrl_click_on_a_pin_of_a_swung_curtain_unpins_it() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        let pins: Vec<u32> = (0..121).filter(|&i| state.cloth.particles().is_pinned(i as usize)).collect();
+        assert_eq!(pins, [0, 10]);
+        for i in (0..121).filter(|i| !pins.contains(i)) {
+            let sideways = if i % 11 < 5 { -0.15 } else { 0.15 };
+            let x = state.cloth.particles().position(i as usize) + Vec3::new(sideways, 0.05, 0.1);
+            state.cloth.set_state(i, x, Vec3::ZERO).unwrap();
+        }
+        for (k, &pin) in pins.iter().enumerate() {
+            let at = pixel_of(&state, &camera, pin);
+            let under = pick_under_cursor(&frame(at, 0.0, NONE, NONE), &camera, &state).map(|p| p.particle);
+            assert!(under.is_some_and(|i| i != pin), "a neighbour lies over pin {pin}: {under:?}");
+            let mut hover = frame(at, k as f64, NONE, NONE);
+            hover.ctrl = true;
+            mouse.update(&hover, &mut camera, &mut state);
+            assert_eq!(mouse.hovered(), Some(pin), "the ring shows the pin a Ctrl+click takes");
+            let mut click = frame(at, k as f64 + 0.1, LEFT, LEFT);
+            click.ctrl = true;
+            mouse.update(&click, &mut camera, &mut state);
+            assert!(!state.cloth.particles().is_pinned(pin as usize), "pin {pin} unpinned");
+            mouse.update(&frame(at, k as f64 + 0.2, NONE, NONE), &mut camera, &mut state);
+        }
+        assert_eq!(state.cloth.pinned_count(), 0, "no neighbour was pinned instead");
     }
 
     #[test]

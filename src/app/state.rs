@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use drape::preset::Preset;
 use drape::scene::SceneObject;
-use drape::sim::{Cloth, Material, PinMode, SolverParams, FRAME_WORK_BUDGET};
+use drape::sim::{Cloth, GridSpec, Material, PinMode, PinnedAt, SolverParams, FRAME_WORK_BUDGET};
+use glam::Vec3;
 
 /// Whether the simulation advances.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,9 +44,10 @@ pub enum Action {
     /// Run, pause, or advance one frame.
     SetRunMode(RunMode),
     /// Rebuild the cloth from the current scene description (keeps the edited material; pins
-    /// added or removed since are undone, and the status line says how many).
+    /// added, removed or moved since are undone, and the status line says how many).
     Reset,
-    /// Rebuild the cloth, keeping the pins as they are now (they become part of the scene).
+    /// Rebuild the cloth, keeping the pins as they are now and where they are (they become
+    /// part of the scene).
     ResetKeepingPins,
     /// Open a preset file; a broken one leaves the running scene alone.
     Load(PathBuf),
@@ -256,19 +258,20 @@ impl AppState {
     }
 
     /// The scene as it would be saved: the description with its live-edited solver and
-    /// material, and the pins as they are now (as an explicit list once they were edited).
+    /// material, and the pins as they are now (as an explicit list, with the positions of
+    /// those away from rest, once they were edited).
     pub fn scene_preset(&self, name: &str) -> Preset {
         let mut preset = self.preset.clone();
         preset.name = name.to_string();
         if let (Some(pins), Some(grid)) = (self.edited_pins(), preset.single_grid_mut()) {
-            grid.pins = PinMode::List(pins.now);
+            pins.write_to(grid);
         }
         preset
     }
 
     /// The grid's pins as they are now, when the user has changed them (None when they match
-    /// the scene's pin mode, or the scene is not one grid). Tearing appends particles, so the
-    /// grid's own are the first `columns × rows`.
+    /// the scene's pins and where it puts them, or the scene is not one grid). Tearing
+    /// appends particles, so the grid's own are the first `columns × rows`.
     pub fn edited_pins(&self) -> Option<PinEdits> {
         let spec = self.preset.single_grid()?;
         let particles = self.cloth.particles();
@@ -276,18 +279,30 @@ impl AppState {
         if particles.len() < grid_count {
             return None;
         }
-        let cell = |i: u32| (i % spec.columns, i / spec.columns);
-        let (mut now, mut added, mut removed) = (Vec::new(), 0, 0);
-        for i in 0..grid_count as u32 {
-            let (c, r) = cell(i);
-            let (was, is) = (spec.is_pinned(c, r), particles.is_pinned(i as usize));
-            if is {
-                now.push((c, r));
-            }
-            added += usize::from(is && !was);
-            removed += usize::from(was && !is);
+        let was_pinned = spec.pinned_mask();
+        let rest = |i: u32| spec.position(i % spec.columns, i / spec.columns);
+        let mut start: Vec<Vec3> = (0..grid_count as u32).map(rest).collect();
+        for (i, position) in spec.start_positions() {
+            start[i as usize] = position;
         }
-        (added + removed > 0).then_some(PinEdits { now, added, removed })
+        let mut edits = PinEdits::default();
+        for i in 0..grid_count as u32 {
+            let (was, is) = (was_pinned[i as usize], particles.is_pinned(i as usize));
+            let at = particles.position(i as usize);
+            if is {
+                let (column, row) = (i % spec.columns, i / spec.columns);
+                edits.now.push((column, row));
+                // Only a pin away from its rest position is given one: a pin at rest needs
+                // none, and a pinned top edge saves as its cells alone, not twice as long.
+                if at.distance(rest(i)) > PIN_PLACE_TOLERANCE {
+                    edits.pinned_at.push(PinnedAt { column, row, position: at });
+                }
+            }
+            edits.added += usize::from(is && !was);
+            edits.removed += usize::from(was && !is);
+            edits.moved += usize::from(is && was && at.distance(start[i as usize]) > PIN_PLACE_TOLERANCE);
+        }
+        (edits.added + edits.removed + edits.moved > 0).then_some(edits)
     }
 
     /// Connected pieces of the cloth, cached per topology version (counting is O(n)).
@@ -336,15 +351,32 @@ impl AppState {
     }
 }
 
+/// How far a pinned particle may be from a position, in m, and still count as there: a tenth
+/// of a millimetre, well under what shows or the millimetre a saved pin keeps, and well over
+/// the rounding of an f32 position some metres from the origin.
+const PIN_PLACE_TOLERANCE: f32 = 1e-4;
+
 /// How the pins differ from the scene's: see [`AppState::edited_pins`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PinEdits {
     /// Every pinned grid cell now, as `(column, row)`.
     pub now: Vec<(u32, u32)>,
+    /// The pinned cells away from their rest position, and where they are.
+    pub pinned_at: Vec<PinnedAt>,
     /// Pins the user added.
     pub added: usize,
     /// Scene pins the user removed.
     pub removed: usize,
+    /// Scene pins the user moved (dragged while pinned, or unpinned and pinned elsewhere).
+    pub moved: usize,
+}
+
+impl PinEdits {
+    /// Makes `grid`'s pins these: the cells as a list, those away from rest with their position.
+    fn write_to(&self, grid: &mut GridSpec) {
+        grid.pins = PinMode::List(self.now.clone());
+        grid.pinned_at = self.pinned_at.clone();
+    }
 }
 
 /// What a plain reset says about the user's pin edits it undoes.
@@ -358,6 +390,9 @@ fn reset_message(edits: Option<&PinEdits>) -> String {
     }
     if edits.removed > 0 {
         undone.push(format!("{} pin(s) you removed are back", edits.removed));
+    }
+    if edits.moved > 0 {
+        undone.push(format!("{} pin(s) you moved are back in place", edits.moved));
     }
     format!("reset: {} (Shift+R resets and keeps your pins)", undone.join(", "))
 }
@@ -379,7 +414,7 @@ pub fn apply(state: &mut AppState, action: Action) {
             let mut preset = state.preset.clone();
             let edits = state.edited_pins();
             if let (Some(edits), Some(grid)) = (&edits, preset.single_grid_mut()) {
-                grid.pins = PinMode::List(edits.now.clone());
+                edits.write_to(grid);
             }
             let source = state.source.clone();
             if state.replace_scene(preset, source) {
@@ -619,6 +654,49 @@ mod tests {
         assert_eq!(pinned(&other), pinned(&state));
     }
 
+    /// Issue 31: a particle pinned 10 cm above its rest position reloaded pinned at its rest
+    /// cell (pins were saved as cells only).
+    #[test]
+    fn a_pin_saved_away_from_rest_reloads_where_it_was_pinned() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        let i = 14; // (2, 2) of the 6 × 5 curtain: not a scene pin
+        let held_at = state.cloth.particles().position(i) + Vec3::new(0.0, 0.1, 0.0);
+        state.cloth.set_state(i as u32, held_at, Vec3::ZERO).unwrap();
+        apply(&mut state, Action::TogglePin(i as u32));
+        for _ in 0..20 {
+            state.step(); // the cloth hangs from it: the scene saved is not the one built
+        }
+        assert_eq!(state.cloth.particles().position(i), held_at, "a pin does not move");
+        let save = Action::SaveAs {
+            name: "held".into(),
+            description: String::new(),
+            overwrite: false,
+        };
+        apply(&mut state, save);
+        assert!(!state.status.error, "{}", state.status.text);
+        let path = dir.path().join("held.ron");
+        let saved = Preset::load(&path).unwrap().single_grid().unwrap();
+        assert_eq!(
+            saved.pinned_at.len(),
+            1,
+            "only the pin away from rest has a position: {:?}",
+            saved.pinned_at
+        );
+
+        let mut other = state_in(dir.path());
+        apply(&mut other, Action::Load(path));
+        assert!(!other.status.error, "{}", other.status.text);
+        let particles = other.cloth.particles();
+        assert!(particles.is_pinned(i));
+        let off = particles.position(i).distance(held_at);
+        assert!(off < 1e-3, "reloaded {off} m from where it was pinned");
+        assert_eq!(particles.velocity(i), Vec3::ZERO, "it starts at rest");
+        let pinned = |s: &AppState| (0..30).filter(|&k| s.cloth.particles().is_pinned(k)).collect::<Vec<_>>();
+        assert_eq!(pinned(&other), [0, 5, 14]);
+        assert_eq!(other.edited_pins(), None, "the reloaded scene is the one saved");
+    }
+
     #[test]
     fn save_refuses_to_overwrite_until_confirmed() {
         let dir = tempfile::tempdir().unwrap();
@@ -785,6 +863,21 @@ mod tests {
         apply(&mut state, Action::Reset);
         assert!(state.cloth.particles().is_pinned(12), "kept pins are part of the scene now");
         assert_eq!(state.status.text, "reset: the cloth is back at its start");
+
+        // A scene pin moved while pinned counts as an edit: R puts it back, Shift+R keeps it.
+        let rest = state.cloth.particles().position(0);
+        state.cloth.set_state(0, rest + Vec3::new(0.0, 0.1, 0.0), Vec3::ZERO).unwrap();
+        apply(&mut state, Action::Reset);
+        assert!(
+            state.status.text.contains("1 pin(s) you moved are back in place"),
+            "{}",
+            state.status.text
+        );
+        assert_eq!(state.cloth.particles().position(0), rest);
+        state.cloth.set_state(0, rest + Vec3::new(0.0, 0.1, 0.0), Vec3::ZERO).unwrap();
+        apply(&mut state, Action::ResetKeepingPins);
+        assert_eq!(state.cloth.particles().position(0), rest + Vec3::new(0.0, 0.1, 0.0));
+        assert!(state.cloth.particles().is_pinned(0));
     }
 
     #[test]

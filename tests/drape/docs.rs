@@ -74,6 +74,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("(objects: [Grid(zzz: 0)])", "## Grid: `cloth` and `Grid(…)` objects"),
     ("(cloth: (orientation: Zzz))", "### Orientation"),
     ("(cloth: (pins: Zzz))", "### Grid pins"),
+    ("(cloth: (pinned_at: [(zzz: 0)]))", "### Pinned positions"),
     ("(objects: [Mesh(zzz: 0)])", "## Mesh objects"),
     ("(objects: [Mesh(pins: Zzz)])", "### Mesh pins"),
     ("(material: (zzz: 0))", "## Material"),

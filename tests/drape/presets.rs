@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use drape::preset::{Preset, PresetError};
 use drape::sim::{Cloth, Collider, PinMode};
+use glam::Vec3;
 
 use crate::common::{all_finite, grid_of, load_preset, presets_dir, run, snapshot};
 
@@ -343,4 +344,55 @@ fn newer_versions_and_invalid_colliders_are_refused() {
         panic!("{error:?}")
     };
     assert!(message.contains("radius"), "{error}");
+}
+
+/// Issue 31: `pinned_at` starts a grid particle pinned where it says, at rest, whatever `pins`
+/// says; the rest shape stays the grid's; the field writes and reads back; bad entries are
+/// refused naming the cell.
+#[test]
+fn pinned_at_starts_a_particle_pinned_where_it_says() {
+    let preset_with = |entries: &str| {
+        format!("(\n    cloth: (\n        columns: 4,\n        rows: 3,\n        pins: None,\n        pinned_at: [{entries}],\n    ),\n)\n")
+    };
+    let held = Vec3::new(0.3, 2.5, -0.2);
+    let text = preset_with("(column: 1, row: 2, position: (0.3, 2.5, -0.2))");
+    let preset = Preset::parse(&text, Path::new("held.ron")).unwrap();
+    let cloth = preset.build().unwrap();
+    let i = 2 * 4 + 1;
+    assert_eq!(cloth.pinned_count(), 1);
+    assert!(cloth.particles().is_pinned(i));
+    assert_eq!(cloth.particles().position(i), held);
+    assert_eq!(cloth.particles().velocity(i), Vec3::ZERO);
+    let grid = grid_of(&preset);
+    assert_eq!(cloth.model().positions[i], grid.position(1, 2), "the rest shape is the grid's");
+    assert_eq!(
+        cloth.particles().position(i + 1),
+        grid.position(2, 2),
+        "its neighbours start at rest"
+    );
+    let again = Preset::parse(&preset.to_ron(), Path::new("again.ron")).unwrap();
+    assert_eq!(grid_of(&again).pinned_at, grid.pinned_at);
+
+    let world = "must be finite, components in [-10000, 10000] m";
+    for (entries, expected) in [
+        (
+            "(column: 4, row: 0, position: (0.0, 2.0, 0.0))",
+            "pinned_at (4, 0) lies outside the 4 × 3 grid".to_string(),
+        ),
+        (
+            "(column: 0, row: 1, position: (0.0, 2.0, 0.0)), (column: 0, row: 1, position: (0.0, 2.1, 0.0))",
+            "pinned_at lists (0, 1) twice".to_string(),
+        ),
+        (
+            "(column: 0, row: 0, position: (0.0, 20000.0, 0.0))",
+            format!("pinned_at (0, 0): position (0, 20000, 0) {world}"),
+        ),
+        (
+            "(column: 0, row: 0, position: (0.0, NaN, 0.0))",
+            format!("pinned_at (0, 0): position (0, NaN, 0) {world}"),
+        ),
+    ] {
+        let error = Preset::parse(&preset_with(entries), Path::new("bad.ron")).unwrap_err();
+        assert!(error.to_string().contains(&expected), "{entries}: {error}");
+    }
 }
