@@ -590,7 +590,10 @@ mod tests {
         // reaches, and no harder than the grip holds: the cloth stays within the slip strain.
         let gap = state.cloth.grabbed_point().unwrap().distance(target);
         let strain = state.cloth.stats().max_strain;
-        assert!(gap < 0.8 * jump, "held, the grabbed point is {gap} m from the target ({jump} m away)");
+        assert!(
+            gap < 0.8 * jump,
+            "held, the grabbed point is {gap} m from the target ({jump} m away)"
+        );
         let slip = state.step_params().grab_slip_strain;
         assert!(strain < 1.2 * slip, "max strain {strain} past the grip's slip strain {slip}");
     }

@@ -26,7 +26,7 @@ use drape::sim::PhaseTimes;
 pub const CONTROLS: &[(&str, &str)] = &[
     (
         "Left-drag on cloth",
-        "grab the cloth at that point (a stiff spring to the cursor); release to throw it with the mouse velocity",
+        "grab a patch of cloth there (grab radius) and pull it toward the cursor, as far as the cloth reaches; release to throw it with the mouse velocity",
     ),
     (
         "Shift held on release",
@@ -851,6 +851,32 @@ fn air_panel(ui: &mut Ui, state: &mut AppState) {
             .clamping(egui::SliderClamping::Edits),
     )
     .on_hover_text("At most this many tear splits per frame, so a tear runs across the cloth instead of all at once. Default 1");
+    grab_settings(ui, s);
+}
+
+/// The mouse's grab: how big a patch it holds, how hard it pulls and when its grip slips.
+fn grab_settings(ui: &mut Ui, s: &mut drape::sim::SolverParams) {
+    ui.label(RichText::new("Grab").strong());
+    ui.add(millimetres(&mut s.grab_radius, 0.0..=0.2).text("grab radius"))
+        .on_hover_text(
+            "The mouse holds the cloth within this distance of the point pressed, like fingers. 0 = that point alone. Default 50 mm",
+        );
+    slider(
+        ui,
+        &mut s.grab_max_force,
+        0.1..=200.0,
+        "grab force (N)",
+        "The hardest the mouse pulls the cloth. Default 40 N",
+    );
+    ui.add(
+        egui::Slider::new(&mut s.grab_slip_strain, 0.01..=0.5)
+            .text("grip slips at")
+            .custom_formatter(|v, _| format!("{:.0} %", v * 100.0))
+            .custom_parser(|t| t.trim_end_matches('%').trim().parse::<f64>().ok().map(|p| p / 100.0)),
+    )
+    .on_hover_text(
+        "The grip slips once the cloth is stretched this much (at least twice the tear strain of cloth that tears). Default 5 %",
+    );
 }
 
 /// The Material panel: the scene's material, or, in a scene of several objects, the material

@@ -87,9 +87,8 @@ pub struct SolverParams {
     pub grab_max_force: f32,
     /// Strain at which the grip slips: while the cloth's largest strain is past it, the force
     /// the grab holds with drops, so a pull beyond the cloth's reach stretches it this far
-    /// and no further (docs/physics.md §1, "The grab"). On a material that tears, the grip
-    /// holds to at least twice its tear strain, so a pull can tear it. Default 0.05 (5 %);
-    /// range [0.001, 10].
+    /// and no further (docs/physics.md §1, "The grab"). A cloth that tears never makes it
+    /// slip: it gives way by tearing. Default 0.05 (5 %); range [0.001, 10].
     pub grab_slip_strain: f32,
     /// Self-collision: particles of the cloth keep `self_thickness` apart, with friction
     /// between layers (docs/physics.md §4, "Self-contact"). While on, velocities are clamped

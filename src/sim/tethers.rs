@@ -89,7 +89,7 @@ pub(crate) struct Tethers {
     /// Every particle's two balls and their meeting circle for the anchors' current positions.
     balls: Balls,
     /// The anchor positions and the length factor `balls` was computed for.
-    balls_for: (Vec<Option<Vec3>>, f32),
+    balls_for: (Vec<Option<Vec3>>, f32, Vec<u32>),
 }
 
 /// No anchor (or a held one): a ball that holds everything.
@@ -128,7 +128,7 @@ impl Tethers {
             anchors,
             count: 0,
             balls: Balls::default(),
-            balls_for: (Vec::new(), 1.0),
+            balls_for: (Vec::new(), 1.0, Vec::new()),
         };
         if tethers.anchors.is_empty() {
             return tethers;
@@ -164,8 +164,11 @@ impl Tethers {
 
     /// Takes the anchors' positions for the coming frame (`held`, a particle the mouse moves,
     /// is left out) and refreshes every particle's balls if they moved, the substep length
-    /// `h` (s) crossed [`COMPENSATED_BELOW_SUBSTEP`] (see [`ROUNDING_ALLOWANCE`]).
-    pub fn prepare_frame(&mut self, pos: &impl Fn(usize) -> Vec3, held: Option<usize>, h: f32) {
+    /// `h` (s) crossed [`COMPENSATED_BELOW_SUBSTEP`] (see [`ROUNDING_ALLOWANCE`]) or the
+    /// `exempt` particles (sorted) changed: those are tethered to nothing this frame (the
+    /// grabbed patch of a cloth that tears, so a pull can stretch it beyond its hanging
+    /// length and tear it).
+    pub fn prepare_frame(&mut self, pos: &impl Fn(usize) -> Vec3, held: Option<usize>, exempt: &[u32], h: f32) {
         let anchors: Vec<Option<Vec3>> = self
             .anchors
             .iter()
@@ -176,7 +179,8 @@ impl Tethers {
         } else {
             1.0
         };
-        if (&self.balls_for.0, self.balls_for.1) == (&anchors, allowance) && self.balls.a_radius.len() >= self.slots.len() {
+        let current = (&self.balls_for.0, self.balls_for.1, &self.balls_for.2[..]);
+        if current == (&anchors, allowance, exempt) && self.balls.a_radius.len() >= self.slots.len() {
             return;
         }
         let grow = self.pulled_apart(&anchors);
@@ -184,7 +188,11 @@ impl Tethers {
         let mut balls = Balls::default();
         for i in 0..n {
             let ball = |k: usize| {
-                let slot = self.slots.get(i).map_or(NONE, |s| s[k]) as usize;
+                let slot = self
+                    .slots
+                    .get(i)
+                    .filter(|_| exempt.binary_search(&(i as u32)).is_err())
+                    .map_or(NONE, |s| s[k]) as usize;
                 let anchor = anchors.get(slot).copied().flatten();
                 anchor.map(|centre| Ball {
                     centre,
@@ -204,7 +212,7 @@ impl Tethers {
             balls.push(a, b, circle);
         }
         self.balls = balls;
-        self.balls_for = (anchors, allowance);
+        self.balls_for = (anchors, allowance, exempt.to_vec());
     }
 
     /// Per anchor, how much farther it stands from the anchors it shares particles with than
@@ -898,7 +906,7 @@ mod tests {
         for vector in kernels.into_iter().filter(|&k| !k || kernels[1]) {
             let mut t = t.clone();
             let mut moved = pos.clone();
-            t.prepare_frame(&|i| crate::sim::particles::xyz(pos.get(i)), None, 1.0 / 900.0);
+            t.prepare_frame(&|i| crate::sim::particles::xyz(pos.get(i)), None, &[], 1.0 / 900.0);
             // SAFETY: three particles, one thread, AVX2 checked.
             unsafe { t.project(moved.raw(), 0..3, vector) };
             assert_eq!(moved.get(1), [0.05, 0.0, 0.0, 1.0], "vector {vector}");
@@ -910,7 +918,7 @@ mod tests {
         let mut held = crate::sim::particles::Positions::default();
         held.push([0.0, 0.0, 0.0, 0.0]);
         held.push([0.0, -0.4, 0.0, 1.0]);
-        t.prepare_frame(&|_| Vec3::ZERO, Some(0), 1.0 / 900.0);
+        t.prepare_frame(&|_| Vec3::ZERO, Some(0), &[], 1.0 / 900.0);
         // SAFETY: as above.
         unsafe { t.project(held.raw(), 0..2, false) };
         assert_eq!(held.get(1), [0.0, -0.4, 0.0, 1.0]);
@@ -943,7 +951,7 @@ mod tests {
             };
             pos.push([moved.x, moved.y, moved.z, w]);
         }
-        t.prepare_frame(&|i| crate::sim::particles::xyz(pos.get(i)), None, 1.0 / 900.0);
+        t.prepare_frame(&|i| crate::sim::particles::xyz(pos.get(i)), None, &[], 1.0 / 900.0);
         (t, pos)
     }
 

@@ -35,6 +35,7 @@ mod common;
 mod docs;
 mod files;
 mod fuzz;
+mod grab;
 mod materials;
 mod moving_colliders;
 mod presets;

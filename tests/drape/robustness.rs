@@ -407,8 +407,12 @@ fn a_soft_grab_holds_the_picked_point_near_the_target_at_rest() {
     let material = Material::default();
     let lag = |compliance: f32| {
         let mut cloth = Cloth::new(spec.build().unwrap(), &material, Vec::new()).unwrap();
+        // The hit point alone, and a grip that never slips: this measures the attachment's
+        // compliance, not the patch or the slip.
         let params = SolverParams {
             grab_compliance: compliance,
+            grab_radius: 0.0,
+            grab_slip_strain: 10.0,
             ..SolverParams::default()
         };
         let hit = soft_grab_near(&mut cloth, spec.index(20, 39));
@@ -448,9 +452,11 @@ fn a_soft_grab_throws_the_point_on_release_and_keeps_the_drag_momentum() {
         ..GridSpec::default()
     };
     let material = Material::default();
+    // A grip that never slips: weightless, the free cloth would get only the least grip.
     let params = SolverParams {
         gravity: Vec3::ZERO,
         air_damping: 0.0,
+        grab_slip_strain: 10.0,
         ..SolverParams::default()
     };
     let mut cloth = Cloth::new(spec.build().unwrap(), &material, Vec::new()).unwrap();

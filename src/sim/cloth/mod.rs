@@ -301,10 +301,11 @@ impl Cloth {
         let self_ms = self_started.elapsed().as_secs_f64() * 1e3;
         let end_time = self.time + params.dt as f64;
         self.colliders.plan_track(settings.substeps, self.time, end_time);
+        let grip_force = self.grip_force_range(params);
         let grip = Grip {
             radius: params.grab_radius,
             alpha_tilde: params.grab_compliance / (h * h),
-            max_lambda: self.hold.pull(params.grab_max_force) * h * h,
+            max_lambda: self.hold.pull(grip_force) * h * h,
         };
         let (threads, mut phases) = self.run_substeps(settings, grip, self.threads_used(params) as usize);
         phases.self_contacts_ms += self_ms;
@@ -314,14 +315,7 @@ impl Cloth {
         phases.predict_ms += aero_ms;
         self.time = end_time;
         self.stats = self.measure(h);
-        // Nothing else holds up a cloth without pins: the grip keeps carrying it.
-        let carry = if self.pinned_count() == 0 {
-            WEIGHT_CARRIED * self.total_mass() * params.gravity.length()
-        } else {
-            0.0
-        };
-        let force = (carry.min(params.grab_max_force), params.grab_max_force);
-        self.hold.slip(self.stats.max_strain, self.grip_slip_strain(params), force);
+        self.hold.slip(self.stats.max_strain, self.grip_slip_strain(params), grip_force);
         let tear_started = Instant::now();
         let max_strain = self.stats.max_strain;
         if self.edit_topology(|editor| editor.tear_overstrained(params, max_strain)) > 0 {
@@ -342,9 +336,18 @@ impl Cloth {
     fn run_substeps(&mut self, settings: FrameSettings, grip: Grip, threads: usize) -> (u32, PhaseTimes) {
         // Anchors are pinned, so they stay where they are for the whole frame.
         let held = settings.held.map(|(i, ..)| i);
+        // A cloth that tears is held by the point: the rim of a patch held in shape loads a
+        // ring round the hand, and the crack followed it and cut the patch out (the steady
+        // corner drag of `tearable_sheet` left 34 triangles in the hand; by the point, the
+        // crack runs across the sheet). Issue 32 reworks where cracks run.
+        let tears = self.applied.iter().any(|m| m.tear_strain.is_some());
+        self.take_patch(if tears { 0.0 } else { grip.radius });
+        // A cloth that tears can be pulled beyond its reach, or a pull could never tear it:
+        // the tethers let go of the hand's particles (the grab then aims where it likes).
+        let mut exempt = if tears { self.hold.held_particles(&self.model) } else { Vec::new() };
+        exempt.sort_unstable();
         let particles = &self.particles;
-        self.tethers.prepare_frame(&|i| particles.position(i), held, settings.h);
-        self.take_patch(grip.radius);
+        self.tethers.prepare_frame(&|i| particles.position(i), held, &exempt, settings.h);
         self.hold.prepare_grip(&self.particles, settings.h);
         let grip_tethers = self.hold.grip();
         let grab = self.hold.soft(&self.model, grip.alpha_tilde, grip.max_lambda);
@@ -646,15 +649,28 @@ impl Cloth {
         }
     }
 
-    /// The strain at which the grip slips ([`SolverParams::grab_slip_strain`]): never below
-    /// twice the lowest tear strain of a material that tears, so a pull can tear it.
+    /// The strain at which the grip slips ([`SolverParams::grab_slip_strain`]); never on a
+    /// cloth that tears: it gives way by tearing, and a grip slipping at the strain of the
+    /// edge next to the hand (which may not tear there, or the hand would rip out a scrap)
+    /// held `rip_the_flag` at that strain without ever tearing it.
     fn grip_slip_strain(&self, params: &SolverParams) -> f32 {
-        let tears = self.applied.iter().filter_map(|m| m.tear_strain).fold(f32::INFINITY, f32::min);
-        if tears.is_finite() {
-            params.grab_slip_strain.max(2.0 * tears)
+        if self.applied.iter().any(|m| m.tear_strain.is_some()) {
+            f32::INFINITY
         } else {
             params.grab_slip_strain
         }
+    }
+
+    /// The least and the most force the grip holds with (N): `grab_max_force` at most, and at
+    /// least [`WEIGHT_CARRIED`] × the weight of a cloth without pins (nothing else holds it
+    /// up) or a hundredth of a newton.
+    fn grip_force_range(&self, params: &SolverParams) -> (f32, f32) {
+        let least = if self.hold.grab().is_some_and(|g| g.point.is_some()) && self.pinned_count() == 0 {
+            WEIGHT_CARRIED * self.total_mass() * params.gravity.length()
+        } else {
+            0.0
+        };
+        (least.max(MIN_GRIP_FORCE), params.grab_max_force)
     }
 
     /// The cloth's mass in kg.
@@ -971,6 +987,9 @@ impl Cloth {
 /// curtain, 28 000: 1.7×, both on two cores). Beyond two threads the figure is not measured yet
 /// (the development machines have two cores).
 const AUTO_CONSTRAINTS_PER_THREAD: usize = 20_000;
+
+/// The least force the grip keeps when it slips (N), so it always holds a little.
+const MIN_GRIP_FORCE: f32 = 0.01;
 
 /// How many times its weight the grip holds a cloth without pins, however strained: a hand
 /// lifts a cloth off the floor even when the cloth, hanging from a small patch, stretches

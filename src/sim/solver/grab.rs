@@ -30,7 +30,7 @@
 //!
 //! **The hand and the tethers agree.** Each attachment aims at the point of its target that
 //! the particle's tethers allow ([`Tethers::reachable`]; the hit point aims by its heaviest
-//! corner's), so when the cursor goes beyond the cloth's reach the patch stops at the reach,
+//! corner's; on a cloth that tears the held particles have no tethers, so a pull can tear it), so when the cursor goes beyond the cloth's reach the patch stops at the reach,
 //! taut, and slides along it toward the cursor (a curtain pulled sideways swings up about its
 //! far pin). Aimed beyond the reach, the grab and the tethers would fight in every sweep: the
 //! grab moved the patch out by as much as its force allowed, the tethers moved the patch back,

@@ -1,0 +1,117 @@
+//! Issue 31: the mouse's grab holds a patch like a hand. Pulled beyond the cloth's reach the
+//! cloth stops at its reach, taut and within the grip's slip strain; no particle ends farther
+//! from a pin than the cloth between them allows; radius 0 holds the hit point alone.
+
+use drape::preset::Preset;
+use drape::sim::{Cloth, Ray};
+use glam::Vec3;
+
+use super::common::load_preset;
+
+/// The default curtain after `settle` frames, grabbed through a ray along −z at `at` (m from
+/// the centre of its bounding box).
+fn grabbed_curtain(preset: &Preset, at: Vec3, settle: u32) -> Cloth {
+    let mut cloth = preset.build().unwrap();
+    for _ in 0..settle {
+        cloth.step(&preset.solver, &preset.material).unwrap();
+    }
+    let positions = || cloth.particles().positions();
+    let (lo, hi) = (positions().fold(Vec3::MAX, Vec3::min), positions().fold(Vec3::MIN, Vec3::max));
+    let at = 0.5 * (lo + hi) + at;
+    let ray = Ray {
+        origin: at + Vec3::Z * 5.0,
+        direction: -Vec3::Z,
+    };
+    let pick = cloth.pick(&ray, 0.01).expect("the ray hits the curtain");
+    cloth.grab_pick(&pick).unwrap();
+    cloth
+}
+
+/// Drags the grab steadily by `offset` (m) over `drag` frames, then holds it for `hold`
+/// frames; returns the largest max strain of the held frames.
+fn drag_and_hold(cloth: &mut Cloth, preset: &Preset, offset: Vec3, drag: u32, hold: u32) -> f32 {
+    let start = cloth.grabbed_point().unwrap();
+    let mut held_max: f32 = 0.0;
+    for frame in 1..=drag + hold {
+        cloth.drag_to(start + offset * (frame.min(drag) as f32 / drag as f32));
+        let stats = cloth.step(&preset.solver, &preset.material).unwrap();
+        if frame > drag + hold / 2 {
+            held_max = held_max.max(stats.max_strain);
+        }
+    }
+    held_max
+}
+
+/// The largest ratio of a particle's distance from a pin to its rest distance from it (the
+/// rest shape is a flat, uncut sheet, so the tethers' lengths are the straight rest distances).
+fn farthest_beyond_a_pin(cloth: &Cloth) -> f32 {
+    let p = cloth.particles();
+    let rest = &cloth.model().positions;
+    let pins: Vec<usize> = (0..p.len()).filter(|&i| p.is_pinned(i)).collect();
+    let mut worst: f32 = 0.0;
+    for i in (0..p.len()).filter(|&i| !p.is_pinned(i)) {
+        for &a in &pins {
+            worst = worst.max(p.position(i).distance(p.position(a)) / rest[i].distance(rest[a]));
+        }
+    }
+    worst
+}
+
+/// Pulled 0.5 m beyond the reach of the hanging curtain — straight down (the curtain hangs
+/// at its reach there), down and to the side, and sideways (it swings up about the far pin) —
+/// the cloth stays within 10 % strain, ends at its reach (the held point short of the target
+/// by most of the pull) and no particle is farther from a pin than the cloth allows.
+#[test]
+fn a_grab_pulled_beyond_the_curtains_reach_stops_there_taut_and_unspiked() {
+    let preset = load_preset("default");
+    let centre = Vec3::new(0.1, 0.2, 0.0);
+    for offset in [Vec3::new(0.0, -0.5, 0.0), Vec3::new(0.35, -0.35, 0.0), Vec3::new(-0.5, 0.0, 0.0)] {
+        let mut cloth = grabbed_curtain(&preset, centre, 60);
+        let strain = drag_and_hold(&mut cloth, &preset, offset, 60, 120);
+        assert!(strain <= 0.10, "pulled by {offset}: max strain {strain} while held");
+        let target = cloth.grab_state().unwrap().target;
+        let gap = cloth.grabbed_point().unwrap().distance(target);
+        assert!(
+            gap > 0.25,
+            "pulled by {offset}: the cloth went {gap} m from a target beyond its reach"
+        );
+        let beyond = farthest_beyond_a_pin(&cloth);
+        assert!(
+            beyond <= 1.0 + 1e-3,
+            "pulled by {offset}: a particle at {beyond} × its rest distance from a pin"
+        );
+    }
+}
+
+/// The patch is the particles within the radius of the hit point (at the default 5 cm on the
+/// 3.4 cm grid of the default curtain, the hit triangle's corners and a few more); at radius 0
+/// the hand holds the hit triangle alone, and a reachable target (toward the viewer) is met
+/// within a few millimetres.
+#[test]
+fn the_patch_follows_the_grab_radius_and_radius_zero_holds_the_hit_point() {
+    let mut preset = load_preset("default");
+    let at = Vec3::new(0.1, 0.2, 0.0);
+    let spacing = preset.single_grid().unwrap().width / (preset.single_grid().unwrap().columns - 1) as f32;
+    let mut patch = |radius: f32| {
+        preset.solver.grab_radius = radius;
+        let mut cloth = grabbed_curtain(&preset, at, 30);
+        let hit = cloth.grab_state().unwrap().point.unwrap();
+        let corners = cloth.triangles()[hit.triangle as usize].to_vec();
+        drag_and_hold(&mut cloth, &preset, Vec3::new(0.0, 0.0, 0.05), 10, 30);
+        let target = cloth.grab_state().unwrap().target;
+        (cloth.held_particles(), corners, cloth.grabbed_point().unwrap().distance(target))
+    };
+    let (held, corners, gap) = patch(0.0);
+    assert_eq!(held, corners, "radius 0 holds the hit triangle's corners");
+    assert!(gap < 0.005, "a reachable target is met: {gap} m short");
+    let (held, _, gap) = patch(0.05);
+    let area = std::f32::consts::PI * 0.05 * 0.05 / (spacing * spacing);
+    assert!(held.len() >= 3 && (held.len() as f32) < 2.0 * area, "{} particles held", held.len());
+    assert!(gap < 0.005, "a reachable target is met: {gap} m short");
+    let (held, _, _) = patch(0.15);
+    assert!(
+        held.len() as f32 > 0.5 * std::f32::consts::PI * 0.15 * 0.15 / (spacing * spacing),
+        "{} particles held",
+        held.len()
+    );
+}
