@@ -157,6 +157,9 @@ pub struct Mouse {
     /// The particle a left press would grab now (None over a panel, during a gesture or when
     /// nothing is under the cursor).
     hovered: Option<u32>,
+    /// The point of the cloth a left press would grab now (not while Ctrl is held), for the
+    /// grab radius's circle.
+    hovered_point: Option<TriangleHit>,
     /// The collider a left press would move now (only when no particle is hovered).
     hovered_collider: Option<usize>,
     last_cursor: glam::Vec2,
@@ -169,6 +172,7 @@ impl Default for Mouse {
         Self {
             gesture: Gesture::Idle,
             hovered: None,
+            hovered_point: None,
             hovered_collider: None,
             last_cursor: glam::Vec2::ZERO,
             trail: VecDeque::new(),
@@ -199,6 +203,11 @@ impl Mouse {
     /// The particle under the cursor that a left press would grab, for the highlight.
     pub fn hovered(&self) -> Option<u32> {
         self.hovered
+    }
+
+    /// The point of the cloth a left press would grab, for the grab radius's circle.
+    pub fn hovered_point(&self) -> Option<TriangleHit> {
+        self.hovered_point
     }
 
     /// The collider to highlight: the one being moved, or the one a left press would move.
@@ -247,12 +256,12 @@ impl Mouse {
             self.trail.pop_front();
         }
         let idle = matches!(self.gesture, Gesture::Idle) && !input.pointer_on_ui && !input.alt;
-        self.hovered = if !idle {
-            None
-        } else if input.ctrl {
+        let pick = (idle && !input.ctrl).then(|| pick_under_cursor(input, camera, state)).flatten();
+        self.hovered_point = pick.and_then(|p| p.hit);
+        self.hovered = if idle && input.ctrl {
             particle_to_toggle(input, camera, state)
         } else {
-            pick_under_cursor(input, camera, state).map(|p| p.particle)
+            pick.map(|p| p.particle)
         };
         self.hovered_collider = match self.hovered {
             None if idle && !input.ctrl => collider_under_cursor(input, camera, state).map(|(k, _)| k),
@@ -637,6 +646,28 @@ mod tests {
         mouse.update(&up, &mut camera, &mut state);
         assert_eq!(state.cloth.grab_state(), None);
         assert_eq!(state.cloth.pinned_count(), pinned + 1, "the tap pinned the released particle");
+    }
+
+    /// Issue 31: a press a few pixels off the cloth's silhouette grabs the nearest cloth point
+    /// (softly, at that corner, so the patch grab applies) instead of orbiting the camera.
+    #[test]
+    fn a_press_just_off_the_cloth_grabs_its_nearest_particle_instead_of_orbiting() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        let before = camera;
+        let corner = pixel_of(&state, &camera, 120); // the bottom-right corner
+        let off = corner + Vec2::new(6.0, 6.0);
+        let exact = state.cloth.pick(&camera.ray(off, SCREEN), 0.0);
+        assert_eq!(exact, None, "the press misses every triangle");
+        mouse.update(&frame(off, 0.0, NONE, NONE), &mut camera, &mut state);
+        assert_eq!(mouse.hovered(), Some(120), "the ring shows the particle the press takes");
+        assert!(mouse.hovered_point().is_some(), "and where the grab radius's circle goes");
+        mouse.update(&frame(off, 0.1, LEFT, LEFT), &mut camera, &mut state);
+        let grab = state.cloth.grab_state().expect("the press grabs the cloth");
+        assert_eq!(grab.particle, 120);
+        assert!(grab.point.is_some(), "softly, at the corner");
+        mouse.update(&frame(off + Vec2::new(30.0, 0.0), 0.2, NONE, LEFT), &mut camera, &mut state);
+        assert_eq!(camera, before, "the camera did not orbit");
     }
 
     #[test]

@@ -488,6 +488,18 @@ impl App {
         if let (Some(held), Some(from)) = (self.mouse.held(), cloth.grabbed_point()) {
             self.renderer.draw_grab(from, held.target, &self.camera, self.viewport);
         }
+        let radius = self.state.preset.solver.grab_radius;
+        if let Some(hit) = self
+            .mouse
+            .hovered_point()
+            .filter(|h| (h.triangle as usize) < cloth.triangles().len() && radius > 0.0)
+        {
+            let [a, b, c] = cloth.triangles()[hit.triangle as usize].map(|i| cloth.particles().position(i as usize));
+            if let Some(normal) = (b - a).cross(c - a).try_normalize() {
+                self.renderer
+                    .draw_grab_radius(cloth.point_on(hit), normal, radius, &self.camera, self.viewport);
+            }
+        }
         if let Some(i) = self.mouse.hovered().filter(|&i| (i as usize) < cloth.particles().len()) {
             let at = cloth.particles().position(i as usize);
             self.renderer.draw_hover(at, ctrl, &self.camera, self.viewport);

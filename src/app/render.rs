@@ -61,6 +61,8 @@ const PIN: Color = Color::new(0.85, 0.05, 0.15, 1.0);
 const GRAB: Color = Color::new(1.0, 0.85, 0.0, 1.0);
 /// Ring around the particle a left press would grab.
 const HOVER: Color = Color::new(1.0, 0.85, 0.0, 0.9);
+/// Segments of the grab radius's circle.
+const GRAB_CIRCLE_SEGMENTS: usize = 48;
 /// Ring around the particle a Ctrl-click would pin or unpin.
 const HOVER_PIN: Color = Color::new(0.85, 0.05, 0.15, 0.9);
 /// The cloth's shadow on the ground.
@@ -480,14 +482,33 @@ impl Renderer {
         draw_circle_lines(b.x, b.y, 8.0, 2.0, GRAB);
     }
 
+    /// The patch a left press would grab: a circle of `radius` m about `centre` in the plane
+    /// normal to `normal` (the hovered triangle's), drawn over the scene. Call with the
+    /// default (screen) camera.
+    pub fn draw_grab_radius(&self, centre: Vec3, normal: Vec3, radius: f32, camera: &OrbitCamera, viewport: Viewport) {
+        let u = normal.any_orthonormal_vector();
+        let v = normal.cross(u);
+        let pixel = |k: usize| {
+            let angle = k as f32 / GRAB_CIRCLE_SEGMENTS as f32 * std::f32::consts::TAU;
+            let p = centre + (u * angle.cos() + v * angle.sin()) * radius;
+            camera.project(p, viewport.size).map(|px| px + viewport.origin)
+        };
+        for k in 0..GRAB_CIRCLE_SEGMENTS {
+            if let (Some(a), Some(b)) = (pixel(k), pixel(k + 1)) {
+                draw_line(a.x, a.y, b.x, b.y, 1.5, Color { a: 0.8, ..HOVER });
+            }
+        }
+    }
+
     /// A ring around the particle under the cursor: what a left press would grab (yellow) or
     /// a Ctrl-click would pin or unpin (red). Call with the default (screen) camera.
     pub fn draw_hover(&self, at: Vec3, pin: bool, camera: &OrbitCamera, viewport: Viewport) {
         let Some(px) = camera.project(at, viewport.size).map(|px| px + viewport.origin) else {
             return;
         };
-        let color = if pin { HOVER_PIN } else { HOVER };
-        draw_circle_lines(px.x, px.y, 7.0, 2.0, color);
+        // A pin's ring goes round its marker (about 16 px across), or the marker hides it.
+        let (color, ring) = if pin { (HOVER_PIN, 13.0) } else { (HOVER, 7.0) };
+        draw_circle_lines(px.x, px.y, ring, 2.0, color);
         draw_circle(px.x, px.y, 2.5, color);
     }
 

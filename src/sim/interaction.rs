@@ -85,10 +85,26 @@ fn ray_triangle_uv(ray: &Ray, a: Vec3, b: Vec3, c: Vec3) -> Option<(f32, f32, f3
 }
 
 /// The particle the ray points at: the corner nearest the first of `triangles` hit, or, when no
-/// triangle is hit (ropes, a ray grazing the edge), the particle within `radius` m of the ray
-/// that is nearest the ray's origin.
+/// triangle is hit (ropes, a ray just off the cloth's silhouette), the particle within `radius`
+/// m of the ray that is nearest the ray's origin — held at that corner of one of its triangles
+/// when it has any, so a press just off the cloth grabs the cloth there as a press on it would.
 pub(crate) fn pick(p: &Particles, triangles: &[[u32; 3]], ray: &Ray, radius: f32) -> Option<Pick> {
-    pick_triangle(p, triangles, ray).or_else(|| pick_near_ray(p, ray, radius))
+    pick_triangle(p, triangles, ray).or_else(|| {
+        let near = pick_near_ray(p, ray, radius)?;
+        let corner_of = |(k, tri): (usize, &[u32; 3])| {
+            let corner = tri.iter().position(|&i| i == near.particle)?;
+            let mut barycentric = [0.0; 3];
+            barycentric[corner] = 1.0;
+            Some(TriangleHit {
+                triangle: k as u32,
+                barycentric,
+            })
+        };
+        Some(Pick {
+            hit: triangles.iter().enumerate().find_map(corner_of),
+            ..near
+        })
+    })
 }
 
 fn pick_triangle(p: &Particles, triangles: &[[u32; 3]], ray: &Ray) -> Option<Pick> {
