@@ -874,9 +874,7 @@ fn grab_settings(ui: &mut Ui, s: &mut drape::sim::SolverParams) {
             .custom_formatter(|v, _| format!("{:.0} %", v * 100.0))
             .custom_parser(|t| t.trim_end_matches('%').trim().parse::<f64>().ok().map(|p| p / 100.0)),
     )
-    .on_hover_text(
-        "The grip slips once the cloth is stretched this much (at least twice the tear strain of cloth that tears). Default 5 %",
-    );
+    .on_hover_text("The grip slips once the cloth is stretched this much (never on cloth that tears: it tears). Default 5 %");
 }
 
 /// The Material panel: the scene's material, or, in a scene of several objects, the material
