@@ -821,13 +821,8 @@ fn air_panel(ui: &mut Ui, state: &mut AppState) {
                 .on_hover_text(format!("Wind {axis} component in m/s"));
         }
     });
-    ui.add(
-        egui::Slider::new(&mut s.wind_gust, 0.0..=1.0)
-            .text("gusts")
-            .custom_formatter(|v, _| format!("{:.0} %", v * 100.0))
-            .custom_parser(|t| t.trim_end_matches('%').trim().parse::<f64>().ok().map(|p| p / 100.0)),
-    )
-    .on_hover_text("How much the wind varies over time: 0 = steady, 100 % = strong gusts");
+    ui.add(percent_slider(&mut s.wind_gust, 0.0..=1.0, "gusts"))
+        .on_hover_text("How much the wind varies over time: 0 = steady, 100 % = strong gusts");
     slider(
         ui,
         &mut s.aerodynamic_drag,
@@ -854,6 +849,14 @@ fn air_panel(ui: &mut Ui, state: &mut AppState) {
     grab_settings(ui, s);
 }
 
+/// A slider over a fraction, shown and typed in percent.
+fn percent_slider<'a>(value: &'a mut f32, range: std::ops::RangeInclusive<f32>, text: &str) -> egui::Slider<'a> {
+    egui::Slider::new(value, range)
+        .text(text)
+        .custom_formatter(|v, _| format!("{:.0} %", v * 100.0))
+        .custom_parser(|t| t.trim_end_matches('%').trim().parse::<f64>().ok().map(|p| p / 100.0))
+}
+
 /// The mouse's grab: how big a patch it holds, how hard it pulls and when its grip slips.
 fn grab_settings(ui: &mut Ui, s: &mut drape::sim::SolverParams) {
     ui.label(RichText::new("Grab").strong());
@@ -868,13 +871,8 @@ fn grab_settings(ui: &mut Ui, s: &mut drape::sim::SolverParams) {
         "grab force (N)",
         "The hardest the mouse pulls the cloth. Default 40 N",
     );
-    ui.add(
-        egui::Slider::new(&mut s.grab_slip_strain, 0.01..=0.5)
-            .text("grip slips at")
-            .custom_formatter(|v, _| format!("{:.0} %", v * 100.0))
-            .custom_parser(|t| t.trim_end_matches('%').trim().parse::<f64>().ok().map(|p| p / 100.0)),
-    )
-    .on_hover_text("The grip slips once the cloth is stretched this much (never on cloth that tears: it tears). Default 5 %");
+    ui.add(percent_slider(&mut s.grab_slip_strain, 0.01..=0.5, "grip slips at"))
+        .on_hover_text("The grip slips once the cloth is stretched this much (never on cloth that tears: it tears). Default 5 %");
 }
 
 /// The Material panel: the scene's material, or, in a scene of several objects, the material
