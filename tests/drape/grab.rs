@@ -115,3 +115,27 @@ fn the_patch_follows_the_grab_radius_and_radius_zero_holds_the_hit_point() {
         held.len()
     );
 }
+
+/// The hand still tears what can tear: `tearable_sheet` picked through a ray near its bottom
+/// corner, as a press would, and pulled down and away at 0.5 m/s for 2 s tears.
+#[test]
+fn a_grab_on_the_tearable_sheet_pulled_away_tears_it() {
+    let preset = load_preset("tearable_sheet");
+    let mut cloth = preset.build().unwrap();
+    let p = cloth.particles();
+    let (lo, hi) = (p.positions().fold(Vec3::MAX, Vec3::min), p.positions().fold(Vec3::MIN, Vec3::max));
+    let near_corner = Vec3::new(hi.x - 0.05, lo.y + 0.05, 0.0);
+    let ray = Ray {
+        origin: near_corner + Vec3::Z * 5.0,
+        direction: -Vec3::Z,
+    };
+    let pick = cloth.pick(&ray, 0.01).expect("the ray hits the sheet");
+    cloth.grab_pick(&pick).unwrap();
+    let start = cloth.grabbed_point().unwrap();
+    let away = Vec3::new(0.4, -0.3, 0.0);
+    for frame in 1..=120 {
+        cloth.drag_to(start + away * (frame as f32 / 120.0) * 2.0);
+        cloth.step(&preset.solver, &preset.material).unwrap();
+    }
+    assert!(cloth.torn_edges() >= 10, "{} torn edges", cloth.torn_edges());
+}

@@ -10,6 +10,8 @@
 //! - [`reliability`]: the hostile inputs of issue 20, each refused or run finite;
 //! - [`files`]: checked, crash-safe writes (full and read-only filesystems, killed writers);
 //! - [`fuzz`]: the fuzz target's property on proptest-mutated presets;
+//! - [`grab`]: issue 31's grab (a patch pulled beyond the reach stays taut and unspiked, radius
+//!   0 holds the hit point, a grab still tears the tearable sheet);
 //! - [`moving_colliders`]: issue 18 item 4 (friction with a moving surface, pushes, ray picks
 //!   of colliders, scripted paths, static results unchanged);
 //! - [`tearing`]: issue 16's tearing scenarios on the shipped presets (no tear at rest, a pull
