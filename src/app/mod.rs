@@ -488,7 +488,8 @@ impl App {
         if let (Some(held), Some(from)) = (self.mouse.held(), cloth.grabbed_point()) {
             self.renderer.draw_grab(from, held.target, &self.camera, self.viewport);
         }
-        let radius = self.state.preset.solver.grab_radius;
+        // A cloth that tears is grabbed by the point: no patch to show.
+        let radius = if cloth.tears() { 0.0 } else { self.state.preset.solver.grab_radius };
         if let Some(hit) = self
             .mouse
             .hovered_point()

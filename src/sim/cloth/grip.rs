@@ -58,7 +58,7 @@ impl Cloth {
     /// edge next to the hand (which may not tear there, or the hand would rip out a scrap)
     /// held `rip_the_flag` at that strain without ever tearing it.
     pub(super) fn grip_slip_strain(&self, params: &SolverParams) -> f32 {
-        if self.applied.iter().any(|m| m.tear_strain.is_some()) {
+        if self.tears() {
             f32::INFINITY
         } else {
             params.grab_slip_strain

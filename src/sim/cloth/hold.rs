@@ -16,6 +16,11 @@ use crate::sim::tethers::Tethers;
 /// to 47 % strain in its first frame and set it swinging for seconds.
 const FIRST_GRIP_FORCE: f32 = 1.0;
 
+/// `force` (N) within `(least, most)`; `most` wins if they cross.
+fn within((least, most): (f32, f32), force: f32) -> f32 {
+    force.max(least).min(most)
+}
+
 /// The grab, if any, and the soft grab's target at the end of the last step.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Hold {
@@ -131,28 +136,26 @@ impl Hold {
         Some((i, particles.position(i), g.target))
     }
 
-    /// The force the grip pulls with at most in the coming step (N), within `(least, most)`:
+    /// The force the grip pulls with at most in the coming step (N), within `range`:
     /// [`FIRST_GRIP_FORCE`] at the grab's first step, then as [`Self::slip`] left it.
-    pub fn pull(&self, (least, most): (f32, f32)) -> f32 {
-        self.force.unwrap_or(FIRST_GRIP_FORCE).min(most).max(least.min(most))
+    pub fn pull(&self, range: (f32, f32)) -> f32 {
+        within(range, self.force.unwrap_or(FIRST_GRIP_FORCE))
     }
 
     /// After a step whose largest strain was `strain`: the grip slips where the cloth is
     /// strained past `slip_strain`, so the force it holds with drops in proportion (at most
-    /// halving in a frame), and firms up, by at most 5 % a frame, while the cloth is below it,
-    /// within `(least, most)` (N). A hand cannot pull woven cloth harder than the friction of
-    /// its pinch, which the cloth's tension at the fingers reaches when it is visibly
-    /// stretched; measured on the cloth's strain rather than as a fixed force, the bound holds
-    /// whatever the solver's effective stiffness (one sweep per substep makes a stiff cloth
-    /// stretch more under the same force than the material would). Firming up slowly keeps
-    /// the grip from pumping the cloth into a swing.
+    /// halving in a frame), and firms up in proportion (at most doubling in a frame) while the
+    /// cloth is below it, within `range` (N). A hand cannot pull woven cloth harder than the
+    /// friction of its pinch, which the cloth's tension at the fingers reaches when it is
+    /// visibly stretched; measured on the cloth's strain rather than as a fixed force, the
+    /// bound holds whatever the solver's effective stiffness (one sweep per substep makes a
+    /// stiff cloth stretch more under the same force than the material would).
     pub fn slip(&mut self, strain: f32, slip_strain: f32, range: (f32, f32)) {
         if self.grab.and_then(|g| g.point).is_none() {
             return;
         }
         let ratio = (slip_strain / strain.max(1e-9)).clamp(0.5, 2.0);
-        let (least, most) = range;
-        self.force = Some((self.pull(range) * ratio).min(most).max(least.min(most)));
+        self.force = Some(within(range, self.pull(range) * ratio));
     }
 
     /// The hit of a soft grab whose patch is not taken yet (see [`Self::set_patch`]).
@@ -252,7 +255,8 @@ impl Hold {
 /// The particles within `radius` m of the hit point in the rest shape, reached from the hit
 /// triangle through triangles (so a fold or a cut's far side lying near in space is not
 /// grabbed), with their offsets from the hit point now and their shares ω(d) / Σ ω,
-/// ω(d) = (1 − d²/R²)² (see [`crate::sim::solver::SoftGrab`]). Empty when none lies within
+/// ω(d) = 1 − d²/(2R²) (see [`crate::sim::solver::SoftGrab`]), the firmest first (ties: the
+/// lowest index), the rest ascending. Empty when none lies within
 /// the radius (a radius under the mesh spacing).
 pub(crate) fn patch_around(hit: TriangleHit, radius: f32, model: &Model, particles: &Particles) -> Vec<PatchPoint> {
     if radius <= 0.0 {
@@ -290,14 +294,18 @@ pub(crate) fn patch_around(hit: TriangleHit, radius: f32, model: &Model, particl
     patch.sort_unstable();
     let total: f32 = patch.iter().map(|&i| weight(i)).sum();
     let at = point_on(hit, model, particles);
-    patch
+    let mut points: Vec<PatchPoint> = patch
         .into_iter()
         .map(|i| PatchPoint {
             particle: i,
             offset: particles.position(i as usize) - at,
             share: weight(i) / total,
         })
-        .collect()
+        .collect();
+    // The solve moves the patch by where its firmest particle can reach: found once here.
+    let firmest = (0..points.len()).fold(0, |best, k| if points[k].share > points[best].share { k } else { best });
+    points[..=firmest].rotate_right(1);
+    points
 }
 
 /// Where the point `hit` of a triangle (Σ b_k x_k over its corners) is now (m).

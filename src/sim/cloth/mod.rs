@@ -195,6 +195,13 @@ impl Cloth {
         &self.applied
     }
 
+    /// Whether the cloth can tear (a material of it has a `tear_strain`). Such a cloth is
+    /// grabbed by the point, not a patch, its grip never slips and its held particles leave
+    /// their tethers (docs/physics.md §1, "The grab").
+    pub fn tears(&self) -> bool {
+        self.applied.iter().any(|m| m.tear_strain.is_some())
+    }
+
     /// Gives material slot `slot` its own material (`Some`), or makes it follow the material
     /// passed to [`Self::step`] again (`None`). Takes effect at the next step, stiffness
     /// blended in as any live change, or at once with [`Self::set_material_now`].
@@ -342,7 +349,7 @@ impl Cloth {
         // ring round the hand, and the crack followed it and cut the patch out (the steady
         // corner drag of `tearable_sheet` left 34 triangles in the hand; by the point, the
         // crack runs across the sheet). Issue 32 reworks where cracks run.
-        let tears = self.applied.iter().any(|m| m.tear_strain.is_some());
+        let tears = self.tears();
         self.take_patch(if tears { 0.0 } else { grip.radius });
         // A cloth that tears can be pulled beyond its reach, or a pull could never tear it:
         // the tethers let go of the hand's particles (the grab then aims where it likes).

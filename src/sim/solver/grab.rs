@@ -7,7 +7,7 @@
 //! compliant attachment
 //!
 //! ```text
-//! C_i = |x_i − (t + o_i)|,   α_i = α / s_i,   s_i = ω(d_i) / Σ_j ω(d_j),   ω(d) = (1 − d²/R²)²
+//! C_i = |x_i − (t + o_i)|,   α_i = α / s_i,   s_i = ω(d_i) / Σ_j ω(d_j),   ω(d) = 1 − d²/(2R²)
 //! ```
 //!
 //! d_i the rest distance from the hit point, α the grab compliance: the shares s_i sum to 1, so
@@ -58,7 +58,7 @@ pub(crate) struct PatchPoint {
 pub(crate) enum GrabShape<'a> {
     /// The point Σ b_k x_k of a triangle: its corners and their weights b_k (summing to 1).
     Point { vertices: [usize; 3], weights: [f32; 3] },
-    /// A patch of particles around the hit point.
+    /// A patch of particles around the hit point, the firmest first (not empty).
     Patch(&'a [PatchPoint]),
 }
 
@@ -114,12 +114,11 @@ impl SoftGrab<'_> {
                 unsafe { self.project_point(pos, vertices, weights, target, &mut lambdas[0]) }
             }
             GrabShape::Patch(points) => {
-                // The patch moves as a whole to where its firmest particle can reach, then
-                // each particle as near its place there as it can reach, so the patch keeps
-                // its shape along the reach instead of each particle sliding on its own.
-                let firmest = points
-                    .iter()
-                    .fold(&points[0], |best, p| if p.share > best.share { p } else { best });
+                // The patch moves as a whole to where its firmest particle (the first) can
+                // reach, then each particle as near its place there as it can reach, so the
+                // patch keeps its shape along the reach instead of each particle sliding on
+                // its own.
+                let firmest = &points[0];
                 let aim = target + firmest.offset;
                 let target = target + (reachable(firmest.particle as usize, aim) - aim);
                 for (point, lambda) in points.iter().zip(lambdas) {
