@@ -370,7 +370,7 @@ fn storm(r: &mut Rng, params: &mut SolverParams, material: &mut Material) {
         |p| &mut p.self_thickness,
         |p| &mut p.self_friction,
     ];
-    let material_fields: [Field<Material>; 13] = [
+    let material_fields: [Field<Material>; 14] = [
         |m| &mut m.youngs_modulus,
         |m| &mut m.poisson_ratio,
         |m| &mut m.thickness,
@@ -379,6 +379,7 @@ fn storm(r: &mut Rng, params: &mut SolverParams, material: &mut Material) {
         |m| &mut m.stretch_stiffness,
         |m| &mut m.shear_stiffness,
         |m| &mut m.bend_stiffness,
+        |m| &mut m.stretch_damping_time,
         |m| &mut m.friction_static,
         |m| &mut m.friction_kinetic,
         |m| &mut m.tear_debilitation,

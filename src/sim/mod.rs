@@ -75,6 +75,7 @@ mod solver;
 pub mod stats;
 pub mod tearing;
 mod tethers;
+pub mod viscosity;
 
 pub use cloth::{Cloth, MAX_THROW_SPEED};
 pub use collision::{Collider, Motion};

@@ -320,6 +320,8 @@ impl Cloth {
         phases.self_contacts_ms += self_ms;
         self.guard("substeps", Some((settings, grip)))?;
         self.hold.finish_step();
+        let live = self.constraints.distances().live_ids();
+        super::viscosity::damp_stretching(&mut self.particles, &self.model, live, &self.applied, params.dt);
         self.colliders.finish_moves(end_time);
         phases.predict_ms += aero_ms;
         self.time = end_time;

@@ -24,6 +24,9 @@
 //!         each free particle: its tethers, then every collider in turn
 //!             (contact with positional Coulomb friction)                   (tether.rs, contact.rs)
 //!     free particles: v = (x − x_prev)/h, clamped to max_speed
+//! once, after the substeps:
+//!     stretch viscosity: each stretch and shear edge's dashpot over the frame,
+//!         in model order                                          (super::viscosity)
 //! ```
 //!
 //! Each other file holds one constraint kind: its maths in the `//!` docs and the projection as the
@@ -61,6 +64,7 @@ use super::collision::{Collider, ContactSettings};
 use super::model::Model;
 use super::params::{Material, SolverParams};
 use super::particles::{two_sum, COMPENSATED_BELOW_SUBSTEP};
+use super::viscosity;
 use distance::Distances;
 use hinge::Hinges;
 use tether::Tethers;
@@ -82,6 +86,10 @@ pub struct ReferenceSolver {
     /// Stretch compliance per unit coefficient (m/N): bending damping's time scale is β times
     /// it ([`Material::stretch_compliance_factor`]).
     stretch_compliance_factor: f32,
+    /// The stretch and shear edges in model order, each (a, b, compliance α in m/N), and the
+    /// material's stretch damping time τ in s ([`super::viscosity`]).
+    viscous_edges: Vec<(usize, usize, f32)>,
+    stretch_damping_time: f32,
 }
 
 /// One particle.
@@ -143,6 +151,13 @@ impl ReferenceSolver {
             colliders: Vec::new(),
             friction: ContactSettings::of(0.0, material),
             stretch_compliance_factor: material.stretch_compliance_factor(),
+            viscous_edges: model
+                .distances
+                .iter()
+                .filter(|c| viscosity::is_damped(c.kind))
+                .map(|c| (c.a as usize, c.b as usize, material.distance_compliance(c)))
+                .collect(),
+            stretch_damping_time: material.stretch_damping_time,
         }
     }
 
@@ -213,6 +228,21 @@ impl ReferenceSolver {
                     v
                 };
             }
+        }
+        self.damp_stretching(params.dt);
+    }
+
+    /// End of the frame: each stretch and shear edge's dashpot over the frame `dt`, edge after
+    /// edge in model order ([`viscosity::damp_edge`]).
+    fn damp_stretching(&mut self, dt: f32) {
+        let tau_dt = self.stretch_damping_time * dt;
+        if tau_dt == 0.0 {
+            return;
+        }
+        for &(a, b, compliance) in &self.viscous_edges {
+            let end = |p: &RefParticle| viscosity::EdgeEnd { x: p.x, v: p.v, w: p.w };
+            let (end_a, end_b) = (end(&self.particles[a]), end(&self.particles[b]));
+            (self.particles[a].v, self.particles[b].v) = viscosity::damp_edge(end_a, end_b, compliance, tau_dt);
         }
     }
 
