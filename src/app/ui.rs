@@ -964,6 +964,7 @@ fn material_fields(ui: &mut Ui, m: &mut drape::sim::Material) {
         None,
         "Extra factor on resistance to bending: higher = broader, stiffer folds",
     );
+    stretch_damping_slider(ui, m);
     slider(
         ui,
         &mut m.friction_static,
@@ -980,6 +981,20 @@ fn material_fields(ui: &mut Ui, m: &mut drape::sim::Material) {
     );
     tether_controls(ui, m);
     tearing_controls(ui, m);
+}
+
+/// The stretch damping time τ, shown in µs (0 = off).
+fn stretch_damping_slider(ui: &mut Ui, m: &mut drape::sim::Material) {
+    ui.add(
+        egui::Slider::new(&mut m.stretch_damping_time, 0.0..=1.0e-4)
+            .text("stretch damping")
+            .clamping(egui::SliderClamping::Edits)
+            .custom_formatter(|v, _| format!("{:.1} µs", v * 1e6))
+            .custom_parser(|t| t.trim().trim_end_matches("µs").trim().parse::<f64>().ok().map(|us| us / 1e6)),
+    )
+    .on_hover_text(
+        "Internal damping of stretching: fine cloth stops buzzing after a pull. 0 = none; swinging, folding and flapping are not slowed",
+    );
 }
 
 /// Tethers on / off and their slack (the slack row stays laid out, disabled when off).

@@ -34,6 +34,8 @@ fn edit() -> impl Strategy<Value = (u8, f64, f64, String)> {
         Just("Sphere(center: (0.0, 1.0, 0.0), radius: 999.0),".to_string()),
         Just("pins: List([(0, 0), (1023, 2)]),".to_string()),
         Just("tear_strain: Some(0.001),".to_string()),
+        Just("pinned_at: [(0, 0, (0.0, 1e4, 0.0))],".to_string()),
+        Just("stretch_damping_time: 1.0, grab_radius: 0.5, grab_slip_strain: 0.001,".to_string()),
         Just(")".to_string()),
     ];
     (0u8..3, 0.0..1.0f64, 0.0..0.2f64, word)

@@ -121,11 +121,14 @@ fn default_curtain_rests_unstretched_at_one_height_at_every_resolution() {
 /// The hammock with constraint damping `beta`: its max strain at frames 100, 200, …, `frames`
 /// and its kinetic energy after frame 600.
 fn hammock_with_damping(beta: f32, frames: u32) -> (Vec<(u32, f32)>, f64) {
-    let preset = load_preset("hammock");
+    let mut preset = load_preset("hammock");
     let params = SolverParams {
         constraint_damping: beta,
         ..preset.solver.clone()
     };
+    // β alone: with the stretch viscosity on too, both runs end near rest and the comparison
+    // below would measure rounding.
+    preset.material.stretch_damping_time = 0.0;
     let mut cloth = preset.build().unwrap();
     let (mut strains, mut energy_at_600) = (Vec::new(), f64::NAN);
     for frame in 1..=frames {

@@ -83,22 +83,41 @@ fn v1_hanging_mass_converges_from_rest_length() {
 // ---------------------------------------------------------------------------------------
 
 /// e_1..=e_steps of e_{k+1} = (2e_k − e_{k−1} + (βh/m) e_k) / (1 + h²/(mα) + βh/m) with
-/// e_0 = e_{−1} = e0.
-fn backward_euler_oscillator(e0: f64, h: f64, m: f64, alpha: f64, beta: f64, steps: usize) -> Vec<f64> {
+/// e_0 = e_{−1} = e0; after every `substeps` steps (a frame) the stretch viscosity of
+/// docs/physics.md §3 scales the step's speed (e_k − e_{k−1})/h by `viscous_factor`
+/// (α/(α + τΔt/m) for a mass on a pinned anchor; 1 = none).
+fn backward_euler_oscillator(
+    e0: f64,
+    h: f64,
+    m: f64,
+    alpha: f64,
+    beta: f64,
+    steps: usize,
+    substeps: usize,
+    viscous_factor: f64,
+) -> Vec<f64> {
     let (mut previous, mut current) = (e0, e0);
     let mut out = Vec::with_capacity(steps);
-    for _ in 0..steps {
+    for step in 1..=steps {
         let next = (2.0 * current - previous + beta * h / m * current) / (1.0 + h * h / (m * alpha) + beta * h / m);
         (previous, current) = (current, next);
+        if step % substeps == 0 {
+            previous = current - (current - previous) * viscous_factor;
+        }
         out.push(next);
     }
     out
 }
 
-/// x-coordinates minus rest length of the oscillator at the end of every frame.
-fn xpbd_oscillator(substeps: u32, iterations: u32, beta: f32, frames: usize) -> (f32, Vec<f64>) {
+/// x-coordinates minus rest length of the oscillator at the end of every frame, with the
+/// material's stretch damping time `tau` (s).
+fn xpbd_oscillator(substeps: u32, iterations: u32, beta: f32, tau: f32, frames: usize) -> (f32, Vec<f64>) {
     // Tethers off: the oscillator starts stretched by half its length, which a tether forbids.
-    let mut cloth = pendulum(Vec3::ZERO, Vec3::X, 1.0, 1e-3, &untethered());
+    let material = Material {
+        stretch_damping_time: tau,
+        ..untethered()
+    };
+    let mut cloth = pendulum(Vec3::ZERO, Vec3::X, 1.0, 1e-3, &material);
     cloth.set_state(1, Vec3::new(1.5, 0.0, 0.0), Vec3::ZERO).unwrap();
     let params = SolverParams {
         gravity: Vec3::ZERO,
@@ -107,41 +126,73 @@ fn xpbd_oscillator(substeps: u32, iterations: u32, beta: f32, frames: usize) -> 
     };
     let trace = (0..frames)
         .map(|_| {
-            cloth.step(&params, &untethered()).unwrap();
+            cloth.step(&params, &material).unwrap();
             cloth.particles().position(1).x as f64 - 1.0
         })
         .collect();
     (params.substep_dt(), trace)
 }
 
-#[test]
-fn v2_oscillator_matches_backward_euler_step_for_step() {
+/// The XPBD oscillator at every frame against the recurrence of backward Euler (with the
+/// frame's stretch viscosity, `tau`), for S = 1 and 4 and n_it = 1 and 5.
+fn assert_oscillator_follows_backward_euler(beta: f32, tau: f32) {
     let frames = 240;
-    for beta in [0.0f32, 2.0] {
-        for substeps in [1u32, 4] {
-            let mut traces = Vec::new();
-            for iterations in [1u32, 5] {
-                let (h, trace) = xpbd_oscillator(substeps, iterations, beta, frames);
-                let expected = backward_euler_oscillator(0.5, h as f64, 1.0, 1e-3, beta as f64, frames * substeps as usize);
-                for (frame, &e) in trace.iter().enumerate() {
-                    let k = (frame + 1) * substeps as usize - 1;
-                    let what = format!("β={beta} S={substeps} n_it={iterations} frame {frame}");
-                    assert_close(&what, e, expected[k], 1e-5);
-                }
-                traces.push(trace);
+    for substeps in [1u32, 4] {
+        let mut traces = Vec::new();
+        for iterations in [1u32, 5] {
+            let (h, trace) = xpbd_oscillator(substeps, iterations, beta, tau, frames);
+            let (alpha, mass) = (1e-3f64, 1.0f64);
+            let viscous_factor = alpha / (alpha + tau as f64 * DT as f64 / mass);
+            let steps = frames * substeps as usize;
+            let expected = backward_euler_oscillator(0.5, h as f64, mass, alpha, beta as f64, steps, substeps as usize, viscous_factor);
+            for (frame, &e) in trace.iter().enumerate() {
+                let k = (frame + 1) * substeps as usize - 1;
+                let what = format!("β={beta} τ={tau} S={substeps} n_it={iterations} frame {frame}");
+                assert_close(&what, e, expected[k], 1e-5);
             }
-            for (frame, (one, five)) in traces[0].iter().zip(&traces[1]).enumerate() {
-                assert_close(&format!("β={beta} S={substeps} frame {frame}: n_it=5 vs n_it=1"), *five, *one, 1e-6);
-            }
+            traces.push(trace);
+        }
+        for (frame, (one, five)) in traces[0].iter().zip(&traces[1]).enumerate() {
+            assert_close(
+                &format!("β={beta} τ={tau} S={substeps} frame {frame}: n_it=5 vs n_it=1"),
+                *five,
+                *one,
+                1e-6,
+            );
         }
     }
 }
 
 #[test]
+fn v2_oscillator_matches_backward_euler_step_for_step() {
+    for beta in [0.0f32, 2.0] {
+        assert_oscillator_follows_backward_euler(beta, 0.0);
+    }
+}
+
+/// The stretch viscosity (docs/physics.md §3) is the frame's backward-Euler dashpot: with
+/// τ = 5 ms (the edge keeps α/(α + τΔt/m) ≈ 92 % of its stretching speed a frame) the
+/// oscillator follows the recurrence with that factor applied at every frame's end, and it
+/// loses amplitude the undamped one keeps.
+#[test]
+fn v2_stretch_viscosity_is_the_frames_backward_euler_dashpot() {
+    assert_oscillator_follows_backward_euler(0.0, 5e-3);
+    let amplitude = |trace: &[f64]| trace[180..].iter().fold(0.0f64, |a, e| a.max(e.abs()));
+    let (_, undamped) = xpbd_oscillator(4, 1, 0.0, 0.0, 240);
+    let (_, damped) = xpbd_oscillator(4, 1, 0.0, 5e-3, 240);
+    assert!(
+        amplitude(&damped) < 0.5 * amplitude(&undamped),
+        "damped amplitude {:.4} m against {:.4} m undamped",
+        amplitude(&damped),
+        amplitude(&undamped)
+    );
+}
+
+#[test]
 fn v2_damping_changes_the_trajectory() {
     // Guards the test above against a solver that ignores β: the two recurrences differ.
-    let (_, undamped) = xpbd_oscillator(1, 1, 0.0, 60);
-    let (_, damped) = xpbd_oscillator(1, 1, 2.0, 60);
+    let (_, undamped) = xpbd_oscillator(1, 1, 0.0, 0.0, 60);
+    let (_, damped) = xpbd_oscillator(1, 1, 2.0, 0.0, 60);
     let difference = undamped.iter().zip(&damped).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     assert!(difference > 1e-3, "β = 2 N·s/m changed the trajectory by only {difference}");
 }
@@ -717,7 +768,7 @@ fn v8_constraint_damping_has_no_effect_on_rigid_constraints() {
 }
 
 #[test]
-fn v8_free_fall_is_not_slowed_by_constraint_damping() {
+fn v8_free_fall_is_not_slowed_by_constraint_damping_or_stretch_viscosity() {
     // A flat sheet at y = 0 falling for 0.5 s: it stays below |y| = 1.3 m, where the f32
     // position quantum is q = 2^-23 m·(1 m scale).
     let spec = GridSpec {
@@ -729,17 +780,24 @@ fn v8_free_fall_is_not_slowed_by_constraint_damping() {
         ..GridSpec::default()
     };
     let (substeps, frames) = (10u32, 30u32);
-    let fall = |beta: f32| {
-        let mut cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
+    let fall = |beta: f32, tau: f32| {
+        let material = Material {
+            stretch_damping_time: tau,
+            ..Material::default()
+        };
+        let mut cloth = Cloth::new(spec.build().unwrap(), &material, Vec::new()).unwrap();
         let params = SolverParams {
             constraint_damping: beta,
             ..validation_params(DT, substeps, 1)
         };
-        run(&mut cloth, &params, &Material::default(), frames);
+        run(&mut cloth, &params, &material, frames);
         (params.substep_dt() as f64, cloth.particles().positions().collect::<Vec<_>>())
     };
-    let (h, undamped) = fall(0.0);
-    let (_, damped) = fall(5.0);
+    let (h, undamped) = fall(0.0, 0.0);
+    let (_, damped) = fall(5.0, 0.0);
+    // The largest stretch viscosity (τ = 1 s) stops every edge's stretching within a frame;
+    // a rigid fall stretches none.
+    let (_, viscous) = fall(0.0, 1.0);
     // Symplectic Euler from rest: after N substeps the drop is g h² N(N + 1)/2. Velocities are
     // recomputed as Δx/h from f32 positions, so rounding (≤ q/2 per substep) accumulates to at
     // most N² q/4 — 0.2 % here, well below what any velocity damping would remove.
@@ -754,6 +812,12 @@ fn v8_free_fall_is_not_slowed_by_constraint_damping() {
         assert!(
             change <= 1e-5 * expected,
             "particle {i}: β = 5 changed the fall by {change:.3e} m: {a} vs {b}"
+        );
+        let change = (a.y - viscous[i].y).abs() as f64;
+        assert!(
+            change <= 1e-5 * expected,
+            "particle {i}: τ = 1 s changed the fall by {change:.3e} m: {a} vs {}",
+            viscous[i]
         );
     }
 }
