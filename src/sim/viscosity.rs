@@ -57,14 +57,15 @@ pub struct EdgeEnd {
 pub fn damp_edge(a: EdgeEnd, b: EdgeEnd, compliance: f32, tau_dt: f32) -> (Vec3, Vec3) {
     let w = a.w + b.w;
     let s = tau_dt * w;
-    let n = (b.x - a.x).normalize_or_zero();
-    if s <= 0.0 || n == Vec3::ZERO {
+    let d = b.x - a.x;
+    let length_squared = d.length_squared();
+    if s <= 0.0 || length_squared == 0.0 {
         return (a.v, b.v);
     }
-    let stretching = (b.v - a.v).dot(n);
-    // p = (u_n − u_n α/(α + s))/w = u_n s/((α + s) w).
-    let impulse = stretching * (s / ((compliance + s) * w));
-    (a.v + n * (impulse * a.w), b.v - n * (impulse * b.w))
+    // With n = d/|d|: p n = u_n s/((α + s) w) n = ((v_b − v_a)·d) s/((α + s) w |d|²) d, no
+    // square root needed.
+    let impulse_per_length = (b.v - a.v).dot(d) * (s / ((compliance + s) * w * length_squared));
+    (a.v + d * (impulse_per_length * a.w), b.v - d * (impulse_per_length * b.w))
 }
 
 /// Whether an edge of `kind` is damped: the in-plane ones (a `Bend` distance constraint
@@ -73,29 +74,81 @@ pub fn is_damped(kind: EdgeKind) -> bool {
     matches!(kind, EdgeKind::Stretch | EdgeKind::Shear)
 }
 
-/// The frame's stretch viscosity on the engine's particles: every live in-plane distance
-/// constraint (`live`, ascending ids of `model.distances`) with its material's
-/// (`materials[slot]`) τ and compliance, over the frame `dt` (s). Nothing to do when no
-/// material has τ > 0.
-pub(crate) fn damp_stretching(particles: &mut Particles, model: &Model, live: impl Iterator<Item = u32>, materials: &[Material], dt: f32) {
-    if materials.iter().all(|m| m.stretch_damping_time == 0.0) {
-        return;
-    }
-    for id in live {
-        let c = &model.distances[id as usize];
-        if !is_damped(c.kind) {
-            continue;
+/// An edge the stretch viscosity acts on: its ends, compliance α (m/N) and τ (s).
+#[derive(Debug, Clone, Copy)]
+struct ViscousEdge {
+    a: u32,
+    b: u32,
+    compliance: f32,
+    tau: f32,
+}
+
+/// The engine's stretch viscosity: the damped edges, listed once and kept until the topology
+/// or a material changes (a stiffness ramp changes the materials every frame it runs).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StretchViscosity {
+    /// The topology version and materials `edges` were listed for.
+    listed_for: Option<(u64, Vec<Material>)>,
+    /// Every live in-plane distance constraint with τ > 0, in ascending id.
+    edges: Vec<ViscousEdge>,
+    /// Scratch: the particles' velocities (m/s) during the pass.
+    velocities: Vec<Vec3>,
+}
+
+impl StretchViscosity {
+    /// The frame's stretch viscosity on `particles` over the frame `dt` (s): the live distance
+    /// constraints `live` (ascending ids of `model.distances`) of a cloth at `topology`
+    /// with its materials `materials` (relisted only when either changed).
+    pub fn damp(
+        &mut self,
+        particles: &mut Particles,
+        model: &Model,
+        live: impl Iterator<Item = u32>,
+        materials: &[Material],
+        topology: u64,
+        dt: f32,
+    ) {
+        let listed = self.listed_for.as_ref().is_some_and(|(t, m)| *t == topology && m == materials);
+        if !listed {
+            self.edges = Self::list(model, live, materials);
+            self.listed_for = Some((topology, materials.to_vec()));
         }
-        let material = &materials[model.distance_material(c)];
-        let (a, b) = (c.a as usize, c.b as usize);
-        let end = |i: usize| EdgeEnd {
-            x: particles.position(i),
-            v: particles.velocity(i),
-            w: particles.inverse_mass(i),
-        };
-        let (v_a, v_b) = damp_edge(end(a), end(b), material.distance_compliance(c), material.stretch_damping_time * dt);
-        particles.vel.set(a, v_a);
-        particles.vel.set(b, v_b);
+        if self.edges.is_empty() {
+            return;
+        }
+        // The velocities as one array of vectors while the edges run (the particles keep three
+        // arrays, and every access there is checked three times over).
+        self.velocities.clear();
+        self.velocities.extend((0..particles.len()).map(|i| particles.vel.get(i)));
+        let [x, y, z, w] = particles.pos.arrays();
+        let v = &mut self.velocities;
+        for edge in &self.edges {
+            let (a, b) = (edge.a as usize, edge.b as usize);
+            let end = |i: usize, v: Vec3| EdgeEnd {
+                x: Vec3::new(x[i], y[i], z[i]),
+                v,
+                w: w[i],
+            };
+            (v[a], v[b]) = damp_edge(end(a, v[a]), end(b, v[b]), edge.compliance, edge.tau * dt);
+        }
+        for (i, &v) in self.velocities.iter().enumerate() {
+            particles.vel.set(i, v);
+        }
+    }
+
+    /// The live in-plane edges whose material has τ > 0, with their compliances.
+    fn list(model: &Model, live: impl Iterator<Item = u32>, materials: &[Material]) -> Vec<ViscousEdge> {
+        live.filter_map(|id| {
+            let c = &model.distances[id as usize];
+            let material = &materials[model.distance_material(c)];
+            (is_damped(c.kind) && material.stretch_damping_time > 0.0).then(|| ViscousEdge {
+                a: c.a,
+                b: c.b,
+                compliance: material.distance_compliance(c),
+                tau: material.stretch_damping_time,
+            })
+        })
+        .collect()
     }
 }
 

@@ -33,6 +33,7 @@ use super::solver::{Frame, FrameSettings};
 use super::stats::{PhaseTimes, StepStats};
 use super::tearing::{self, TearEditor, TearState};
 use super::tethers::Tethers;
+use super::viscosity::StretchViscosity;
 
 /// Fastest throw [`Cloth::release`] gives a particle, in m/s.
 pub const MAX_THROW_SPEED: f32 = 1000.0;
@@ -56,6 +57,8 @@ pub struct Cloth {
     own: Vec<Option<Material>>,
     stats: StepStats,
     topology_version: u64,
+    /// The stretch viscosity's edges ([`super::viscosity`]).
+    viscosity: StretchViscosity,
     tearing: TearState,
     /// Simulated time in s (drives wind gusts).
     time: f64,
@@ -114,6 +117,7 @@ impl Cloth {
             own: vec![None; slots],
             stats: StepStats::default(),
             topology_version: 0,
+            viscosity: StretchViscosity::default(),
             tearing: TearState::default(),
             time: 0.0,
             ramp: None,
@@ -321,7 +325,9 @@ impl Cloth {
         self.guard("substeps", Some((settings, grip)))?;
         self.hold.finish_step();
         let live = self.constraints.distances().live_ids();
-        super::viscosity::damp_stretching(&mut self.particles, &self.model, live, &self.applied, params.dt);
+        let (topology, dt) = (self.topology_version, params.dt);
+        self.viscosity
+            .damp(&mut self.particles, &self.model, live, &self.applied, topology, dt);
         self.colliders.finish_moves(end_time);
         phases.predict_ms += aero_ms;
         self.time = end_time;
