@@ -281,7 +281,7 @@ pub struct Material {
     /// shear edge's stretching speed is damped as by a dashpot of τ × the edge's stiffness,
     /// implicitly over the frame. Mesh-scale stretch vibrations, which one sweep per substep
     /// leaves ringing on a fine cloth, die within a few frames; motion that does not stretch
-    /// the cloth (falling, swinging, folding, flapping) is untouched. Default 1e-5 s; range
+    /// the cloth (falling, swinging, folding, flapping) is untouched. Default 2e-5 s; range
     /// [0, 1] (0 = none).
     pub stretch_damping_time: f32,
     /// Static friction coefficient μ_s against colliders. Default 0.5; range [0, 10].
@@ -321,10 +321,10 @@ impl Default for Material {
             stretch_stiffness: 1.0,
             shear_stiffness: 1.0,
             bend_stiffness: 1.0,
-            // Three times what a 128 × 128 cotton curtain needs to stop ringing (3e-6 s), and yet
-            // a damping ratio ωτ/2 below 1e-4 for anything slower than 2 Hz. Ten times more
+            // Seven times what a 128 × 128 cotton curtain needs to stop ringing (3e-6 s), and yet
+            // a damping ratio ωτ/2 below 2e-4 for anything slower than 2 Hz. Five times more
             // (1e-4 s) left the default curtain with a third pin below it stuck at 52 % strain.
-            stretch_damping_time: 1.0e-5,
+            stretch_damping_time: 2.0e-5,
             friction_static: 0.5,
             friction_kinetic: 0.4,
             tear_strain: None,

@@ -28,13 +28,13 @@
 //! adds none. A cloth moving rigidly (falling, spinning) stretches no edge, u_n = 0, and is
 //! untouched; motion across an edge (a flat sheet bending out of its plane, to first order)
 //! is untouched. A mode of angular frequency ω is damped with ratio ζ = ω τ/2: the default
-//! τ = 10⁻⁵ s gives ζ ≈ 6·10⁻⁵ at 2 Hz (a swing, a flag's flutter, a rubber sheet's bounce
+//! τ = 2·10⁻⁵ s gives ζ ≈ 1.3·10⁻⁴ at 2 Hz (a swing, a flag's flutter, a rubber sheet's bounce
 //! stay as they are). On a 128 × 128 cotton curtain the frame's factor α_e/(α_e + s) is about
-//! 1/25: the stretching speeds one sweep leaves are nearly all taken (3·10⁻⁶ s was the least
+//! 1/50: the stretching speeds one sweep leaves are nearly all taken (3·10⁻⁶ s was the least
 //! that stopped its ringing). One sweep a frame acts as a smoother: it removes a stretching
 //! pattern that alternates from edge to edge at once and one as wide as the cloth only slowly.
 //! More is not better: at τ = 10⁻⁴ s the default curtain with a third pin pulled 8 cm below
-//! its rest position settled in a creased state at 52 % strain (13 % undamped, 13 % at 10⁻⁵).
+//! its rest position settled in a creased state at 52 % strain (13 % undamped, 13 % at 2·10⁻⁵).
 
 use glam::Vec3;
 

@@ -82,20 +82,21 @@ fn v1_hanging_mass_converges_from_rest_length() {
 // V2 oscillator vs the backward-Euler recurrence
 // ---------------------------------------------------------------------------------------
 
-/// e_1..=e_steps of e_{k+1} = (2e_k − e_{k−1} + (βh/m) e_k) / (1 + h²/(mα) + βh/m) with
-/// e_0 = e_{−1} = e0; after every `substeps` steps (a frame) the stretch viscosity of
-/// docs/physics.md §3 scales the step's speed (e_k − e_{k−1})/h by `viscous_factor`
-/// (α/(α + τΔt/m) for a mass on a pinned anchor; 1 = none).
-fn backward_euler_oscillator(
-    e0: f64,
+/// A mass `m` (kg) on a spring of compliance `alpha` (m/N) to a pinned anchor, damped by β
+/// (`beta`, N·s/m), stepped by backward Euler with step `h` (s).
+struct Oscillator {
     h: f64,
     m: f64,
     alpha: f64,
     beta: f64,
-    steps: usize,
-    substeps: usize,
-    viscous_factor: f64,
-) -> Vec<f64> {
+}
+
+/// e_1..=e_steps of e_{k+1} = (2e_k − e_{k−1} + (βh/m) e_k) / (1 + h²/(mα) + βh/m) with
+/// e_0 = e_{−1} = e0; after every `substeps` steps (a frame) the stretch viscosity of
+/// docs/physics.md §3 scales the step's speed (e_k − e_{k−1})/h by `viscous_factor`
+/// (α/(α + τΔt/m) for a mass on a pinned anchor; 1 = none).
+fn backward_euler_oscillator(oscillator: &Oscillator, e0: f64, steps: usize, substeps: usize, viscous_factor: f64) -> Vec<f64> {
+    let &Oscillator { h, m, alpha, beta } = oscillator;
     let (mut previous, mut current) = (e0, e0);
     let mut out = Vec::with_capacity(steps);
     for step in 1..=steps {
@@ -144,7 +145,13 @@ fn assert_oscillator_follows_backward_euler(beta: f32, tau: f32) {
             let (alpha, mass) = (1e-3f64, 1.0f64);
             let viscous_factor = alpha / (alpha + tau as f64 * DT as f64 / mass);
             let steps = frames * substeps as usize;
-            let expected = backward_euler_oscillator(0.5, h as f64, mass, alpha, beta as f64, steps, substeps as usize, viscous_factor);
+            let oscillator = Oscillator {
+                h: h as f64,
+                m: mass,
+                alpha,
+                beta: beta as f64,
+            };
+            let expected = backward_euler_oscillator(&oscillator, 0.5, steps, substeps as usize, viscous_factor);
             for (frame, &e) in trace.iter().enumerate() {
                 let k = (frame + 1) * substeps as usize - 1;
                 let what = format!("β={beta} τ={tau} S={substeps} n_it={iterations} frame {frame}");
