@@ -236,6 +236,59 @@ fn rip_the_flag_flies_whole_for_600_frames_without_input() {
     assert_eq!(outcome.pieces.len(), 1);
 }
 
+/// The particles of `silk_and_denim`'s silk: those of the material slot it brings (slot 1;
+/// the denim has the scene's material, slot 0).
+fn silk_particles(cloth: &Cloth) -> Vec<usize> {
+    (0..cloth.particles().len()).filter(|&i| cloth.model().material[i] == 1).collect()
+}
+
+/// Issue 32: the scene waits for the user. Dropped on the denim over the ball, the silk tears
+/// nothing and stays on the denim: after 10 s no silk particle is within 5 cm of the floor
+/// (the silk slid off onto the floor and tore 10 edges when it was dropped 8 cm off centre).
+#[test]
+fn silk_and_denim_tear_nothing_without_input_and_the_silk_stays_on_the_denim() {
+    let preset = load_preset("silk_and_denim");
+    let outcome = run_driven(&preset, &preset.material, 600, |_, _| {});
+    assert_eq!(outcome.cloth.torn_edges(), 0, "{}", outcome.summary());
+    let silk = silk_particles(&outcome.cloth);
+    assert_eq!(silk.len(), 26 * 26, "the silk is the second object");
+    let lowest = silk
+        .iter()
+        .map(|&i| outcome.cloth.particles().position(i).y)
+        .fold(f32::MAX, f32::min);
+    assert!(lowest > 0.05, "a silk particle is {lowest} m above the floor");
+}
+
+/// "Grab the silk and pull: it rips, the denim does not": the silk's far corner, held after
+/// the drop settles and pulled up and away at 1 m/s for 2 s, tears; every torn edge is silk's.
+#[test]
+fn silk_and_denim_the_silk_rips_when_pulled() {
+    let preset = load_preset("silk_and_denim");
+    let dt = preset.solver.dt;
+    let settled = (1.0 / dt).round() as u32;
+    let corner = std::cell::Cell::new((0u32, Vec3::ZERO));
+    let outcome = run_driven(&preset, &preset.material, 3 * settled, |cloth, frame| {
+        if frame == settled {
+            let far = *silk_particles(cloth).last().unwrap() as u32;
+            corner.set((far, soft_grab_at(cloth, far)));
+        }
+        if frame >= settled {
+            let away = Vec3::new(0.6, 0.8, 0.0) * ((frame - settled + 1) as f32 * dt);
+            cloth.drag_to(corner.get().1 + away);
+        }
+    });
+    assert!(outcome.cloth.torn_edges() > 0, "{}", outcome.summary());
+    let denim_particles = (0..outcome.cloth.particles().len())
+        .filter(|&i| outcome.cloth.model().material[i] == 0)
+        .count();
+    assert_eq!(
+        denim_particles,
+        30 * 30,
+        "the denim gained particles: it tore ({})",
+        outcome.summary()
+    );
+}
+
 #[test]
 fn rip_the_flag_rips_when_its_free_corner_is_pulled_hard() {
     let preset = load_preset("rip_the_flag");
