@@ -227,11 +227,13 @@ fn the_default_curtain_with_tearing_on_hangs_whole_for_600_frames() {
     assert_eq!(cloth.torn_edges(), 0, "max strain {}", cloth.stats().max_strain);
 }
 
+/// Issue 32: the flag waits for the user for a minute of gusts (it tore one edge after 52 s
+/// when its tear criterion averaged over 0.2 s).
 #[test]
-fn rip_the_flag_flies_whole_for_600_frames_without_input() {
+fn rip_the_flag_flies_whole_for_60_s_without_input() {
     let preset = load_preset("rip_the_flag");
     assert!(preset.material.tear_strain.is_some(), "the flag is tearable");
-    let outcome = run_driven(&preset, &preset.material, 600, |_, _| {});
+    let outcome = run_driven(&preset, &preset.material, (60.0 / preset.solver.dt).round() as u32, |_, _| {});
     assert_eq!(outcome.cloth.torn_edges(), 0, "{}", outcome.summary());
     assert_eq!(outcome.pieces.len(), 1);
 }
