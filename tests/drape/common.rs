@@ -271,9 +271,10 @@ impl ObjFile {
         Self::parse(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
     }
 
-    /// Connected pieces: groups of faces joined through shared `v` vertices (a torn cloth's
-    /// split vertices are separate `v` lines, so a crack separates).
-    pub fn pieces(&self) -> usize {
+    /// The piece of each face, numbered 0, 1, … in order of first face: faces are in one piece
+    /// when joined through shared `v` vertices (a torn cloth's split vertices are separate `v`
+    /// lines, so a crack separates).
+    pub fn face_pieces(&self) -> Vec<usize> {
         let mut parent: Vec<usize> = (0..self.positions.len()).collect();
         fn root(parent: &mut [usize], mut i: usize) -> usize {
             while parent[i] != i {
@@ -288,8 +289,18 @@ impl ObjFile {
                 parent[a] = b;
             }
         }
-        let used: std::collections::BTreeSet<usize> = self.faces.iter().flatten().map(|c| c.v).collect();
-        let roots: std::collections::BTreeSet<usize> = used.into_iter().map(|v| root(&mut parent, v)).collect();
-        roots.len()
+        let mut numbers = std::collections::HashMap::new();
+        self.faces
+            .iter()
+            .map(|face| {
+                let next = numbers.len();
+                *numbers.entry(root(&mut parent, face[0].v)).or_insert(next)
+            })
+            .collect()
+    }
+
+    /// Connected pieces ([`Self::face_pieces`]).
+    pub fn pieces(&self) -> usize {
+        self.face_pieces().iter().max().map_or(0, |&last| last + 1)
     }
 }

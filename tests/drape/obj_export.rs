@@ -2,7 +2,8 @@
 //! texture coordinates (`vt`, named by the faces), so the shape of a tear can be measured from
 //! the file: a grid's corners sit at the unit square's corners, a cut and torn sheet's faces
 //! name the rest coordinates of their own particles, the file loads back through the project's
-//! loader, and a model without texture coordinates gets its rest positions.
+//! loader, a model without texture coordinates gets its rest positions, and the tests' OBJ
+//! reader ([`ObjFile`]) counts a file's pieces as the cloth does.
 
 use std::path::Path;
 
@@ -162,4 +163,21 @@ fn a_model_without_texture_coordinates_gets_its_rest_positions() {
         assert_eq!(obj.texcoords[corner.vt], rest[corner.v].to_array(), "{corner:?}");
         assert_ne!(obj.positions[corner.v], rest[corner.v], "the sphere has fallen");
     }
+}
+
+/// The test helper's piece count: faces sharing a `v` are one piece, faces whose corners only
+/// coincide in position (a split vertex's copies) are not.
+#[test]
+fn obj_pieces_are_joined_through_shared_vertices_only() {
+    let vertices = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 2 0 0\nv 1 0 0\n";
+    let texture_and_normals = "vt 0 0\nvt 1 0\nvt 0 1\nvt 1 1\nvt 2 0\nvt 1 0\n".to_owned() + &"vn 0 0 1\n".repeat(6);
+    let joined = ObjFile::parse(&format!(
+        "{vertices}{texture_and_normals}f 1/1/1 2/2/2 3/3/3\nf 2/2/2 5/5/5 4/4/4\n"
+    ));
+    assert_eq!((joined.face_pieces(), joined.pieces()), (vec![0, 0], 1));
+    // Vertex 6 is a copy of vertex 2 (same position) that the second face took over.
+    let split = ObjFile::parse(&format!(
+        "{vertices}{texture_and_normals}f 1/1/1 2/2/2 3/3/3\nf 6/6/6 5/5/5 4/4/4\n"
+    ));
+    assert_eq!((split.face_pieces(), split.pieces()), (vec![0, 1], 2));
 }
