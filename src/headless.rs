@@ -9,28 +9,50 @@ use glam::Vec3;
 use serde::Serialize;
 
 pub use crate::sim::ReferenceSolver;
-use crate::sim::{tmp15_model, Cloth, Material, SimError, SolverParams};
+use crate::sim::{tmp15_model, Cloth, Material, SimError, SolverParams, TexturedVertices};
 
-/// Writes the cloth's current surface as OBJ: `v` positions, `vn` smooth normals and
-/// `f a//a b//b c//c` faces. Split (torn) vertices are written as separate vertices.
+/// Writes the cloth's current surface as OBJ: `v` positions (m), `vt` rest-shape texture
+/// coordinates, `vn` smooth normals and `f v/vt/vn` faces. Split (torn) vertices are written
+/// as separate vertices; each keeps the texture coordinates of its rest shape, so a torn
+/// cloth can be laid back out flat from the file.
+///
+/// The `vt` lines are the model's texture coordinates ([`crate::sim::Model::corner_uvs`]) in
+/// [`TexturedVertices`] order: `vt` k belongs to `v` k, and a vertex on a texture seam gets
+/// one further `vt` line per extra coordinate, after them. A grid's are (column / (columns −
+/// 1), row / (rows − 1)); an object without any that is joined to objects with them has
+/// (0, 0). A model without any texture coordinates (an icosphere, a hand-built model, an OBJ
+/// without `vt`) gets its rest positions instead, `vt x y z` in m, one per vertex: the three
+/// numbers OBJ allows a `vt`, which other tools read as (u, v) and a depth.
 pub fn write_obj(cloth: &Cloth, out: &mut impl Write) -> std::io::Result<()> {
     let mut normals = Vec::new();
     cloth.vertex_normals(&mut normals);
+    let model = cloth.model();
+    let textured =
+        (!model.corner_uvs.is_empty()).then(|| TexturedVertices::new(cloth.particles().len(), cloth.triangles(), &model.corner_uvs));
     writeln!(
         out,
-        "# drape cloth: {} vertices, {} triangles",
+        "# drape cloth: {} vertices, {} triangles; vt: rest-shape texture coordinates{}",
         cloth.particles().len(),
-        cloth.triangles().len()
+        cloth.triangles().len(),
+        if textured.is_some() { "" } else { " (rest positions in m)" }
     )?;
     for p in cloth.particles().positions() {
         writeln!(out, "v {} {} {}", p.x, p.y, p.z)?;
     }
+    match &textured {
+        Some(vertices) => vertices.uv.iter().try_for_each(|uv| writeln!(out, "vt {} {}", uv.x, uv.y))?,
+        None => model
+            .positions
+            .iter()
+            .try_for_each(|p| writeln!(out, "vt {} {} {}", p.x, p.y, p.z))?,
+    }
     for n in &normals {
         writeln!(out, "vn {} {} {}", n.x, n.y, n.z)?;
     }
-    for tri in cloth.triangles() {
-        let [a, b, c] = tri.map(|i| i + 1);
-        writeln!(out, "f {a}//{a} {b}//{b} {c}//{c}")?;
+    for (t, triangle) in cloth.triangles().iter().enumerate() {
+        let texture = textured.as_ref().map_or(*triangle, |vertices| vertices.triangles[t]);
+        let corner = |k: usize| format!("{}/{}/{}", triangle[k] + 1, texture[k] + 1, triangle[k] + 1);
+        writeln!(out, "f {} {} {}", corner(0), corner(1), corner(2))?;
     }
     Ok(())
 }

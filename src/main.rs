@@ -40,6 +40,10 @@ pub struct AppArgs {
     /// Save the last frame as PNG before exiting (with --frames).
     #[arg(long, value_name = "FILE.png", requires = "frames")]
     pub screenshot: Option<PathBuf>,
+    /// Write the last frame's mesh as Wavefront OBJ before exiting (with --frames), as
+    /// `simulate --out` does.
+    #[arg(long, value_name = "FILE.obj", requires = "frames")]
+    pub out: Option<PathBuf>,
     /// Solver threads: 0 = automatic, 1-16 (bit-identical results for every count).
     #[arg(long, value_name = "N")]
     pub threads: Option<u32>,

@@ -10,7 +10,7 @@
 //!
 //! With `--frames N` (automation) the run is deterministic: exactly one solver frame per
 //! rendered frame, then one JSON line of stats and, with `--screenshot`, a PNG of the last
-//! frame; the settings file is neither read nor written.
+//! frame and, with `--out`, its mesh as OBJ; the settings file is neither read nor written.
 
 mod camera;
 mod clock;
@@ -536,10 +536,13 @@ impl App {
         totals.timed_since.get_or_insert_with(Instant::now);
     }
 
-    /// Ends an automated run: screenshot, then the stats line.
+    /// Ends an automated run: screenshot, mesh, then the stats line.
     fn finish(&self, totals: &Totals) -> anyhow::Result<()> {
         let shot = self.args.screenshot.as_deref().map(save_screenshot).transpose()?;
         let cloth = &self.state.cloth;
+        if let Some(path) = &self.args.out {
+            drape::headless::save_obj(cloth, path).with_context(|| format!("writing {}", path.display()))?;
+        }
         let stats = cloth.stats();
         let frames = totals.frames.max(1) as f64;
         let timed = totals.timed_since.map_or(0.0, |t| t.elapsed().as_secs_f64());

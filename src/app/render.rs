@@ -19,7 +19,7 @@
 //! Each object of the scene is drawn in its own chunks with its own look (colours, pattern and
 //! repeat: its `appearance` or the scene's), the back colour set per chunk. The pattern's
 //! coordinates are per triangle corner: a particle whose corners disagree (a texture seam) is
-//! drawn as one vertex per distinct coordinate ([`RenderVertices`]), all with its smooth
+//! drawn as one vertex per distinct coordinate ([`TexturedVertices`]), all with its smooth
 //! normal, so the seam is neither smeared nor shaded as a crease.
 //!
 //! macroquad's `Mesh` has u16 indices and one draw call holds at most the configured vertex /
@@ -36,7 +36,7 @@ use macroquad::shapes::{draw_circle, draw_circle_lines, draw_line};
 use macroquad::texture::{FilterMode, Texture2D};
 
 use drape::preset::{Appearance, Preset};
-use drape::sim::{Cloth, Collider};
+use drape::sim::{Cloth, Collider, TexturedVertices};
 
 use super::camera::{Bounds, OrbitCamera};
 use super::input::Viewport;
@@ -293,7 +293,7 @@ pub struct Renderer {
     shadows: Vec<Mesh>,
     normals: Vec<Vec3>,
     /// The drawn vertices: a particle once per distinct texture coordinate of its corners.
-    corners: RenderVertices,
+    corners: TexturedVertices,
     /// The object (material slot) each chunk belongs to.
     chunk_objects: Vec<usize>,
     /// Each object's colours and pattern (its own or the scene's), and the scene version
@@ -327,7 +327,7 @@ impl Renderer {
             ground_mesh: None,
             shadows: Vec::new(),
             normals: Vec::new(),
-            corners: RenderVertices::default(),
+            corners: TexturedVertices::default(),
             chunk_objects: Vec::new(),
             looks: Vec::new(),
             look_key: None,
@@ -355,7 +355,7 @@ impl Renderer {
         }
         self.key = Some(key);
         let model = cloth.model();
-        self.corners = RenderVertices::new(cloth.particles().len(), cloth.triangles(), &model.corner_uvs);
+        self.corners = TexturedVertices::new(cloth.particles().len(), cloth.triangles(), &model.corner_uvs);
         (self.chunks, self.chunk_objects) = (Vec::new(), Vec::new());
         for (object, triangles) in triangles_by_object(&self.corners.triangles, cloth.triangles(), &model.material) {
             let chunks = chunk_triangles(&triangles, self.corners.particle.len(), CHUNK_VERTICES, CHUNK_INDICES);
@@ -646,58 +646,6 @@ fn load_pattern(path: &std::path::Path) -> Result<Texture2D, String> {
     let texture = Texture2D::from_rgba8(width, height, image.as_raw());
     texture.set_filter(FilterMode::Linear);
     Ok(texture)
-}
-
-/// The vertices the cloth is drawn with: one per particle and distinct texture coordinate of
-/// its triangle corners. A particle whose corners agree (the common case) is one vertex; one
-/// on a texture seam (a sphere's wrap-around) gets a vertex per side, so neither side's
-/// pattern is smeared across the seam. All of a particle's vertices share its position and
-/// smooth normal.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RenderVertices {
-    /// The particle each vertex draws.
-    pub particle: Vec<u32>,
-    /// Each vertex's texture coordinates ((0, 0) for a model without any).
-    pub uv: Vec<glam::Vec2>,
-    /// The triangles in vertex indices, in the order of the cloth's.
-    pub triangles: Vec<[u32; 3]>,
-}
-
-impl RenderVertices {
-    /// The vertices of `triangles` over `particle_count` particles with `corner_uvs` (one
-    /// entry per triangle, or empty). Particle `g`'s first vertex is vertex `g`, so a model
-    /// without seams draws with exactly its particles; extra seam vertices follow.
-    pub fn new(particle_count: usize, triangles: &[[u32; 3]], corner_uvs: &[[glam::Vec2; 3]]) -> Self {
-        let mut first: Vec<Option<glam::Vec2>> = vec![None; particle_count];
-        let mut extra = std::collections::HashMap::new();
-        let mut vertices = Self {
-            particle: (0..particle_count as u32).collect(),
-            uv: vec![glam::Vec2::ZERO; particle_count],
-            triangles: Vec::with_capacity(triangles.len()),
-        };
-        for (t, triangle) in triangles.iter().enumerate() {
-            let uvs = corner_uvs.get(t).copied().unwrap_or_default();
-            let corner = |k: usize| (triangle[k], uvs[k]);
-            let ids = [0, 1, 2].map(|k| {
-                let (g, uv) = corner(k);
-                match first[g as usize] {
-                    None => {
-                        first[g as usize] = Some(uv);
-                        vertices.uv[g as usize] = uv;
-                        g
-                    }
-                    Some(seen) if seen == uv => g,
-                    Some(_) => *extra.entry((g, uv.x.to_bits(), uv.y.to_bits())).or_insert_with(|| {
-                        vertices.particle.push(g);
-                        vertices.uv.push(uv);
-                        (vertices.particle.len() - 1) as u32
-                    }),
-                }
-            });
-            vertices.triangles.push(ids);
-        }
-        vertices
-    }
 }
 
 /// `triangles` (in render vertex indices) grouped by the object of their first particle
@@ -1027,28 +975,6 @@ mod tests {
     #[test]
     fn unique_edges_of_a_quad_are_five() {
         assert_eq!(unique_edges(&[[0, 1, 2], [2, 1, 3]]), vec![[0, 1], [0, 2], [1, 2], [1, 3], [2, 3]]);
-    }
-
-    #[test]
-    fn a_seam_particle_gets_a_vertex_per_side_and_others_stay_single() {
-        use glam::Vec2;
-        // Two triangles share the edge 1-2; particle 2's corners disagree (a seam), 1's agree.
-        let triangles = [[0, 1, 2], [2, 1, 3]];
-        let uvs = [
-            [Vec2::new(0.9, 0.0), Vec2::new(1.0, 0.5), Vec2::new(1.0, 1.0)],
-            [Vec2::new(0.0, 1.0), Vec2::new(1.0, 0.5), Vec2::new(0.1, 0.4)],
-        ];
-        let vertices = RenderVertices::new(4, &triangles, &uvs);
-        assert_eq!(vertices.particle, vec![0, 1, 2, 3, 2]);
-        assert_eq!(vertices.triangles, vec![[0, 1, 2], [4, 1, 3]]);
-        for (t, corners) in vertices.triangles.iter().enumerate() {
-            for (k, &r) in corners.iter().enumerate() {
-                assert_eq!(vertices.uv[r as usize], uvs[t][k], "triangle {t} corner {k}");
-            }
-        }
-        // Without texture coordinates every particle is one vertex at (0, 0).
-        let plain = RenderVertices::new(4, &triangles, &[]);
-        assert_eq!((plain.particle, plain.triangles), ((0..4).collect(), triangles.to_vec()));
     }
 
     #[test]

@@ -75,6 +75,7 @@ mod solver;
 pub mod stats;
 pub mod tearing;
 mod tethers;
+pub mod texture;
 pub mod viscosity;
 
 pub use cloth::{Cloth, MAX_THROW_SPEED};
@@ -94,5 +95,6 @@ pub use pressure::{PressureBody, PressureVolume};
 pub use reference::ReferenceSolver;
 pub use shapes::icosphere;
 pub use stats::{PhaseTimes, StepStats};
+pub use texture::TexturedVertices;
 #[cfg(test)]
 mod live_tests;

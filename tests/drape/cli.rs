@@ -1,12 +1,12 @@
 //! The headless command line, run as a real process: `drape simulate`, `drape bench` and
-//! `drape soak`.
+//! `drape soak`, and the window run's arguments that are checked before a window opens.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::common::grid_of;
+use crate::common::{grid_of, ObjFile};
 
 fn drape(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_drape"))
@@ -44,46 +44,28 @@ const SIMULATE_KEYS: [&str; 9] = [
     "self_contact_ms",
 ];
 
-/// Checks an OBJ file: `v`, `vn`, `f a//a b//b c//c` lines, as many normals as vertices,
-/// every index in range; returns (vertices, faces).
-fn check_obj(path: &Path) -> (usize, usize) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let (mut v, mut vn, mut faces) = (0usize, 0usize, Vec::new());
-    for line in text.lines() {
-        let mut fields = line.split_whitespace();
-        match fields.next() {
-            Some("v") | Some("vn") => {
-                let coords: Vec<f32> = fields.map(|f| f.parse().unwrap()).collect();
-                assert!(coords.len() == 3 && coords.iter().all(|c| c.is_finite()), "bad line {line}");
-                if line.starts_with("vn") {
-                    let length = coords.iter().map(|c| c * c).sum::<f32>().sqrt();
-                    assert!((length - 1.0).abs() < 1e-3, "normal not unit length: {line}");
-                    vn += 1;
-                } else {
-                    v += 1;
-                }
-            }
-            Some("f") => {
-                let corners: Vec<(usize, usize)> = fields
-                    .map(|f| {
-                        let (a, b) = f.split_once("//").unwrap_or_else(|| panic!("face corner {f} is not a//a"));
-                        (a.parse().unwrap(), b.parse().unwrap())
-                    })
-                    .collect();
-                assert_eq!(corners.len(), 3, "{line}");
-                faces.push(corners);
-            }
-            Some("#") | None => {}
-            Some(other) => panic!("unexpected OBJ line kind {other}: {line}"),
-        }
+/// Checks an OBJ file of an untorn grid: finite `v`, `vt` and unit `vn` lines, one of each
+/// per vertex, and faces whose corners name the same `v`, `vt` and `vn`; returns it.
+fn check_grid_obj(path: &Path) -> ObjFile {
+    let obj = ObjFile::read(path);
+    let vertices = obj.positions.len();
+    assert_eq!(
+        (obj.texcoords.len(), obj.normals.len()),
+        (vertices, vertices),
+        "one vt and vn per v"
+    );
+    assert!(obj.positions.iter().all(|p| p.is_finite()));
+    assert!(obj
+        .texcoords
+        .iter()
+        .all(|t| t.len() == 2 && t.iter().all(|c| (0.0..=1.0).contains(c))));
+    for n in &obj.normals {
+        assert!((n.length() - 1.0).abs() < 1e-3, "normal not unit length: {n}");
     }
-    assert_eq!(v, vn, "one normal per vertex");
-    for corners in &faces {
-        for &(a, b) in corners {
-            assert!((1..=v).contains(&a) && a == b, "face index {a}//{b} out of 1..={v}");
-        }
+    for corner in obj.faces.iter().flatten() {
+        assert!(corner.v == corner.vt && corner.v == corner.vn, "{corner:?}");
     }
-    (v, faces.len())
+    obj
 }
 
 #[test]
@@ -113,7 +95,8 @@ fn simulate_default_preset_writes_a_valid_obj() {
             "{key} in {summary}"
         );
     }
-    let (vertices, faces) = check_obj(&obj);
+    let mesh = check_grid_obj(&obj);
+    let (vertices, faces) = (mesh.positions.len(), mesh.faces.len());
     assert_eq!(vertices as f64, number(&summary, "particles"));
     assert_eq!(faces as f64, number(&summary, "triangles"));
     // The default curtain: 48 × 36 particles, two triangles per quad.
@@ -144,6 +127,25 @@ fn simulate_with_a_broken_preset_exits_2_naming_file_line_column() {
     assert!(stderr.contains("integer"), "stderr should say what was expected: {stderr}");
     assert!(output.stdout.is_empty());
     assert!(!obj.exists(), "no OBJ from a broken preset");
+}
+
+/// `--out` writes the window run's last frame (the real window is exercised by `.ci/smoke`);
+/// without `--frames` there is no last frame, so it is refused before any window opens.
+#[test]
+fn the_window_runs_out_is_refused_without_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let obj = dir.path().join("mesh.obj");
+    let output = Command::new(env!("CARGO_BIN_EXE_drape"))
+        .args(["--out", obj.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        // Were the flag accepted, the run would fail for want of a display, not hang.
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--frames"));
+    assert!(!obj.exists());
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! Helpers shared by the test modules: validation solver settings, shipped presets, small
-//! hand-built models and state snapshots.
+//! hand-built models, state snapshots and the OBJ files Drape writes.
 
 use std::path::{Path, PathBuf};
 
@@ -194,4 +194,113 @@ pub fn intersecting_pairs(cloth: &Cloth) -> usize {
         }
     }
     count
+}
+
+/// One corner of an OBJ face: its `v`, `vt` and `vn` lines, 0-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObjCorner {
+    pub v: usize,
+    pub vt: usize,
+    pub vn: usize,
+}
+
+/// A Wavefront OBJ as Drape writes it (`v`, `vt`, `vn`, triangles of `v/vt/vn` corners),
+/// parsed strictly: any other statement, a number that does not parse, a corner of another
+/// form or naming a missing line panics.
+#[derive(Debug, Clone, Default)]
+pub struct ObjFile {
+    /// `v` lines (m).
+    pub positions: Vec<Vec3>,
+    /// `vt` lines: (u, v), or three numbers where the model had no texture coordinates.
+    pub texcoords: Vec<Vec<f32>>,
+    /// `vn` lines.
+    pub normals: Vec<Vec3>,
+    /// `f` lines, three corners each.
+    pub faces: Vec<[ObjCorner; 3]>,
+}
+
+impl ObjFile {
+    pub fn parse(text: &str) -> Self {
+        let mut obj = ObjFile::default();
+        for line in text.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let Some((&keyword, rest)) = words.split_first() else {
+                continue;
+            };
+            let numbers = || -> Vec<f32> { rest.iter().map(|w| w.parse().unwrap_or_else(|e| panic!("{e}: {line}"))).collect() };
+            match keyword {
+                "v" | "vn" => {
+                    let numbers = numbers();
+                    assert_eq!(numbers.len(), 3, "{line}");
+                    let point = Vec3::from_slice(&numbers);
+                    if keyword == "v" {
+                        obj.positions.push(point);
+                    } else {
+                        obj.normals.push(point);
+                    }
+                }
+                "vt" => obj.texcoords.push(numbers()),
+                "f" => {
+                    let corner = |word: &str| {
+                        let fields: Vec<usize> = word
+                            .split('/')
+                            .map(|f| f.parse().unwrap_or_else(|e| panic!("{e}: {line}")))
+                            .collect();
+                        assert!(fields.len() == 3 && !fields.contains(&0), "corner {word} is not v/vt/vn: {line}");
+                        ObjCorner {
+                            v: fields[0] - 1,
+                            vt: fields[1] - 1,
+                            vn: fields[2] - 1,
+                        }
+                    };
+                    assert_eq!(rest.len(), 3, "not a triangle: {line}");
+                    obj.faces.push([corner(rest[0]), corner(rest[1]), corner(rest[2])]);
+                }
+                comment if comment.starts_with('#') => {}
+                other => panic!("unexpected OBJ statement {other}: {line}"),
+            }
+        }
+        for corner in obj.faces.iter().flatten() {
+            let exists = corner.v < obj.positions.len() && corner.vt < obj.texcoords.len() && corner.vn < obj.normals.len();
+            assert!(exists, "{corner:?} names a line the file does not have");
+        }
+        obj
+    }
+
+    pub fn read(path: &Path) -> Self {
+        Self::parse(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+    }
+
+    /// The piece of each face, numbered 0, 1, … in order of first face: faces are in one piece
+    /// when joined through shared `v` vertices (a torn cloth's split vertices are separate `v`
+    /// lines, so a crack separates).
+    pub fn face_pieces(&self) -> Vec<usize> {
+        let mut parent: Vec<usize> = (0..self.positions.len()).collect();
+        fn root(parent: &mut [usize], mut i: usize) -> usize {
+            while parent[i] != i {
+                parent[i] = parent[parent[i]];
+                i = parent[i];
+            }
+            i
+        }
+        for face in &self.faces {
+            for corner in &face[1..] {
+                let (a, b) = (root(&mut parent, face[0].v), root(&mut parent, corner.v));
+                parent[a] = b;
+            }
+        }
+        let mut numbers = std::collections::HashMap::new();
+        self.faces
+            .iter()
+            .map(|face| {
+                let next = numbers.len();
+                *numbers.entry(root(&mut parent, face[0].v)).or_insert(next)
+            })
+            .collect()
+    }
+
+    /// Connected pieces ([`Self::face_pieces`]).
+    pub fn pieces(&self) -> usize {
+        self.face_pieces().iter().max().map_or(0, |&last| last + 1)
+    }
 }

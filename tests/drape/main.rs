@@ -28,7 +28,10 @@
 //! - [`materials`]: issue 18's per-object materials (two sheets at their own closed-form
 //!   stretch, masses from their own densities, only the tearable one tearing, the shared
 //!   material bit for bit, round trips and errors at file:line:col);
-//! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands;
+//! - [`obj_export`]: issue 32's OBJ export (every vertex's rest-shape texture coordinates,
+//!   kept by torn and cut vertices; the file loads back);
+//! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands (and the window
+//!   run's `--out`, refused without `--frames`);
 //! - [`architecture`]: issue 30's layout rules (file length, imports inside the engine).
 
 mod architecture;
@@ -40,6 +43,7 @@ mod fuzz;
 mod grab;
 mod materials;
 mod moving_colliders;
+mod obj_export;
 mod presets;
 mod pressure;
 mod realism;
