@@ -484,8 +484,18 @@ mod avx2 {
     #[inline(always)]
     unsafe fn onto_ball(c: Xyz, r: __m256, x: Xyz) -> Xyz {
         // SAFETY: the caller guarantees support for AVX2 (see # Safety).
+        unsafe { at_distance(c, sub(x, c), r, x) }
+    }
+
+    /// c + d (r / |d|): the point at distance r from c toward d, `fallback` where |d| = 0.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
+    /// functions).
+    #[inline(always)]
+    unsafe fn at_distance(c: Xyz, d: Xyz, r: __m256, fallback: Xyz) -> Xyz {
+        // SAFETY: the caller guarantees support for AVX2 (see # Safety).
         unsafe {
-            let d = sub(x, c);
             let length = _mm256_sqrt_ps(dot(d, d));
             let f = _mm256_div_ps(r, length);
             let y = [
@@ -493,7 +503,7 @@ mod avx2 {
                 _mm256_add_ps(c[1], _mm256_mul_ps(d[1], f)),
                 _mm256_add_ps(c[2], _mm256_mul_ps(d[2], f)),
             ];
-            select(_mm256_cmp_ps::<_CMP_GT_OQ>(length, _mm256_setzero_ps()), y, x)
+            select(_mm256_cmp_ps::<_CMP_GT_OQ>(length, _mm256_setzero_ps()), y, fallback)
         }
     }
 
@@ -554,14 +564,7 @@ mod avx2 {
                 _mm256_sub_ps(q[1], _mm256_mul_ps(n[1], along)),
                 _mm256_sub_ps(q[2], _mm256_mul_ps(n[2], along)),
             ];
-            let length = _mm256_sqrt_ps(dot(radial, radial));
-            let f = _mm256_div_ps(radius, length);
-            let on_circle = [
-                _mm256_add_ps(centre[0], _mm256_mul_ps(radial[0], f)),
-                _mm256_add_ps(centre[1], _mm256_mul_ps(radial[1], f)),
-                _mm256_add_ps(centre[2], _mm256_mul_ps(radial[2], f)),
-            ];
-            let on_circle = select(_mm256_cmp_ps::<_CMP_GT_OQ>(length, _mm256_setzero_ps()), on_circle, x);
+            let on_circle = at_distance(centre, radial, radius, x);
             let meets = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_loadu_ps(balls.meets.as_ptr().add(i)), _mm256_setzero_ps());
             select(meets, on_circle, onto_ball(b, rb, onto_a))
         }
