@@ -277,7 +277,7 @@ pub struct Material {
     /// Multiplier on bending stiffness. Default 1; range [1e-3, 1e3].
     pub bend_stiffness: f32,
     /// Time constant τ in s of the cloth's internal stretch damping (Kelvin–Voigt viscosity,
-    /// docs/physics.md §1, "Stretch viscosity"): at the end of every frame each stretch and
+    /// docs/physics.md §3, "Stretch viscosity"): at the end of every frame each stretch and
     /// shear edge's stretching speed is damped as by a dashpot of τ × the edge's stiffness,
     /// implicitly over the frame. Mesh-scale stretch vibrations, which one sweep per substep
     /// leaves ringing on a fine cloth, die within a few frames; motion that does not stretch
