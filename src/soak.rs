@@ -370,7 +370,7 @@ fn storm(r: &mut Rng, params: &mut SolverParams, material: &mut Material) {
         |p| &mut p.self_thickness,
         |p| &mut p.self_friction,
     ];
-    let material_fields: [Field<Material>; 14] = [
+    let material_fields: [Field<Material>; 15] = [
         |m| &mut m.youngs_modulus,
         |m| &mut m.poisson_ratio,
         |m| &mut m.thickness,
@@ -384,6 +384,7 @@ fn storm(r: &mut Rng, params: &mut SolverParams, material: &mut Material) {
         |m| &mut m.friction_kinetic,
         |m| &mut m.tear_debilitation,
         |m| &mut m.tear_response_time,
+        |m| &mut m.tear_length,
         |m| &mut m.tether_slack,
     ];
     let counts: [fn(&mut SolverParams) -> &mut u32; 3] = [|p| &mut p.substeps, |p| &mut p.iterations, |p| &mut p.max_splits_per_step];

@@ -299,6 +299,15 @@ pub struct Material {
     /// the tear strain, so a snap lasting a frame or two does not tear while a steady pull does
     /// (0 = the strain of the frame alone). Default 0.1 s; range [0, 10].
     pub tear_response_time: f32,
+    /// Length ℓ in m over which the tear criterion averages the cloth's strain (a Gaussian of
+    /// standard deviation ℓ/2; docs/physics.md §8): the strain at a point load or a crack tip,
+    /// which the mesh cannot resolve, is read as the material around it feels it, so a tear
+    /// starts and runs in the same place on a coarse and a fine mesh of the same cloth. Keep it
+    /// above the mesh spacing of the coarsest mesh it should agree with. With several tearing
+    /// materials the largest applies. It also sets the scale of what a tear leaves: a corner
+    /// pulled off comes away about ℓ across. Default 0.1 m; range [0, 1] (0 = the strain at
+    /// each vertex's own triangles).
+    pub tear_length: f32,
     /// Long-range attachments (tethers, Kim, Chentanez and Müller 2012): every free particle
     /// stays within `tether_slack` × its rest distance through the cloth from its nearest pins,
     /// which stops the over-stretch that one sweep per substep leaves near the pins of a large
@@ -332,6 +341,10 @@ impl Default for Material {
             // A flag's snap in a gust strains its edges for one to four frames at 60 Hz; a pull
             // by hand lasts far longer.
             tear_response_time: 0.1,
+            // Three spacings of a 40 × 40 metre-sized sheet: much less, and the average is the
+            // mesh's rather than the material's (at 5 cm a corner pull spiralled into one-element
+            // ribbons on an 80 × 80 sheet).
+            tear_length: 0.1,
             tethers: true,
             // A 5 MPa sheet strains well under 1 % under its own weight, so tethers at their rest
             // distance cost the real material nothing.
@@ -418,6 +431,7 @@ impl Material {
         }
         check_range("tear_debilitation", self.tear_debilitation, 0.0, 0.99, "a fraction in [0, 0.99]")?;
         check_range("tear_response_time", self.tear_response_time, 0.0, 10.0, "a time in [0, 10] s")?;
+        check_range("tear_length", self.tear_length, 0.0, 1.0, "a length in [0, 1] m")?;
         check_range("tether_slack", self.tether_slack, 1.0, 10.0, "a factor in [1, 10]")?;
         Ok(())
     }

@@ -334,8 +334,7 @@ impl Cloth {
         self.stats = self.measure(h);
         self.hold.slip(self.stats.max_strain, self.grip_slip_strain(params), grip_force);
         let tear_started = Instant::now();
-        let max_strain = self.stats.max_strain;
-        if self.edit_topology(|editor| editor.tear_overstrained(params, max_strain)) > 0 {
+        if self.edit_topology(|editor| editor.tear_overstrained(params)) > 0 {
             self.stats = self.measure(h);
         }
         phases.tearing_ms = tear_started.elapsed().as_secs_f64() * 1e3;

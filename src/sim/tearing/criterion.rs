@@ -1,7 +1,9 @@
 //! When an edge fails, which fails first, and which way the crack opens (docs/physics.md §8).
 //!
 //! **The criterion.** Once per frame, on the frame's final positions, every live stretch edge's
-//! engineering strain ε = (l − l0)/l0 is folded into a running average
+//! engineering strain ε, read from the strain field averaged over the tear length
+//! ([`super::field`]; an edge's own (l − l0)/l0 where no triangle carries the field), is folded
+//! into a running average
 //!
 //! ```text
 //! ε̄ ← ε̄ + (ε − ε̄) · (1 − e^(−Δt/τ))          (τ = tear_response_time, Δt the frame)
@@ -27,26 +29,19 @@
 //! every edge is past the threshold, nucleated cracks all round the grab and they joined into
 //! a ring that cut the corner off; with it the crack that started runs on.
 //!
-//! **The split plane.** Woven cloth tears along its yarns: the crack advances by breaking the
-//! yarns that cross it, one after the other, and runs along the other family (a tear follows
-//! the grain, as the tongue and trouser tear tests of textiles show). The stretch edges are the
-//! yarns. At the vertex being split, the virial stress σ = Σ T_e l_e ê_e ê_eᵀ over its
-//! stretched stretch and shear edges (tension T_e = ε_e l0_e / α_e, length l_e, direction ê_e)
-//! gives the load along each yarn, ê·σ·ê; the split plane passes through the vertex normal to
-//! the most loaded yarn's direction, in the rest shape, and the triangles are assigned to a side
-//! by their rest centroids. Using the rest shape keeps the crack on a row of the weave however
-//! the cloth is sheared around a grab: on the deformed shape, a plane normal to the continuum's
-//! principal stress (radial around a point load) curled the crack round the grabbed corner.
+//! **The split.** Woven cloth tears along its yarns: the crack advances by breaking the yarns
+//! that cross it, one after the other, and runs along the other family (a tear follows the
+//! grain, as the tongue and trouser tear tests of textiles show), across the largest principal
+//! strain (mode I). The stretch edges are the yarns. At a crack tip or a border the crack runs
+//! on along the inner yarn the field at the vertex opens most (see
+//! [`super::TearEditor::crack_extensions`]); at an interior vertex the split plane passes
+//! through it normal to the yarn the field stretches most, êᵀEê ([`loaded_yarns`]), in the
+//! rest shape, which keeps the crack on the weave however the cloth is sheared around a grab.
 
 use glam::{Mat3, Vec3};
 
-use super::super::constraints::distance;
 use super::super::model::{DistanceConstraint, EdgeKind};
 use super::super::params::Material;
-
-/// Compliance floor (m/N) when weighting a rigid (α = 0) edge's tension, which is then any
-/// force the solve needed: such edges weigh equally per unit strain.
-const RIGID_COMPLIANCE: f32 = 1e-12;
 
 /// Fraction of the way the running average moves toward this frame's strain: 1 − e^(−Δt/τ),
 /// 1 for τ = 0.
@@ -108,14 +103,6 @@ impl StrainHistory {
         self.spent[id as usize] = true;
     }
 
-    /// Whether an edge could be above its threshold when the largest strain is `max_strain`
-    /// and the lowest tear strain `limit` (with slack for rounding, so an edge is never
-    /// missed).
-    pub fn may_reach(&self, limit: f32, max_strain: f32) -> bool {
-        let weakest = self.weakness.iter().copied().fold(1.0f32, f32::min);
-        max_strain >= limit * weakest * (1.0 - 1e-5)
-    }
-
     /// Folds this frame's `strain` of edge `id` into its running average; returns how far the
     /// average is past the edge's threshold (`criterion`'s tear strain × weakness), as
     /// average / threshold, when the average and the strain both exceed it.
@@ -171,63 +158,29 @@ pub(super) fn worst_first(failing: &mut [(f32, u32)], at_tip: impl Fn(u32) -> bo
 }
 
 /// The yarns at a vertex a tear may split across, most loaded first: of the vertex's distance
-/// constraints `at_vertex` (ids into `edges`), its stretched stretch edges, ordered by the
-/// virial stress along them, ê·σ·ê (see the module docs), each as its unit direction in the
-/// `rest` shape (ties by id). `position` gives a particle's current position (m) and
-/// `compliance` a constraint's compliance (m/N).
-pub(super) fn loaded_yarns(
-    at_vertex: &[u32],
-    edges: &[DistanceConstraint],
-    rest: &[Vec3],
-    position: impl Fn(usize) -> Vec3,
-    compliance: impl Fn(&DistanceConstraint) -> f32,
-) -> Vec<Vec3> {
-    let stress = virial_stress(at_vertex, edges, &position, compliance);
-    let mut yarns: Vec<(f32, u32)> = Vec::new();
+/// constraints `at_vertex` (ids into `edges`), its stretch edges stretched under the averaged
+/// Green `strain` at the vertex (rest-space coordinates, see [`super::field`]), ordered by the
+/// strain along them, êᵀEê, each as its unit direction ê in the `rest` shape (ties by id).
+pub(super) fn loaded_yarns(at_vertex: &[u32], edges: &[DistanceConstraint], rest: &[Vec3], strain: Mat3) -> Vec<Vec3> {
+    let mut yarns: Vec<(f32, u32, Vec3)> = Vec::new();
     for &id in at_vertex {
         let c = &edges[id as usize];
         if c.kind != EdgeKind::Stretch {
             continue;
         }
-        let along = (position(c.b as usize) - position(c.a as usize)).normalize_or_zero();
-        let load = along.dot(stress * along);
+        let along = rest_direction(c, rest);
+        let load = along.dot(strain * along);
         if load > 0.0 {
-            yarns.push((load, id));
+            yarns.push((load, id, along));
         }
     }
     yarns.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
-    yarns.into_iter().map(|(_, id)| rest_direction(&edges[id as usize], rest)).collect()
+    yarns.into_iter().map(|(_, _, along)| along).collect()
 }
 
 /// Unit direction of distance constraint `c` in the `rest` shape.
 pub(super) fn rest_direction(c: &DistanceConstraint, rest: &[Vec3]) -> Vec3 {
     (rest[c.b as usize] - rest[c.a as usize]).normalize_or_zero()
-}
-
-/// Σ T_e l_e ê_e ê_eᵀ over the stretched stretch and shear edges among `at_vertex` (N·m).
-fn virial_stress(
-    at_vertex: &[u32],
-    edges: &[DistanceConstraint],
-    position: impl Fn(usize) -> Vec3,
-    compliance: impl Fn(&DistanceConstraint) -> f32,
-) -> Mat3 {
-    let mut stress = Mat3::ZERO;
-    for &id in at_vertex {
-        let c = &edges[id as usize];
-        if c.kind == EdgeKind::Bend {
-            continue;
-        }
-        let d = position(c.b as usize) - position(c.a as usize);
-        let strain = distance::strain(d.length(), c.rest);
-        if strain <= 0.0 {
-            continue;
-        }
-        let tension = strain * c.rest / compliance(c).max(RIGID_COMPLIANCE);
-        // T l ê êᵀ = (T / l) d dᵀ.
-        let scale = tension / d.length();
-        stress += Mat3::from_cols(d * d.x, d * d.y, d * d.z) * scale;
-    }
-    stress
 }
 
 #[cfg(test)]
@@ -259,7 +212,12 @@ mod tests {
                 let x = cloth.particles().position(i as usize);
                 cloth.set_state(i, x + 0.2 * x.dot(stretch) * stretch, Vec3::ZERO).unwrap();
             }
-            let yarns = cloth.edit_topology(|e| e.ensure_topology_and(|e| e.loaded_yarns(spec.index(2, 2))));
+            let yarns = cloth.edit_topology(|e| {
+                e.ensure_topology_and(|e| {
+                    e.measure_field(0.0);
+                    e.loaded_yarns(spec.index(2, 2))
+                })
+            });
             assert!(yarns[0].dot(expected).abs() > 0.999, "{degrees}°: {yarns:?}");
             assert!(
                 yarns.iter().all(|y| y.dot(expected).abs() > 0.999 || y.dot(expected).abs() < 1e-3),

@@ -1,12 +1,13 @@
 //! Tearing and cutting by vertex splitting (PBD 2007 §5; docs/physics.md §8).
 //!
 //! A tear never deletes triangles or leaves ragged ones: it *splits a vertex*. The triangles
-//! around the vertex are divided by a plane through it (normal to its most loaded yarn in the
-//! rest shape for a tear, the cut surface for a mouse cut); each side's edge-connected fan
-//! keeps its own copy of the vertex, so the surface stays a clean manifold and the crack opens
-//! across the loaded yarns, as woven fabric does. A tear makes exactly two copies: a plane that
-//! would divide the fan in three (through a crack tip, across the crack) would branch the
-//! crack, which a slow tear does not do, and the next yarn is tried. Afterwards:
+//! around the vertex are divided in two: at a crack tip or a border along the inner yarn the
+//! strain field opens most, at an interior vertex by a plane through it normal to its most
+//! loaded yarn in the rest shape, for a mouse cut by the cut surface; each side's
+//! edge-connected fan keeps its own copy of the vertex, so the surface stays a clean manifold
+//! and the crack opens across the loaded yarns, as woven fabric does. A tear makes exactly two
+//! copies: a split that would divide the fan in three would branch the crack, which a slow tear
+//! does not do, and the next candidate is tried. Afterwards:
 //! - masses are re-lumped from the rest areas of the triangles each copy keeps (the triangles
 //!   are partitioned, so total mass is conserved; copies share position and velocity, so
 //!   momentum is conserved too);
@@ -26,7 +27,8 @@
 //! stays held by the original.
 //!
 //! The files, one concern each:
-//! - [`criterion`]: when an edge fails, which fails first, along which plane it splits;
+//! - [`field`]: the strain field averaged over the tear length, which the criterion reads;
+//! - [`criterion`]: when an edge fails, which fails first, along which yarn it splits;
 //! - [`fragments`]: the refusal of a tear that would cut off a scrap (mouse cuts split
 //!   unconditionally), and the connected pieces of a cloth;
 //! - [`cut`]: where a mouse stroke's seam runs through the mesh, and [`snapping`]: the seam
@@ -47,12 +49,14 @@ use super::particles::Particles;
 
 mod criterion;
 mod cut;
+mod field;
 mod fragments;
 mod snapping;
 mod topology;
 
 use criterion::{Criterion, StrainHistory};
 use cut::{Crossing, CutSurface};
+use field::StrainField;
 use fragments::FragmentCheck;
 use topology::{shares_edge, Mesh, Topology, NONE};
 
@@ -69,6 +73,8 @@ pub(crate) struct TearState {
     history: StrainHistory,
     /// Crack tips: ends of cracks that stop inside the cloth, ascending (see [`criterion`]).
     tips: Vec<u32>,
+    /// The strain field of the last tear check ([`field`]), which chooses the split planes.
+    field: StrainField,
     /// Edges torn by strain or cut so far.
     pub torn_edges: usize,
 }
@@ -156,22 +162,19 @@ impl TearEditor<'_> {
         self.constraints.distances().live_ids()
     }
 
-    /// End-of-frame tear check (see [`criterion`]): folds the frame's strains into their
-    /// running averages and fails the edges whose average exceeds `tear_strain` (lowered by
-    /// debilitation), worst first, until `params.max_splits_per_step` have torn. `max_strain`
-    /// is the frame's largest strain: without averaging (a zero response time) the scan is
-    /// skipped when no edge can have reached its threshold, so idle tearing costs nothing.
-    /// Returns the number of edges that tore.
-    pub fn tear_overstrained(&mut self, params: &SolverParams, max_strain: f32) -> usize {
-        let Some(lowest) = self.materials.iter().filter_map(|m| m.tear_strain).reduce(f32::min) else {
+    /// End-of-frame tear check (see [`criterion`]): measures the strain field averaged over
+    /// the tear length ([`field`]), folds each live stretch edge's strain from it into its
+    /// running average and fails the edges whose average exceeds `tear_strain` (lowered by
+    /// debilitation), worst first, until `params.max_splits_per_step` have torn. Returns the
+    /// number of edges that tore.
+    pub fn tear_overstrained(&mut self, params: &SolverParams) -> usize {
+        let tearing: Vec<&Material> = self.materials.iter().filter(|m| m.tear_strain.is_some()).collect();
+        let Some(tear_length) = tearing.iter().map(|m| m.tear_length).reduce(f32::max) else {
             self.tearing.history.forget_averages();
             return 0;
         };
+        self.measure_field(tear_length);
         let criteria: Vec<Option<Criterion>> = self.materials.iter().map(|m| Criterion::of(m, params.dt)).collect();
-        let unsmoothed = criteria.iter().flatten().all(|c| c.blend == 1.0);
-        if unsmoothed && !self.tearing.history.may_reach(lowest, max_strain) {
-            return 0;
-        }
         let failing = self.failing_edges(&criteria);
         let torn = self.tear_worst_first(&failing, params.max_splits_per_step as usize);
         if torn > 0 {
@@ -180,24 +183,55 @@ impl TearEditor<'_> {
         torn
     }
 
+    /// Measures the strain field averaged over `tear_length` (m) on the cloth as it is.
+    fn measure_field(&mut self, tear_length: f32) {
+        let passes = field::smoothing_passes(tear_length, self.mean_stretch_spacing());
+        let particles = &*self.particles;
+        self.tearing.field = StrainField::compute(&self.model.triangles, &self.model.positions, |i| particles.position(i), passes);
+    }
+
+    /// The mean rest length of the live stretch edges (m; 0 without any).
+    fn mean_stretch_spacing(&self) -> f32 {
+        let (mut total, mut count) = (0.0f64, 0u32);
+        for batch in self.constraints.distances().iter_batches() {
+            for (slot, kind) in batch.kind.iter().enumerate() {
+                if *kind == EdgeKind::Stretch {
+                    total += f64::from(batch.rest[slot]);
+                    count += 1;
+                }
+            }
+        }
+        if count == 0 {
+            0.0
+        } else {
+            (total / f64::from(count)) as f32
+        }
+    }
+
     /// Folds this frame's strain into every live stretch edge's running average and returns
     /// the edges that fail, as (average / threshold, id), in the order they tear (see
-    /// [`criterion::worst_first`]). `criteria` holds each material slot's criterion, `None`
-    /// for a material that does not tear, whose edges are skipped. Edges that already failed
-    /// once are not checked again.
+    /// [`criterion::worst_first`]). An edge's strain is the averaged field's along its rest
+    /// direction ([`StrainField::edge_strain`]), its own for an edge no triangle uses (a rope).
+    /// `criteria` holds each material slot's criterion, `None` for a material that does not
+    /// tear, whose edges are skipped. Edges that already failed once are not checked again.
     fn failing_edges(&mut self, criteria: &[Option<Criterion>]) -> Vec<(f32, u32)> {
-        let history = &mut self.tearing.history;
+        let (history, field) = (&mut self.tearing.history, &self.tearing.field);
         let mut failing = Vec::new();
         for batch in self.constraints.distances().iter_batches() {
             for (slot, &id) in batch.id.iter().enumerate() {
                 if batch.kind[slot] != EdgeKind::Stretch || history.is_spent(id) {
                     continue;
                 }
-                let (a, b) = (batch.a[slot] as usize, batch.b[slot] as usize);
-                let Some(criterion) = criteria[self.model.material[a] as usize] else {
+                let (a, b) = (batch.a[slot], batch.b[slot]);
+                let Some(criterion) = criteria[self.model.material[a as usize] as usize] else {
                     continue;
                 };
-                let strain = distance::strain(self.particles.position(a).distance(self.particles.position(b)), batch.rest[slot]);
+                let rest = &self.model.positions;
+                let direction = (rest[b as usize] - rest[a as usize]).normalize_or_zero();
+                let strain = field.edge_strain(a, b, direction).unwrap_or_else(|| {
+                    let length = self.particles.position(a as usize).distance(self.particles.position(b as usize));
+                    distance::strain(length, batch.rest[slot])
+                });
                 if let Some(excess) = history.fold(id, strain, criterion) {
                     failing.push((excess, id));
                 }
@@ -387,18 +421,12 @@ impl TearEditor<'_> {
         true
     }
 
-    /// Splits vertex `v` for a tear into two: by the plane normal to its most loaded yarn
-    /// that divides its fan in two (see [`criterion`]), the other yarns next, the failing edge
-    /// (`along`, in the rest shape) last, unless the split would shed a fragment
-    /// ([`fragments`]). A plane that divides the fan in three would branch the crack at its
-    /// tip and is passed over.
+    /// Splits vertex `v` for a tear into two, by the first of its candidate splits
+    /// ([`Self::tear_splits`]) that makes exactly two groups and sheds no fragment
+    /// ([`fragments`]).
     fn tear_split_at(&mut self, v: u32, along: Vec3) -> TearSplit {
-        let point = self.model.positions[v as usize];
         let mut outcome = TearSplit::Impossible;
-        let mut normals = self.loaded_yarns(v);
-        normals.push(along);
-        for normal in normals {
-            let groups = self.fan_groups(v, SplitPlane { point, normal });
+        for groups in self.tear_splits(v, along) {
             if groups.len() != 2 {
                 continue;
             }
@@ -417,16 +445,64 @@ impl TearEditor<'_> {
         outcome
     }
 
+    /// The ways a tear may split vertex `v`, most likely first (see [`criterion`]). Where the
+    /// fan is open (a crack tip, a border), the crack extends along one of its inner yarns,
+    /// the one the field opens most ([`Self::crack_extensions`]); then, and at an interior
+    /// vertex only, by the plane normal to its most loaded yarn, the other yarns next, the
+    /// failing edge (`along`, in the rest shape) last. A plane that divides the fan in three
+    /// would branch the crack and is passed over by the caller.
+    fn tear_splits(&self, v: u32, along: Vec3) -> Vec<Vec<Vec<u32>>> {
+        let point = self.model.positions[v as usize];
+        let mut splits = Vec::new();
+        if self.mesh().on_boundary(v) {
+            splits.extend(self.crack_extensions(v).into_iter().map(|u| self.mesh().fan_groups_cut_at(v, u)));
+        }
+        let mut normals = self.loaded_yarns(v);
+        normals.push(along);
+        splits.extend(normals.into_iter().map(|normal| self.fan_groups(v, SplitPlane { point, normal })));
+        splits
+    }
+
+    /// The far ends of the inner stretch edges at `v` (edges with a triangle on both sides)
+    /// across which the strain field at `v` pulls apart, most opened first
+    /// ([`StrainField::edge_opening`]), then by the opening midway along the edge, then by
+    /// index: a crack at `v` runs on across the largest principal strain there, snapped to the
+    /// weave, so it turns as the load turns (mode I). The field at the tip itself decides, not
+    /// the field ahead: beside a crack's free faces the cloth is stretched along them, and read
+    /// there every step looked like a turn (the crack spiralled round the grab).
+    fn crack_extensions(&self, v: u32) -> Vec<u32> {
+        let mesh = self.mesh();
+        let fan = mesh.fan(v);
+        let mut ends: Vec<(f32, f32, u32)> = Vec::new();
+        for &id in &self.topology().vertex_distances[v as usize] {
+            let c = &self.model.distances[id as usize];
+            if c.kind != EdgeKind::Stretch || self.constraints.distances().slot(id).is_none() {
+                continue;
+            }
+            let u = if c.a == v { c.b } else { c.a };
+            let inner = fan.iter().filter(|&&t| mesh.triangles[t as usize].contains(&u)).count() == 2;
+            let direction = criterion::rest_direction(c, &self.model.positions);
+            let field = &self.tearing.field;
+            match (field.edge_opening(v, v, direction), field.edge_opening(v, u, direction)) {
+                (Some(opening), Some(ahead)) if inner && opening > 0.0 => ends.push((opening, ahead, u)),
+                _ => {}
+            }
+        }
+        ends.sort_by(|x, y| y.0.total_cmp(&x.0).then(y.1.total_cmp(&x.1)).then(x.2.cmp(&y.2)));
+        ends.into_iter().map(|(_, _, u)| u).collect()
+    }
+
     /// The yarns at vertex `v` a tear may split across, most loaded first, as rest-shape
-    /// directions ([`criterion::loaded_yarns`]).
+    /// directions ([`criterion::loaded_yarns`], under the strain field of this check).
     fn loaded_yarns(&self, v: u32) -> Vec<Vec3> {
-        let compliance = |c: &DistanceConstraint| self.materials[self.model.distance_material(c)].distance_compliance(c);
+        let Some(strain) = self.tearing.field.at(v) else {
+            return Vec::new();
+        };
         criterion::loaded_yarns(
             &self.topology().vertex_distances[v as usize],
             &self.model.distances,
             &self.model.positions,
-            |i| self.particles.position(i),
-            compliance,
+            strain,
         )
     }
 

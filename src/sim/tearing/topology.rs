@@ -186,9 +186,22 @@ impl<'a> Mesh<'a> {
     /// into edge-connected fans (so no copy is ever a bow-tie vertex). Deterministic order: by
     /// the smallest triangle id of each group.
     pub fn fan_groups_by(&self, v: u32, side: impl Fn(u32) -> bool) -> Vec<Vec<u32>> {
+        self.fan_components(v, |s, t| side(s) == side(t))
+    }
+
+    /// The triangles around vertex `v` in edge-connected groups, the fan cut along its edge to
+    /// `u`: an open fan (at a crack tip or a border) falls into the two arcs on either side of
+    /// that edge, which is how a crack extends from `v` to `u`.
+    pub fn fan_groups_cut_at(&self, v: u32, u: u32) -> Vec<Vec<u32>> {
+        let has_u = |t: u32| self.triangles[t as usize].contains(&u);
+        self.fan_components(v, |s, t| !(has_u(s) && has_u(t)))
+    }
+
+    /// The triangles around `v`, ascending, in groups connected through shared edges between
+    /// pairs `joined` allows.
+    fn fan_components(&self, v: u32, joined: impl Fn(u32, u32) -> bool) -> Vec<Vec<u32>> {
         let mut fan = self.fan(v).to_vec();
         fan.sort_unstable();
-        let sides: Vec<bool> = fan.iter().map(|&t| side(t)).collect();
         let mut group_of = vec![usize::MAX; fan.len()];
         let mut groups: Vec<Vec<u32>> = Vec::new();
         for start in 0..fan.len() {
@@ -203,8 +216,8 @@ impl<'a> Mesh<'a> {
                 groups[g].push(fan[i]);
                 for j in 0..fan.len() {
                     if group_of[j] == usize::MAX
-                        && sides[j] == sides[i]
                         && shares_edge(self.triangles[fan[i] as usize], self.triangles[fan[j] as usize])
+                        && joined(fan[i], fan[j])
                     {
                         group_of[j] = g;
                         stack.push(j);
