@@ -1016,7 +1016,7 @@ fn tether_controls(ui: &mut Ui, m: &mut drape::sim::Material) {
     .on_hover_text("How much farther than at rest a point may get from its pins: +0 % = not at all, +10 % = a tenth");
 }
 
-/// Tear strain (off or a value) and debilitation. Both rows are always laid out (disabled
+/// Tear strain (off or a value), tear length and debilitation. The rows are always laid out (disabled
 /// while tearing is off) so toggling tearing never moves the sections below.
 fn tearing_controls(ui: &mut Ui, m: &mut drape::sim::Material) {
     let mut tearing = m.tear_strain.is_some();
@@ -1041,6 +1041,10 @@ fn tearing_controls(ui: &mut Ui, m: &mut drape::sim::Material) {
     if let Some(strain) = m.tear_strain.as_mut() {
         *strain = shown;
     }
+    ui.add_enabled(tearing, millimetres(&mut m.tear_length, 0.0..=0.5).text("tear length"))
+        .on_hover_text(
+            "The strain a tear reads is averaged over about this length: a corner pulled off comes away about this size, on any mesh",
+        );
     ui.add_enabled(tearing, egui::Slider::new(&mut m.tear_debilitation, 0.0..=0.9).text("debilitation"))
         .on_hover_text("How much a tear weakens the cloth just ahead of its tip, so tears run in lines (0 = not at all)");
 }
