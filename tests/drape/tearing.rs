@@ -468,7 +468,8 @@ fn a_corner_pulled_hard_tears_out_a_piece_the_same_on_a_coarse_and_a_fine_mesh()
         );
         assert!((2..=3).contains(&shape.pieces), "{what}");
         assert!(shape.narrowest >= 2.5 * spacing, "no ribbon: {what}");
-        assert!(shape.reach >= 0.1, "the crack runs into the sheet: {what}");
+        // The old peel reached 0.101 into the 80 × 80 sheet (a strip along its border).
+        assert!(shape.reach >= 0.12, "the crack runs into the sheet: {what}");
     }
     let (coarse, fine) = (shapes[0].0.reach, shapes[1].0.reach);
     assert!(coarse.max(fine) <= 1.5 * coarse.min(fine), "reach {coarse} on 40², {fine} on 80²");

@@ -38,7 +38,9 @@
 //! through it normal to the yarn the field stretches most, êᵀEê ([`loaded_yarns`]), in the
 //! rest shape, which keeps the crack on the weave however the cloth is sheared around a grab.
 
-use glam::{Mat3, Vec3};
+use glam::Vec3;
+
+use super::field::Sym3;
 
 use super::super::model::{DistanceConstraint, EdgeKind};
 use super::super::params::Material;
@@ -161,7 +163,7 @@ pub(super) fn worst_first(failing: &mut [(f32, u32)], at_tip: impl Fn(u32) -> bo
 /// constraints `at_vertex` (ids into `edges`), its stretch edges stretched under the averaged
 /// Green `strain` at the vertex (rest-space coordinates, see [`super::field`]), ordered by the
 /// strain along them, êᵀEê, each as its unit direction ê in the `rest` shape (ties by id).
-pub(super) fn loaded_yarns(at_vertex: &[u32], edges: &[DistanceConstraint], rest: &[Vec3], strain: Mat3) -> Vec<Vec3> {
+pub(super) fn loaded_yarns(at_vertex: &[u32], edges: &[DistanceConstraint], rest: &[Vec3], strain: Sym3) -> Vec<Vec3> {
     let mut yarns: Vec<(f32, u32, Vec3)> = Vec::new();
     for &id in at_vertex {
         let c = &edges[id as usize];
@@ -169,7 +171,7 @@ pub(super) fn loaded_yarns(at_vertex: &[u32], edges: &[DistanceConstraint], rest
             continue;
         }
         let along = rest_direction(c, rest);
-        let load = along.dot(strain * along);
+        let load = strain.along(along);
         if load > 0.0 {
             yarns.push((load, id, along));
         }

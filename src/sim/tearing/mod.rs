@@ -168,8 +168,8 @@ impl TearEditor<'_> {
     /// debilitation), worst first, until `params.max_splits_per_step` have torn. Returns the
     /// number of edges that tore.
     pub fn tear_overstrained(&mut self, params: &SolverParams) -> usize {
-        let tearing: Vec<&Material> = self.materials.iter().filter(|m| m.tear_strain.is_some()).collect();
-        let Some(tear_length) = tearing.iter().map(|m| m.tear_length).reduce(f32::max) else {
+        let tear_lengths = self.materials.iter().filter(|m| m.tear_strain.is_some()).map(|m| m.tear_length);
+        let Some(tear_length) = tear_lengths.reduce(f32::max) else {
             self.tearing.history.forget_averages();
             return 0;
         };
@@ -187,7 +187,9 @@ impl TearEditor<'_> {
     fn measure_field(&mut self, tear_length: f32) {
         let passes = field::smoothing_passes(tear_length, self.mean_stretch_spacing());
         let particles = &*self.particles;
-        self.tearing.field = StrainField::compute(&self.model.triangles, &self.model.positions, |i| particles.position(i), passes);
+        self.tearing
+            .field
+            .measure(&self.model.triangles, &self.model.positions, |i| particles.position(i), passes);
     }
 
     /// The mean rest length of the live stretch edges (m; 0 without any).
@@ -384,8 +386,10 @@ impl TearEditor<'_> {
         self.topology().mesh(&self.model.triangles)
     }
 
-    /// Tells the cloth to bring what depends on the topology up to date.
+    /// Tells the cloth to bring what depends on the topology up to date, and the strain field
+    /// to rebuild its rest shape.
     fn finish_topology_change(&mut self) {
+        self.tearing.field.forget_rest_shape();
         self.changed = true;
     }
 
@@ -446,11 +450,11 @@ impl TearEditor<'_> {
     }
 
     /// The ways a tear may split vertex `v`, most likely first (see [`criterion`]). Where the
-    /// fan is open (a crack tip, a border), the crack extends along one of its inner yarns,
-    /// the one the field opens most ([`Self::crack_extensions`]); then, and at an interior
-    /// vertex only, by the plane normal to its most loaded yarn, the other yarns next, the
-    /// failing edge (`along`, in the rest shape) last. A plane that divides the fan in three
-    /// would branch the crack and is passed over by the caller.
+    /// fan is open (a crack tip, a border), the crack first tries to extend along one of its
+    /// inner yarns, the one the field opens most ([`Self::crack_extensions`]). Then, the only
+    /// candidates at an interior vertex: the planes normal to its yarns, most loaded first,
+    /// and normal to the failing edge (`along`, in the rest shape) last. A split that divides
+    /// the fan in three would branch the crack and is passed over by the caller.
     fn tear_splits(&self, v: u32, along: Vec3) -> Vec<Vec<Vec<u32>>> {
         let point = self.model.positions[v as usize];
         let mut splits = Vec::new();
@@ -465,13 +469,13 @@ impl TearEditor<'_> {
 
     /// The far ends of the inner stretch edges at `v` (edges with a triangle on both sides)
     /// across which the strain field at `v` pulls apart, most opened first
-    /// ([`StrainField::edge_opening`]), then by the opening midway along the edge, then by
-    /// index: a crack at `v` runs on across the largest principal strain there, snapped to the
-    /// weave, so it turns as the load turns (mode I). The field at the tip itself decides, not
-    /// the field ahead: beside a crack's free faces the cloth is stretched along them, and read
+    /// ([`StrainField::opening_at`]), ties by the opening at the far end, then by index: a
+    /// crack at `v` runs on across the largest principal strain there, snapped to the weave,
+    /// so it turns as the load turns (mode I). The field at the tip itself decides, not the
+    /// field ahead: beside a crack's free faces the cloth is stretched along them, and read
     /// there every step looked like a turn (the crack spiralled round the grab).
     fn crack_extensions(&self, v: u32) -> Vec<u32> {
-        let mesh = self.mesh();
+        let (mesh, field) = (self.mesh(), &self.tearing.field);
         let fan = mesh.fan(v);
         let mut ends: Vec<(f32, f32, u32)> = Vec::new();
         for &id in &self.topology().vertex_distances[v as usize] {
@@ -481,11 +485,14 @@ impl TearEditor<'_> {
             }
             let u = if c.a == v { c.b } else { c.a };
             let inner = fan.iter().filter(|&&t| mesh.triangles[t as usize].contains(&u)).count() == 2;
+            if !inner {
+                continue;
+            }
             let direction = criterion::rest_direction(c, &self.model.positions);
-            let field = &self.tearing.field;
-            match (field.edge_opening(v, v, direction), field.edge_opening(v, u, direction)) {
-                (Some(opening), Some(ahead)) if inner && opening > 0.0 => ends.push((opening, ahead, u)),
-                _ => {}
+            if let (Some(opening), Some(ahead)) = (field.opening_at(v, direction), field.opening_at(u, direction)) {
+                if opening > 0.0 {
+                    ends.push((opening, ahead, u));
+                }
             }
         }
         ends.sort_by(|x, y| y.0.total_cmp(&x.0).then(y.1.total_cmp(&x.1)).then(x.2.cmp(&y.2)));
