@@ -174,7 +174,7 @@ struct RestShape {
     frames: Vec<TriangleFrame>,
     /// Per vertex, the rest area of its triangles (m²); 0 for a vertex no triangle uses.
     weight: Vec<f32>,
-    /// One smoothing pass as a gather: vertex v's new value is Σ w · value[u] over the (u, w)
+    /// One smoothing pass as a gather: vertex v's new value is Σ w · `value[u]` over the (u, w)
     /// in `spread[start[v]..start[v + 1]]` (v itself and its neighbours; the w sum to 1).
     start: Vec<u32>,
     spread: Vec<(u32, f32)>,
