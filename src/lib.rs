@@ -14,6 +14,7 @@
 
 pub mod fuzzing;
 pub mod headless;
+pub mod input_file;
 pub mod mesh_file;
 pub mod preset;
 pub mod safe_write;

@@ -14,18 +14,20 @@ use std::path::{Path, PathBuf};
 
 use glam::{Vec2, Vec3};
 
+use crate::input_file::{decode_text, read_limited, MESH_LIMIT};
 use crate::sim::{MeshDefect, TriangleMesh};
 
 /// Why an OBJ file could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum MeshFileError {
-    /// The file could not be read.
-    #[error("{}: {source}", path.display())]
+    /// The file could not be read. The I/O error is part of the message and deliberately not
+    /// the error's `source()`, so an error chain (`{:#}`) does not print it twice.
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error (or why the file was refused, see [`crate::input_file`]).
+        error: std::io::Error,
     },
     /// The text is not a usable mesh; `line` is 1-based (0 when the whole file is at fault).
     #[error("{}:{line}: {message}", path.display())]
@@ -41,7 +43,12 @@ pub enum MeshFileError {
 
 /// Reads the OBJ file at `path` into a checked triangle mesh.
 pub fn load_obj(path: &Path) -> Result<TriangleMesh, MeshFileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| MeshFileError::Io { path: path.into(), source })?;
+    let bytes = read_limited(path, MESH_LIMIT).map_err(|error| MeshFileError::Io { path: path.into(), error })?;
+    let text = decode_text(bytes).map_err(|(line, _)| MeshFileError::Invalid {
+        path: path.into(),
+        line,
+        message: "not UTF-8 text (an OBJ file is text)".into(),
+    })?;
     parse_obj(&text, path)
 }
 

@@ -13,13 +13,18 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
+use crate::input_file::{decode_text, excerpt, read_limited, EXCERPT_CHARS, MESSAGE_CHARS, PRESET_LIMIT};
 use crate::scene::{build_scene, resolve_path, BuildError, SceneObject};
 pub use crate::sim::appearance::Appearance;
-use crate::sim::{Cloth, Collider, GridSpec, Material, SimError, SolverParams};
+use crate::sim::error::check_len;
+use crate::sim::{Cloth, Collider, GridSpec, Material, SimError, SolverParams, MAX_COLLIDERS, MAX_PARTICLES};
 
 /// Newest preset format version this build reads and writes. Version 2 added `objects`;
 /// version-1 files (one grid in `cloth`) still load and run exactly as before.
 pub const PRESET_VERSION: u32 = 2;
+
+/// Most objects a scene may have.
+pub const MAX_OBJECTS: usize = 256;
 
 /// One scene.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -151,10 +156,42 @@ impl Preset {
     /// Reads and validates a preset file; its directory becomes the preset's
     /// [`Preset::source_dir`].
     pub fn load(path: &Path) -> Result<Self, PresetError> {
-        let text = std::fs::read_to_string(path).map_err(|source| PresetError::Io { path: path.into(), source })?;
+        let bytes = read_limited(path, PRESET_LIMIT).map_err(|source| PresetError::Io { path: path.into(), source })?;
+        let text = decode_text(bytes).map_err(|(line, col)| PresetError::Invalid {
+            path: path.into(),
+            line,
+            col,
+            message: "not UTF-8 text (a preset is RON text in UTF-8)".into(),
+        })?;
         let mut preset = Self::parse(&text, path)?;
         preset.source_dir = SourceDir(path.parent().map(Path::to_path_buf));
+        preset.check_mesh_files(&text, path)?;
         Ok(preset)
+    }
+
+    /// Refuses a preset whose mesh objects name a file that is missing or not a regular file,
+    /// at the object's `file:` key in `text` (read from `path`), so the message points into
+    /// the preset rather than only at the mesh's path when the scene is built.
+    fn check_mesh_files(&self, text: &str, path: &Path) -> Result<(), PresetError> {
+        for (k, object) in self.objects.iter().enumerate() {
+            let SceneObject::Mesh(mesh) = object else {
+                continue;
+            };
+            let file = self.resolve(&mesh.file);
+            let refused = match std::fs::metadata(&file) {
+                Ok(meta) if meta.is_file() => continue,
+                Ok(_) => "not a regular file".to_owned(),
+                Err(error) => error.to_string(),
+            };
+            let (line, col) = locate_object_field(text, &self.objects, k, ("file", is_mesh), "file");
+            return Err(PresetError::Invalid {
+                path: path.into(),
+                line,
+                col,
+                message: format!("objects[{k}]: mesh file {}: {refused}", file.display()),
+            });
+        }
+        Ok(())
     }
 
     /// Where a file the preset names (a mesh, a texture) is read from: see
@@ -169,7 +206,7 @@ impl Preset {
             path: path.into(),
             line: e.position.line,
             col: e.position.col,
-            message: describe_syntax_error(&e.code),
+            message: excerpt(&describe_syntax_error(&e.code), MESSAGE_CHARS),
         })?;
         preset.validate().map_err(|invalid| {
             let (line, col) = match invalid.place {
@@ -186,7 +223,7 @@ impl Preset {
                 path: path.into(),
                 line,
                 col,
-                message: invalid.message,
+                message: excerpt(&invalid.message, MESSAGE_CHARS),
             }
         })?;
         Ok(preset)
@@ -219,6 +256,7 @@ impl Preset {
             }
         };
         self.check_version_fields()?;
+        self.check_counts().map_err(field_of(FieldPlace::Scene))?;
         for object in self.objects().iter() {
             object.validate().map_err(field_of(FieldPlace::Scene))?;
         }
@@ -329,6 +367,25 @@ impl Preset {
 
     /// `cloth` and `objects` exclude each other, `objects` needs version 2, and the one grid
     /// of `cloth` uses the scene's `material` (an own material is for `objects`).
+    /// Refuses more objects, colliders or grid particles than a scene may have, before
+    /// anything is built or allocated for them (meshes are counted when built, by the engine).
+    fn check_counts(&self) -> Result<(), SimError> {
+        check_len("objects", self.objects.len(), MAX_OBJECTS, "at most 256 objects")?;
+        check_len("colliders", self.colliders.len(), MAX_COLLIDERS, "at most 256 colliders")?;
+        let objects = self.objects();
+        let grids = objects.iter().filter_map(|o| match o {
+            SceneObject::Grid(grid) => Some((grid.columns as usize).saturating_mul(grid.rows as usize)),
+            SceneObject::Mesh(_) => None,
+        });
+        let particles = grids.fold(0, usize::saturating_add);
+        check_len(
+            "particles",
+            particles,
+            MAX_PARTICLES,
+            "at most 4194304 particles in the scene's grids",
+        )
+    }
+
     fn check_version_fields(&self) -> Result<(), InvalidField> {
         let refuse = |field: &'static str, message: &str| {
             Err(InvalidField {
@@ -387,6 +444,10 @@ type ObjectSection<'a> = (&'a str, fn(&SceneObject) -> bool);
 
 fn has_material(object: &SceneObject) -> bool {
     object.material().is_some()
+}
+
+fn is_mesh(object: &SceneObject) -> bool {
+    matches!(object, SceneObject::Mesh(_))
 }
 
 fn has_appearance(object: &SceneObject) -> bool {
@@ -479,20 +540,26 @@ fn suggestion(found: &str, known: &[&str]) -> String {
 /// (`cloth`, not the Rust type `GridSpec`) and suggest the nearest spelling.
 fn describe_syntax_error(code: &ron::error::Error) -> String {
     match code {
-        ron::error::Error::NoSuchStructField { expected, found, outer } => format!(
-            "unknown field `{found}` in {}{}; known fields: {}",
-            section_of(outer.as_deref()),
-            suggestion(found, expected),
-            expected.join(", ")
-        ),
-        ron::error::Error::NoSuchEnumVariant { expected, found, outer } => format!(
-            "unknown value `{found}` in {}{}; expected one of: {}",
-            section_of(outer.as_deref()),
-            suggestion(found, expected),
-            expected.join(", ")
-        ),
+        ron::error::Error::NoSuchStructField { expected, found, outer } => {
+            describe_unknown(("field", "known fields"), found, outer.as_deref(), expected)
+        }
+        ron::error::Error::NoSuchEnumVariant { expected, found, outer } => {
+            describe_unknown(("value", "expected one of"), found, outer.as_deref(), expected)
+        }
         other => other.to_string(),
     }
+}
+
+/// "unknown field `found` in section (did you mean …?); known fields: …" for an unknown
+/// name, `found` quoted as an excerpt (it is input of any length).
+fn describe_unknown((what, listed): (&str, &str), found: &str, outer: Option<&str>, expected: &[&str]) -> String {
+    let found = excerpt(found, EXCERPT_CHARS);
+    format!(
+        "unknown {what} `{found}` in {}{}; {listed}: {}",
+        section_of(outer),
+        suggestion(&found, expected),
+        expected.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -34,13 +34,59 @@ pub fn write_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::R
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file path"))?;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let (tmp, file) = create_temp(dir, &file_name.to_string_lossy())?;
+    let (tmp, file) = create_temp(dir, &file_name.to_string_lossy()).map_err(|e| {
+        // The OS error alone ("No such file or directory" for `/proc/version`) names neither
+        // the directory nor that a new file was being made there.
+        io::Error::new(e.kind(), format!("cannot create a new file in {}: {e}", dir.display()))
+    })?;
     let result = fill(file, existing, write).and_then(|()| fs::rename(&tmp, path));
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
         return result;
     }
+    remove_stale_temps(dir, &file_name.to_string_lossy());
     sync_dir(dir)
+}
+
+/// Removes the temporary files a killed writer of target `name` left in `dir`: files named as
+/// [`create_temp`] names them for this target whose writer process is gone (no `/proc/PID`)
+/// or, where processes cannot be looked up, that are a day old. Another live process's or this
+/// process's own temporary files (a save running on another thread) are never touched.
+/// Best effort: a file that cannot be removed stays.
+fn remove_stale_temps(dir: &Path, name: &str) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.tmp-");
+    for entry in entries.filter_map(Result::ok) {
+        let file_name = entry.file_name();
+        let Some(writer) = file_name.to_str().and_then(|n| n.strip_prefix(&prefix)).and_then(temp_writer) else {
+            continue;
+        };
+        if writer != std::process::id() && writer_is_gone(writer, &entry) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The writer's process id of a temporary file name's tail `PID-N-NANOS` (all decimal).
+fn temp_writer(tail: &str) -> Option<u32> {
+    let mut parts = tail.split('-');
+    let pid = parts.next()?.parse().ok()?;
+    let rest: Vec<&str> = parts.collect();
+    let decimal = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    (rest.len() == 2 && rest.iter().all(decimal)).then_some(pid)
+}
+
+/// Whether the process that wrote a temporary file is gone: no `/proc/PID` where `/proc` is
+/// mounted, else the file is a day old.
+fn writer_is_gone(pid: u32, entry: &fs::DirEntry) -> bool {
+    const STALE_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+    if Path::new("/proc/self").exists() {
+        return !Path::new(&format!("/proc/{pid}")).exists();
+    }
+    let age = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
+    age.is_some_and(|age| age > STALE_AGE)
 }
 
 /// Creates a fresh temporary file in `dir` for target `name`; retries on the (unlikely)
@@ -105,6 +151,33 @@ mod tests {
         assert_eq!(fs::read_to_string(&path).unwrap(), "new");
         assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
         assert!(temp_files(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_save_removes_the_temp_files_of_dead_writers_of_its_target_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.ron");
+        // pid_max is at most 2^22 on Linux: this writer cannot be running; pid 1 always is.
+        let dead = dir.path().join(".a.ron.tmp-4000000000-3-123");
+        let alive = dir.path().join(".a.ron.tmp-1-3-123");
+        let own = dir.path().join(format!(".a.ron.tmp-{}-9-1", std::process::id()));
+        let other_target = dir.path().join(".b.ron.tmp-4000000000-3-123");
+        let not_ours = dir.path().join(".a.ron.tmp-4000000000-x");
+        for file in [&dead, &alive, &own, &other_target, &not_ours] {
+            fs::write(file, "left").unwrap();
+        }
+        write_atomically(&path, |out: &mut dyn Write| out.write_all(b"new")).unwrap();
+        assert!(!dead.exists(), "a dead writer's temp file of the target is removed");
+        for kept in [&alive, &own, &other_target, &not_ours] {
+            assert!(kept.exists(), "{} is kept", kept.display());
+        }
+    }
+
+    #[test]
+    fn a_directory_that_takes_no_new_files_is_named_in_the_error() {
+        let error = write_atomically(Path::new("/proc/version"), |out: &mut dyn Write| out.write_all(b"x")).unwrap_err();
+        assert!(error.to_string().starts_with("cannot create a new file in /proc: "), "{error}");
+        assert_eq!(fs::read_to_string("/proc/version").map(|t| t.is_empty()).ok(), Some(false));
     }
 
     #[test]

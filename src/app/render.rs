@@ -635,7 +635,7 @@ impl Look {
 
 /// Reads a PNG pattern into a texture (smoothly filtered, tiled by the shader).
 fn load_pattern(path: &std::path::Path) -> Result<Texture2D, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let bytes = drape::input_file::read_limited(path, drape::input_file::TEXTURE_LIMIT).map_err(|e| e.to_string())?;
     let image = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png)
         .map_err(|e| e.to_string())?
         .to_rgba8();

@@ -6,7 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
+use drape::input_file::{excerpt, read_limited, MESSAGE_CHARS};
 use serde::{Deserialize, Serialize};
+
+/// Largest settings file read (bytes): the app writes a few hundred.
+const SETTINGS_LIMIT: u64 = 1 << 20;
 
 /// Which collapsible sections of the side panel are open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,12 +78,17 @@ impl Settings {
     /// Reads `path`: defaults when it does not exist, defaults and the reason when it cannot
     /// be read or parsed.
     pub fn load(path: &Path) -> (Self, Option<String>) {
-        match std::fs::read_to_string(path) {
+        let refused = |why: &dyn std::fmt::Display| {
+            let why = excerpt(&why.to_string(), MESSAGE_CHARS);
+            (Self::default(), Some(format!("{}: {why}; using default settings", path.display())))
+        };
+        match read_limited(path, SETTINGS_LIMIT).map(String::from_utf8) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Self::default(), None),
-            Err(e) => (Self::default(), Some(format!("{}: {e}; using default settings", path.display()))),
-            Ok(text) => match ron::from_str::<Settings>(&text) {
+            Err(e) => refused(&e),
+            Ok(Err(e)) => refused(&e),
+            Ok(Ok(text)) => match ron::from_str::<Settings>(&text) {
                 Ok(settings) => (settings.sanitised(), None),
-                Err(e) => (Self::default(), Some(format!("{}: {e}; using default settings", path.display()))),
+                Err(e) => refused(&e),
             },
         }
     }

@@ -8,6 +8,19 @@ use thiserror::Error;
 /// [`crate::sim::Cloth::step`]).
 pub const WORLD_EXTENT: f32 = 1.0e4;
 
+/// Most particles one cloth may have (4 Mi, four 1024² grids): each costs a few hundred bytes
+/// of state and constraints, so this bounds a scene to about 2 GB before it is built.
+pub const MAX_PARTICLES: usize = 1 << 22;
+
+/// Most colliders one cloth may have: every particle is tested against each in every
+/// substep, so a few hundred already cost more than the cloth itself.
+pub const MAX_COLLIDERS: usize = 256;
+
+/// Checks a count of things (particles, colliders) against its largest allowed `max`.
+pub(crate) fn check_len(name: &'static str, len: usize, max: usize, expected: &'static str) -> Result<(), SimError> {
+    require(len <= max, name, len as f64, expected)
+}
+
 /// Why the engine refused an input. Nothing was changed when one of these is returned.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum SimError {

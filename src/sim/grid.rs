@@ -10,7 +10,7 @@ use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
 use super::appearance::Appearance;
-use super::error::{check_components, check_count, check_range, SimError, WORLD_EXTENT};
+use super::error::{check_components, check_count, check_len, check_range, SimError, WORLD_EXTENT};
 use super::model::{Compliance, EdgeKind, Model, ModelBuilder};
 use super::params::Material;
 
@@ -148,6 +148,8 @@ impl GridSpec {
             SimError::InvalidGeometry(format!("{what} ({c}, {r}) lies outside the {} × {} grid", self.columns, self.rows))
         };
         if let PinMode::List(list) = &self.pins {
+            let cells = (self.columns * self.rows) as usize;
+            check_len("pins", list.len(), cells, "a pin list no longer than the grid has cells")?;
             if let Some(&cell) = list.iter().find(|&&cell| !self.contains(cell)) {
                 return Err(outside("pin", cell));
             }

@@ -15,7 +15,7 @@
 
 use glam::{Vec2, Vec3};
 
-use super::error::SimError;
+use super::error::{check_len, SimError, MAX_PARTICLES};
 pub use super::pressure::PressureBody;
 use super::pressure::{enclosed_volume, surface_defect};
 
@@ -458,6 +458,7 @@ impl Model {
         if lengths.iter().any(|&len| len != n) {
             return Err(SimError::InvalidGeometry("per-particle arrays differ in length".into()));
         }
+        check_len("particles", n, MAX_PARTICLES, "at most 4194304 particles in one cloth")?;
         for p in &self.positions {
             let w = super::error::WORLD_EXTENT;
             super::error::check_components("position", *p, -w, w, "components in [-1e4, 1e4] m")?;

@@ -5,7 +5,7 @@
 use glam::Vec3;
 
 use crate::sim::collision::{Collider, PosedCollider};
-use crate::sim::error::SimError;
+use crate::sim::error::{check_len, SimError, MAX_COLLIDERS};
 use crate::sim::interaction::Ray;
 
 /// Every collider where it is now, where its path starts, the drag asked for the next step
@@ -27,6 +27,7 @@ pub(crate) struct Colliders {
 impl Colliders {
     /// Validated colliders `homes`, placed on their paths at time `time` (s).
     pub fn new(homes: Vec<Collider>, time: f64) -> Result<Self, SimError> {
+        check_len("colliders", homes.len(), MAX_COLLIDERS, "at most 256 colliders")?;
         homes.iter().try_for_each(Collider::validate)?;
         let mut colliders = Self {
             moves: vec![Vec3::ZERO; homes.len()],
