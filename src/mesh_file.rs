@@ -29,8 +29,9 @@ pub enum MeshFileError {
         /// The OS error (or why the file was refused, see [`crate::input_file`]).
         error: std::io::Error,
     },
-    /// The text is not a usable mesh; `line` is 1-based (0 when the whole file is at fault).
-    #[error("{}:{line}: {message}", path.display())]
+    /// The text is not a usable mesh; `line` is 1-based (0 when the whole file is at fault,
+    /// and then no line is printed).
+    #[error("{}{}: {message}", path.display(), at_line(*line))]
     Invalid {
         /// The file.
         path: PathBuf,
@@ -39,6 +40,15 @@ pub enum MeshFileError {
         /// What is wrong.
         message: String,
     },
+}
+
+/// ":LINE" for a 1-based line, nothing for 0 (the whole file).
+fn at_line(line: usize) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(":{line}")
+    }
 }
 
 /// Reads the OBJ file at `path` into a checked triangle mesh.

@@ -56,6 +56,10 @@ pub enum MeshPins {
     Lowest(f32),
 }
 
+/// Largest vertex coordinate a mesh file may use, in its own units (before `scale`): room
+/// for a model in millimetres of a 10 km scene, far below where f32 areas overflow.
+pub const MAX_MESH_COORDINATE: f32 = 1.0e7;
+
 /// What is wrong with a mesh, and where.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MeshDefect {
@@ -153,6 +157,7 @@ impl TriangleMesh {
         if !self.corner_uvs.is_empty() && self.corner_uvs.len() != self.triangles.len() {
             return Err(MeshDefect::Mesh("texture coordinates for only some triangles".into()));
         }
+        self.check_coordinates()?;
         let mut used = vec![false; self.positions.len()];
         for (t, tri) in self.triangles.iter().enumerate() {
             self.check_triangle(t, *tri)?;
@@ -165,6 +170,25 @@ impl TriangleMesh {
             });
         }
         self.check_edges()
+    }
+
+    /// Every vertex finite and within ±[`MAX_MESH_COORDINATE`], so areas and lengths are
+    /// finite (coordinates of 3e38 overflowed them and read as "no area").
+    fn check_coordinates(&self) -> Result<(), MeshDefect> {
+        let outside = |p: &Vec3| !(p.is_finite() && p.abs().max_element() <= MAX_MESH_COORDINATE);
+        match self.positions.iter().position(outside) {
+            Some(vertex) => {
+                let p = self.positions[vertex];
+                Err(MeshDefect::Vertex {
+                    vertex,
+                    message: format!(
+                        "coordinates ({:?}, {:?}, {:?}) are not finite or beyond ±{MAX_MESH_COORDINATE:e} (scale the mesh into metres)",
+                        p.x, p.y, p.z
+                    ),
+                })
+            }
+            None => Ok(()),
+        }
     }
 
     fn check_triangle(&self, t: usize, tri: [u32; 3]) -> Result<(), MeshDefect> {

@@ -30,6 +30,9 @@
 //!   material bit for bit, round trips and errors at file:line:col);
 //! - [`obj_export`]: issue 32's OBJ export (every vertex's rest-shape texture coordinates,
 //!   kept by torn and cut vertices; the file loads back);
+//! - [`hostile_inputs`]: issue 34's bounded inputs (devices, FIFOs and huge files refused
+//!   within 1 s in under 100 MB, short messages for enormous broken lines, non-UTF-8 text
+//!   placed, colliders and pin lists capped, a missing mesh placed in its preset);
 //! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands (and the window
 //!   run's `--out`, refused without `--frames`);
 //! - [`architecture`]: issue 30's layout rules (file length, imports inside the engine).
@@ -41,6 +44,7 @@ mod docs;
 mod files;
 mod fuzz;
 mod grab;
+mod hostile_inputs;
 mod materials;
 mod moving_colliders;
 mod obj_export;
