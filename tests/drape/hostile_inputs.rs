@@ -21,6 +21,8 @@ struct Run {
 /// (`wait4`'s resource usage is that child's alone, whatever else the test process runs).
 fn simulate(preset: &Path) -> Run {
     let started = Instant::now();
+    // Reaped by `wait4` below, which `Child::wait` cannot replace (it returns no usage).
+    #[allow(clippy::zombie_processes)]
     let child = Command::new(env!("CARGO_BIN_EXE_drape"))
         .args(["simulate", "--frames", "1", "--preset"])
         .arg(preset)
@@ -142,7 +144,7 @@ fn more_colliders_than_the_cap_are_refused_at_the_colliders_key() {
 
 #[test]
 fn a_pin_list_longer_than_the_grid_is_refused() {
-    let pins = vec!["(0, 0)"; 5].join(", ");
+    let pins = ["(0, 0)"; 5].join(", ");
     let text = format!("(\n    cloth: (columns: 2, rows: 2, pins: List([{pins}])),\n)\n");
     let error = Preset::parse(&text, Path::new("pins.ron")).unwrap_err().to_string();
     assert!(
