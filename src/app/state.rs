@@ -549,6 +549,23 @@ mod tests {
         preset
     }
 
+    /// Issue 34: a FIFO named like a preset hung the list (its read waited for a writer).
+    #[test]
+    fn a_fifo_in_the_presets_folder_is_listed_as_broken_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        small_preset().save(&dir.path().join("good.ron")).unwrap();
+        let fifo = dir.path().join("pipe.ron");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let list = list_presets(dir.path());
+        let labels: Vec<String> = list.iter().map(PresetEntry::label).collect();
+        assert_eq!(labels, [small_preset().name, "⚠ pipe (broken)".into()]);
+        assert!(
+            list[1].summary.contains("a FIFO (named pipe), not a regular file"),
+            "{}",
+            list[1].summary
+        );
+    }
+
     fn state_in(dir: &Path) -> AppState {
         AppState::new(small_preset(), None, dir.to_path_buf()).expect("default preset builds")
     }
