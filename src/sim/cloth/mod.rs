@@ -352,15 +352,20 @@ impl Cloth {
     fn run_substeps(&mut self, settings: FrameSettings, grip: Grip, threads: usize) -> (u32, PhaseTimes) {
         // Anchors are pinned, so they stay where they are for the whole frame.
         let held = settings.held.map(|(i, ..)| i);
-        // A cloth that tears is held by the point: the rim of a patch held in shape loads a
-        // ring round the hand, and the crack followed it and cut the patch out (the steady
-        // corner drag of `tearable_sheet` left 34 triangles in the hand; by the point, the
-        // crack runs across the sheet). Issue 32 reworks where cracks run.
-        let tears = self.tears();
-        self.take_patch(if tears { 0.0 } else { grip.radius });
+        // A cloth that tears is held by a patch too (issue 32): held by one triangle, the pull
+        // concentrated on that triangle, so the crack started nearer the hand on a finer mesh
+        // (a corner piece 0.13 of the sheet deep at 80², 0.15 at 40²); by the patch, the load
+        // leaves the hand over a fixed size and the crack starts in the same place on any mesh.
+        // (Read by single edges, cracks once followed the patch's rim and cut it out; read from
+        // the strain field, they run round it at the tear length.)
+        self.take_patch(grip.radius);
         // A cloth that tears can be pulled beyond its reach, or a pull could never tear it:
         // the tethers let go of the hand's particles (the grab then aims where it likes).
-        let mut exempt = if tears { self.hold.held_particles(&self.model) } else { Vec::new() };
+        let mut exempt = if self.tears() {
+            self.hold.held_particles(&self.model)
+        } else {
+            Vec::new()
+        };
         exempt.sort_unstable();
         let particles = &self.particles;
         self.tethers.prepare_frame(&|i| particles.position(i), held, &exempt, settings.h);
