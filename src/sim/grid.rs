@@ -255,27 +255,56 @@ impl GridSpec {
     }
 
     fn add_edges(&self, builder: &mut ModelBuilder) {
-        // docs/physics.md §2: with both diagonals the grid is isotropic with ν = 1/3.
-        let (structural, diagonal) = if self.shear { (4.0 / 3.0, 8.0 / 3.0) } else { (1.0, 0.0) };
+        let lattice = self.lattice();
         for row in 0..self.rows {
             for column in 0..self.columns {
                 let i = self.index(column, row);
                 if column + 1 < self.columns {
-                    builder.add_distance(i, i + 1, EdgeKind::Stretch, Compliance::Material(structural));
+                    builder.add_distance(i, i + 1, EdgeKind::Stretch, Compliance::Material(lattice.across));
                 }
                 if row + 1 < self.rows {
-                    builder.add_distance(i, i + self.columns, EdgeKind::Stretch, Compliance::Material(structural));
+                    builder.add_distance(i, i + self.columns, EdgeKind::Stretch, Compliance::Material(lattice.down));
                 }
             }
         }
-        if self.shear {
-            for row in 0..self.rows - 1 {
-                for column in 0..self.columns - 1 {
-                    let [tl, tr, bl, br] = self.quad(column, row);
-                    builder.add_distance(tl, br, EdgeKind::Shear, Compliance::Material(diagonal));
-                    builder.add_distance(tr, bl, EdgeKind::Shear, Compliance::Material(diagonal));
+        if let Some(diagonals) = lattice.diagonals {
+            let (span_c, span_r) = diagonals.span;
+            let shear = Compliance::Material(diagonals.coefficient);
+            for row in 0..self.rows - span_r {
+                for column in 0..self.columns - span_c {
+                    let (tl, tr) = (self.index(column, row), self.index(column + span_c, row));
+                    let (bl, br) = (self.index(column, row + span_r), self.index(column + span_c, row + span_r));
+                    builder.add_distance(tl, br, EdgeKind::Shear, shear);
+                    builder.add_distance(tr, bl, EdgeKind::Shear, shear);
                 }
             }
+        }
+    }
+
+    /// The geometric coefficients of the grid's in-plane edges, from the rest shape of its
+    /// cells (docs/physics.md §2).
+    pub fn lattice(&self) -> GridLattice {
+        let a = self.width as f64 / (self.columns - 1) as f64;
+        let b = self.height as f64 / (self.rows - 1) as f64;
+        let ladder = GridLattice {
+            across: (a / b) as f32,
+            down: (b / a) as f32,
+            diagonals: None,
+        };
+        if !self.shear {
+            return ladder;
+        }
+        let (span_c, span_r) = diagonal_span(a, b);
+        let (span_c, span_r) = (span_c.min(self.columns - 1), span_r.min(self.rows - 1));
+        let (wide, tall) = (span_c as f64 * a, span_r as f64 * b);
+        let r2 = (wide / tall).powi(2);
+        GridLattice {
+            across: (8.0 * a / (b * (9.0 - 3.0 * r2))) as f32,
+            down: (8.0 * b / (a * (9.0 - 3.0 / r2))) as f32,
+            diagonals: Some(Diagonals {
+                coefficient: (16.0 * wide * wide * tall * tall / (3.0 * a * b * (wide * wide + tall * tall))) as f32,
+                span: (span_c, span_r),
+            }),
         }
     }
 
@@ -291,6 +320,43 @@ impl GridSpec {
     fn quad(&self, column: u32, row: u32) -> [u32; 4] {
         let tl = self.index(column, row);
         [tl, tl + 1, tl + self.columns, tl + self.columns + 1]
+    }
+}
+
+/// The geometric coefficients (α · E t) of a grid's edges.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GridLattice {
+    /// Edges along the width (column to column).
+    pub across: f32,
+    /// Edges along the height (row to row).
+    pub down: f32,
+    /// The shear diagonals, if any.
+    pub diagonals: Option<Diagonals>,
+}
+
+/// A grid's shear diagonals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Diagonals {
+    /// Geometric coefficient of each diagonal.
+    pub coefficient: f32,
+    /// Cells (columns, rows) one diagonal spans.
+    pub span: (u32, u32),
+}
+
+/// Cells (columns, rows) of the block most nearly square.
+fn diagonal_span(a: f64, b: f64) -> (u32, u32) {
+    let nearest = |ratio: f64| {
+        let lo = ratio.floor().max(1.0);
+        if ratio / lo <= (lo + 1.0) / ratio {
+            lo as u32
+        } else {
+            lo as u32 + 1
+        }
+    };
+    if a <= b {
+        (nearest(b / a), 1)
+    } else {
+        (1, nearest(a / b))
     }
 }
 

@@ -702,13 +702,17 @@ impl Adjacency {
             settled.push((slot, distance));
             let source = rest[sources[slot as usize] as usize];
             let here = rest[node as usize];
-            for &(next, length) in &self.neighbour[self.start[node as usize]..self.start[node as usize + 1]] {
+            let edges = &self.neighbour[self.start[node as usize]..self.start[node as usize + 1]];
+            // Half the longest edge here: on long thin cells the line to a neighbour across the
+            // short side passes a cell's length away, not half the short edge's.
+            let width = 0.5 * edges.iter().map(|&(_, length)| length).fold(0.0, f32::max);
+            for &(next, length) in edges {
                 let there = &found[next as usize];
                 if there.len() == ANCHORS || there.iter().any(|&(s, _)| groups[s as usize] == groups[slot as usize]) {
                     continue;
                 }
                 let target = rest[next as usize];
-                let sighted = in_sight && passes_alongside(here, source, target, 0.5 * length);
+                let sighted = in_sight && passes_alongside(here, source, target, width);
                 // The straight line is never longer than the path (it can only be, when the model's
                 // positions are not a rest shape, e.g. built stretched).
                 let path = distance + length;
