@@ -385,7 +385,11 @@ pub struct Diagonals {
 fn diagonal_span(a: f64, b: f64) -> (u32, u32) {
     let nearest = |aspect: f64| {
         let below = aspect.floor().max(1.0);
-        let n = if aspect / below <= (below + 1.0) / aspect { below } else { below + 1.0 };
+        let n = if aspect / below <= (below + 1.0) / aspect {
+            below
+        } else {
+            below + 1.0
+        };
         n.min(u32::MAX as f64) as u32
     };
     if a <= b {
