@@ -29,7 +29,7 @@
 //! with a stiffness along it that no structural edge can take back (the old fixed 4/3, 8/3 on
 //! 1 mm × 9 cm cells made the sheet 93 times too stiff along them and 93 times too soft
 //! across and in shear). So a diagonal spans the block of cells most nearly square
-//! ([`diagonal_span`]: 1/2 ≤ r² ≤ 2), one from every particle, and every interior point
+//! (`diagonal_span`: 1/2 ≤ r² ≤ 2), one from every particle, and every interior point
 //! of the sheet is covered by the same number of blocks. Within a block's width of the sides
 //! fewer blocks overlap, so that strip is softer in shear, down to half at the border (none
 //! on cells up to √2 times as long as wide, where the block is the cell). Without diagonals the
@@ -109,7 +109,8 @@ pub struct GridSpec {
     /// none; each cell at most once.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pinned_at: Vec<PinnedAt>,
-    /// Add both diagonals of every quad as shear constraints. Default true.
+    /// Add shear diagonals (both diagonals of every quad, or of every block of cells most nearly
+    /// square on long cells; see the module docs). Default true.
     pub shear: bool,
     /// Add dihedral bending hinges on interior triangle edges. Default true.
     pub bending: bool,
