@@ -1067,12 +1067,14 @@ fn a_grid_stores_the_isotropic_membranes_energy_whatever_its_cells_aspect() {
             rows,
             width,
             height,
+            bending: false,
             ..GridSpec::default()
         };
         let ladder = GridSpec {
             shear: false,
             ..spec.clone()
         };
+        let (model, ladder_model) = (spec.build().unwrap(), ladder.build().unwrap());
         for strain in strains {
             let what = format!("{columns}×{rows} over {width} × {height} m, strain {strain:?}");
             let expected = membrane_energy_density(strain, 1.0 / 3.0);
