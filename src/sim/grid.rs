@@ -14,9 +14,10 @@
 //! W = [k_x a² ε_xx² + k_y b² ε_yy²]/(2ab) + k_d [(A² ε_xx + B² ε_yy)² + 4 A² B² ε_xy²]/(ab D²)
 //! ```
 //!
-//! and the isotropic membrane's is W = E t/(2(1 − ν²)) [ε_xx² + ε_yy² + 2ν ε_xx ε_yy
-//! + 2(1 − ν) ε_xy²]. Springs obey the Cauchy relation (the ε_xx ε_yy and ε_xy² terms come
-//! from the diagonals alone, in ratio 1 : 2), which forces ν = 1/3; matching the rest,
+//! and the isotropic membrane's is
+//! W = E t/(2(1 − ν²)) [ε_xx² + ε_yy² + 2ν ε_xx ε_yy + 2(1 − ν) ε_xy²]. Springs obey the
+//! Cauchy relation (the ε_xx ε_yy and ε_xy² terms come from the diagonals alone, in ratio
+//! 1 : 2), which forces ν = 1/3; matching the rest,
 //!
 //! ```text
 //! k_d = 3 E t a b D²/(16 A² B²),   k_x = E t (b/a)(9 − 3 r²)/8,   k_y = E t (a/b)(9 − 3/r²)/8,   r = A/B
