@@ -1,10 +1,41 @@
 //! Rectangular cloth: a regular grid of particles turned into a [`Model`].
 //!
-//! Every quad gets two structural edges (right and down), optionally both shear diagonals, and
-//! is split into two triangles along alternating diagonals (so bending is not biased to one
-//! direction). With diagonals the per-edge compliances are (docs/physics.md §2)
-//! α_struct = 4/(3 E t), α_diag = 8/(3 E t) (isotropic, ν = 1/3); without them α = 1/(E t).
-//! Masses are lumped from the triangles: m_i = Σ ρ_A A_t / 3.
+//! Every quad gets two structural edges (right and down), optionally shear diagonals, and is
+//! split into two triangles along alternating diagonals (so bending is not biased to one
+//! direction). Masses are lumped from the triangles: m_i = Σ ρ_A A_t / 3.
+//!
+//! **Compliances from the cell's shape** (docs/physics.md §2). A cell is a wide, b high. An
+//! edge of stiffness k (N/m) and rest vector L n stores ½ k L² (n·ε·n)² under a small
+//! homogeneous strain ε; summed over the edges one particle owns (one across, one down, both
+//! diagonals of one block A = m a wide, B = n b high, D² = A² + B²) and divided by the cell
+//! area a b, the lattice's energy density is
+//!
+//! ```text
+//! W = [k_x a² ε_xx² + k_y b² ε_yy²]/(2ab) + k_d [(A² ε_xx + B² ε_yy)² + 4 A² B² ε_xy²]/(ab D²)
+//! ```
+//!
+//! and the isotropic membrane's is
+//! W = E t/(2(1 − ν²)) [ε_xx² + ε_yy² + 2ν ε_xx ε_yy + 2(1 − ν) ε_xy²]. Springs obey the
+//! Cauchy relation (the ε_xx ε_yy and ε_xy² terms come from the diagonals alone, in ratio
+//! 1 : 2), which forces ν = 1/3; matching the rest,
+//!
+//! ```text
+//! k_d = 3 E t a b D²/(16 A² B²),   k_x = E t (b/a)(9 − 3 r²)/8,   k_y = E t (a/b)(9 − 3/r²)/8,   r = A/B
+//! ```
+//!
+//! stored as coefficients α E t: across 8a/(b(9 − 3r²)), down 8b/(a(9 − 3/r²)), diagonal
+//! 16 A² B²/(3 a b D²) — 4/3, 4/3 and 8/3 on a square cell. Both structural stiffnesses are
+//! positive only for 1/3 < r² < 3, so a cell's own diagonals serve only cells less than √3
+//! as long as wide: on a longer cell they lie almost along its length and give shear only
+//! with a stiffness along it that no structural edge can take back (the old fixed 4/3, 8/3 on
+//! 1 mm × 9 cm cells made the sheet 93 times too stiff along them and 93 times too soft
+//! across and in shear). So a diagonal spans the block of cells most nearly square
+//! (`diagonal_span`: 1/2 ≤ r² ≤ 2), one from every particle, and every interior point
+//! of the sheet is covered by the same number of blocks. Within a block's width of the sides
+//! fewer blocks overlap, so that strip is softer in shear, down to half at the border (none
+//! on cells up to √2 times as long as wide, where the block is the cell). Without diagonals the
+//! grid is a ladder of ν = 0: k_x = E t b/a, k_y = E t a/b (coefficients a/b and b/a), no
+//! shear stiffness.
 
 use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
@@ -79,7 +110,8 @@ pub struct GridSpec {
     /// none; each cell at most once.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pinned_at: Vec<PinnedAt>,
-    /// Add both diagonals of every quad as shear constraints. Default true.
+    /// Add shear diagonals (both diagonals of every quad, or of every block of cells most nearly
+    /// square on long cells; see the module docs). Default true.
     pub shear: bool,
     /// Add dihedral bending hinges on interior triangle edges. Default true.
     pub bending: bool,
@@ -257,27 +289,59 @@ impl GridSpec {
     }
 
     fn add_edges(&self, builder: &mut ModelBuilder) {
-        // docs/physics.md §2: with both diagonals the grid is isotropic with ν = 1/3.
-        let (structural, diagonal) = if self.shear { (4.0 / 3.0, 8.0 / 3.0) } else { (1.0, 0.0) };
+        let lattice = self.lattice();
         for row in 0..self.rows {
             for column in 0..self.columns {
                 let i = self.index(column, row);
                 if column + 1 < self.columns {
-                    builder.add_distance(i, i + 1, EdgeKind::Stretch, Compliance::Material(structural));
+                    builder.add_distance(i, i + 1, EdgeKind::Stretch, Compliance::Material(lattice.across));
                 }
                 if row + 1 < self.rows {
-                    builder.add_distance(i, i + self.columns, EdgeKind::Stretch, Compliance::Material(structural));
+                    builder.add_distance(i, i + self.columns, EdgeKind::Stretch, Compliance::Material(lattice.down));
                 }
             }
         }
-        if self.shear {
-            for row in 0..self.rows - 1 {
-                for column in 0..self.columns - 1 {
-                    let [tl, tr, bl, br] = self.quad(column, row);
-                    builder.add_distance(tl, br, EdgeKind::Shear, Compliance::Material(diagonal));
-                    builder.add_distance(tr, bl, EdgeKind::Shear, Compliance::Material(diagonal));
+        if let Some(diagonals) = lattice.diagonals {
+            let (span_c, span_r) = diagonals.span;
+            let shear = Compliance::Material(diagonals.coefficient);
+            for row in 0..self.rows - span_r {
+                for column in 0..self.columns - span_c {
+                    let (tl, tr) = (self.index(column, row), self.index(column + span_c, row));
+                    let (bl, br) = (self.index(column, row + span_r), self.index(column + span_c, row + span_r));
+                    builder.add_distance(tl, br, EdgeKind::Shear, shear);
+                    builder.add_distance(tr, bl, EdgeKind::Shear, shear);
                 }
             }
+        }
+    }
+
+    /// The geometric coefficients of the grid's in-plane edges, from the rest shape of its
+    /// cells (module docs; docs/physics.md §2).
+    pub fn lattice(&self) -> GridLattice {
+        let a = self.width as f64 / (self.columns - 1) as f64;
+        let b = self.height as f64 / (self.rows - 1) as f64;
+        if !self.shear {
+            return GridLattice {
+                across: (a / b) as f32,
+                down: (b / a) as f32,
+                diagonals: None,
+            };
+        }
+        let (span_c, span_r) = diagonal_span(a, b);
+        // A ribbon narrower than its cells are long cannot hold the block: its diagonals span
+        // the whole width and are steeper than the fit allows (r² < 1/3 would make the long
+        // edges' stiffness negative), so it is fitted as the nearest admissible block, stiffer
+        // along its length than the membrane.
+        let (span_c, span_r) = (span_c.min(self.columns - 1), span_r.min(self.rows - 1));
+        let (wide, tall) = (span_c as f64 * a, span_r as f64 * b);
+        let r2 = ((wide / tall).powi(2)).clamp(0.5, 2.0);
+        GridLattice {
+            across: (8.0 * a / (b * (9.0 - 3.0 * r2))) as f32,
+            down: (8.0 * b / (a * (9.0 - 3.0 / r2))) as f32,
+            diagonals: Some(Diagonals {
+                coefficient: (16.0 * wide * wide * tall * tall / (3.0 * a * b * (wide * wide + tall * tall))) as f32,
+                span: (span_c, span_r),
+            }),
         }
     }
 
@@ -293,6 +357,49 @@ impl GridSpec {
     fn quad(&self, column: u32, row: u32) -> [u32; 4] {
         let tl = self.index(column, row);
         [tl, tl + 1, tl + self.columns, tl + self.columns + 1]
+    }
+}
+
+/// The geometric coefficients (α · E t, dimensionless) of a grid's in-plane edges
+/// ([`GridSpec::lattice`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GridLattice {
+    /// Structural edges along the width (column to column): 4/3 on square cells.
+    pub across: f32,
+    /// Structural edges along the height (row to row): 4/3 on square cells.
+    pub down: f32,
+    /// The shear diagonals; `None` without `shear`.
+    pub diagonals: Option<Diagonals>,
+}
+
+/// A grid's shear diagonals: both diagonals of every block of `span` cells whose top-left
+/// corner is a particle of the grid.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Diagonals {
+    /// Geometric coefficient of each diagonal: 8/3 on square cells.
+    pub coefficient: f32,
+    /// Cells (columns, rows) one diagonal spans: (1, 1) on cells up to √2 times as long as
+    /// wide, more cells across the short side on longer ones.
+    pub span: (u32, u32),
+}
+
+/// Cells (columns, rows) of the block most nearly square (1/√2 ≤ block aspect ≤ √2):
+/// a cell `a` wide and `b` high spans n cells across its short side, n the integer nearest
+/// the cell's aspect in ratio (n or n + 1, whichever is nearer its aspect by factor).
+fn diagonal_span(a: f64, b: f64) -> (u32, u32) {
+    let nearest = |aspect: f64| {
+        let below = aspect.floor().max(1.0);
+        let n = if aspect / below <= (below + 1.0) / aspect {
+            below
+        } else {
+            below + 1.0
+        };
+        n.min(u32::MAX as f64) as u32
+    };
+    if a <= b {
+        (nearest(b / a), 1)
+    } else {
+        (1, nearest(a / b))
     }
 }
 

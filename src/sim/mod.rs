@@ -84,7 +84,7 @@ pub use collision::{Collider, Motion};
 pub use constraints::MAX_PARTS as MAX_THREADS;
 pub use error::SimError;
 pub use error::{MAX_COLLIDERS, MAX_PARTICLES, WORLD_EXTENT};
-pub use grid::{tmp15_model, GridSpec, Orientation, PinMode, PinnedAt};
+pub use grid::{tmp15_model, Diagonals, GridLattice, GridSpec, Orientation, PinMode, PinnedAt};
 pub use guard::FRAME_WORK_BUDGET;
 pub use interaction::{Grab, Pick, Ray, TriangleHit};
 pub use mesh::{MeshDefect, MeshPins, TriangleMesh};

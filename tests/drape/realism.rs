@@ -9,7 +9,7 @@
 
 use drape::headless::lowest_height;
 use drape::preset::Preset;
-use drape::sim::{Cloth, Collider, Material, SolverParams};
+use drape::sim::{Cloth, Collider, GridSpec, Material, SolverParams};
 use glam::{DVec3, Vec3};
 
 use crate::common::{assert_close, grid_of, load_preset, pendulum, run, signed_distance, single_particle, validation_params, G};
@@ -112,6 +112,47 @@ fn default_curtain_rests_unstretched_at_one_height_at_every_resolution() {
         format!("the lowest particle's height varies by {spread:.4} m > 0.02 m across sizes ({table})")
     });
     failures.assert_none();
+}
+
+/// Issue 34: the default material on a 1 m square grid of long thin cells (1024 × 12 and
+/// 12 × 1024 particles: 1 mm × 9 cm cells) hangs from its top corners like a 64 × 64 grid of
+/// square ones: after a second its largest strain is within a few percent of the square
+/// grid's (it was 3.5 after 5 frames and 90 after 60, the tethers of most particles having
+/// lost their line of sight and the lattice being 93 times too stiff along the cells and too
+/// soft across), it rests (kinetic energy below a millionth of its weight times its height,
+/// as the square grid's; it rang at 30 J for a 0.15 kg cloth) and its bottom hangs at the
+/// square grid's height within 5 mm.
+#[test]
+fn a_grid_of_long_thin_cells_hangs_like_a_square_one() {
+    let material = Material::default();
+    let params = SolverParams::default();
+    let hang = |columns: u32, rows: u32| {
+        let spec = GridSpec {
+            columns,
+            rows,
+            ..GridSpec::default()
+        };
+        let mut cloth = Cloth::new(spec.build().unwrap(), &material, Vec::new()).unwrap();
+        run(&mut cloth, &params, &material, 60);
+        let weight_times_height = (material.areal_density * spec.width * spec.height) as f64 * G as f64 * spec.height as f64;
+        (
+            cloth.stats().max_strain,
+            kinetic_energy(&cloth) / weight_times_height,
+            lowest_height(&cloth),
+        )
+    };
+    let (square_strain, square_energy, square_low) = hang(64, 64);
+    assert!(
+        square_energy <= 1e-6,
+        "the square grid rests: kinetic energy {square_energy:e} × m g H"
+    );
+    for (columns, rows) in [(1024, 12), (12, 1024)] {
+        let (strain, energy, low) = hang(columns, rows);
+        let what = format!("{columns}×{rows}: max strain {strain:.4} (64×64: {square_strain:.4}), kinetic energy {energy:e} × m g H, lowest particle {low:.4} m (64×64: {square_low:.4})");
+        assert!((strain - square_strain).abs() <= 0.03, "{what}");
+        assert!(energy <= 1e-6, "{what}");
+        assert!((low - square_low).abs() <= 0.005, "{what}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------

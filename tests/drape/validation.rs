@@ -984,21 +984,110 @@ fn material_moduli_follow_the_plate_formulas() {
 
 #[test]
 fn grid_edge_coefficients_follow_the_reference_table() {
+    // Square cells: the table's 4/3 and 8/3 (1 without diagonals), unchanged by issue 34.
     for shear in [true, false] {
         let spec = GridSpec {
             columns: 4,
-            rows: 3,
+            rows: 4,
             shear,
             ..GridSpec::default()
         };
         let model = spec.build().unwrap();
         let (structural, diagonal) = if shear { (4.0 / 3.0, 8.0 / 3.0) } else { (1.0, f32::NAN) };
         let count = |kind| model.distances.iter().filter(|d| d.kind == kind).count();
-        assert_eq!(count(EdgeKind::Stretch), (3 * 3 + 4 * 2) as usize);
-        assert_eq!(count(EdgeKind::Shear), if shear { 2 * 3 * 2 } else { 0 });
+        assert_eq!(count(EdgeKind::Stretch), (3 * 4 + 4 * 3) as usize);
+        assert_eq!(count(EdgeKind::Shear), if shear { 2 * 3 * 3 } else { 0 });
         for d in &model.distances {
             let expected = if d.kind == EdgeKind::Stretch { structural } else { diagonal };
             assert_eq!(d.compliance, Compliance::Material(expected), "{d:?}");
+        }
+    }
+}
+
+/// Strain energy per rest area (J/m² per unit E t) that the edges of `spec`'s built `model`
+/// store under the small homogeneous strain `strain` (ε_xx, ε_yy, ε_xy in the grid's plane):
+/// each edge of stiffness E t/coefficient stores ½ k (l − L)² with l from the strained rest
+/// positions, and every particle owns one edge across, one down and one pair of diagonals, so
+/// each kind's mean energy per edge (pair) summed over the kinds, over the cell area, is the
+/// lattice's energy density.
+fn lattice_energy_density(spec: &GridSpec, model: &Model, strain: [f64; 3]) -> f64 {
+    let [exx, eyy, exy] = strain;
+    let deform = |p: Vec3| {
+        let (x, y) = (p.x as f64, p.y as f64);
+        (x + exx * x + exy * y, y + exy * x + eyy * y)
+    };
+    let (mut energy, mut count) = ([0.0f64; 3], [0usize; 3]);
+    for d in &model.distances {
+        let (pa, pb) = (model.positions[d.a as usize], model.positions[d.b as usize]);
+        let ((xa, ya), (xb, yb)) = (deform(pa), deform(pb));
+        let rest = pa.as_dvec3().distance(pb.as_dvec3());
+        let stretched = ((xb - xa).powi(2) + (yb - ya).powi(2)).sqrt();
+        let Compliance::Material(coefficient) = d.compliance else {
+            panic!("{d:?}")
+        };
+        let kind = match d.kind {
+            EdgeKind::Shear => 2,
+            _ if (pa.y - pb.y).abs() < 1e-9 => 0,
+            _ => 1,
+        };
+        energy[kind] += 0.5 * (stretched - rest).powi(2) / coefficient as f64;
+        count[kind] += 1;
+    }
+    let cell = (spec.width / (spec.columns - 1) as f32) as f64 * (spec.height / (spec.rows - 1) as f32) as f64;
+    let per_pair = [1.0, 1.0, 2.0];
+    (0..3)
+        .filter(|&k| count[k] > 0)
+        .map(|k| energy[k] / count[k] as f64 * per_pair[k])
+        .sum::<f64>()
+        / cell
+}
+
+/// The plane-stress membrane's energy density per unit E t at Poisson ratio `nu`.
+fn membrane_energy_density([exx, eyy, exy]: [f64; 3], nu: f64) -> f64 {
+    (exx * exx + eyy * eyy + 2.0 * nu * exx * eyy + 2.0 * (1.0 - nu) * exy * exy) / (2.0 * (1.0 - nu * nu))
+}
+
+#[test]
+fn a_grid_stores_the_isotropic_membranes_energy_whatever_its_cells_aspect() {
+    // docs/physics.md §2: with diagonals the lattice is the ν = 1/3 membrane, on square cells,
+    // on rectangles and on cells 93 times as long as wide (issue 34's 1024 × 12 on a metre);
+    // without them it is the ν = 0 membrane in stretch. Strains of 1e-4 keep the geometric
+    // nonlinearity (second order in the strain) at 1e-4 of the energy.
+    let strains = [[1e-4, 0.0, 0.0], [0.0, 1e-4, 0.0], [0.0, 0.0, 1e-4], [1e-4, -0.5e-4, 0.7e-4]];
+    for (columns, rows, width, height) in [
+        (9, 9, 1.0, 1.0),
+        (13, 9, 1.0, 1.0),
+        (9, 5, 1.0, 1.5),
+        (1024, 12, 1.0, 1.0),
+        (12, 1024, 1.0, 1.0),
+        (300, 4, 0.3, 1.0),
+    ] {
+        let spec = GridSpec {
+            columns,
+            rows,
+            width,
+            height,
+            bending: false,
+            ..GridSpec::default()
+        };
+        let ladder = GridSpec {
+            shear: false,
+            ..spec.clone()
+        };
+        let (model, ladder_model) = (spec.build().unwrap(), ladder.build().unwrap());
+        for strain in strains {
+            let what = format!("{columns}×{rows} over {width} × {height} m, strain {strain:?}");
+            let expected = membrane_energy_density(strain, 1.0 / 3.0);
+            assert_close(&what, lattice_energy_density(&spec, &model, strain), expected, 1e-3 * expected);
+            if strain[2] == 0.0 {
+                let expected = membrane_energy_density(strain, 0.0);
+                assert_close(
+                    &format!("ladder {what}"),
+                    lattice_energy_density(&ladder, &ladder_model, strain),
+                    expected,
+                    1e-3 * expected,
+                );
+            }
         }
     }
 }

@@ -26,10 +26,16 @@
 //! (on a grid of 1.26 × 0.95 cm cells a path to a far corner is 11 % longer than the straight
 //! line), so the search also carries *line of sight*: a particle reached from a particle in
 //! sight of the anchor, with the straight rest-space line from the anchor passing within half
-//! an edge length of that particle, is in sight too and gets the straight-line rest distance.
+//! that particle's longest edge of it, is in sight too and gets the straight-line rest
+//! distance. (Half the edge walked along is not enough on long thin cells: on a 12 × 1024
+//! grid of 9 cm × 1 mm cells the line from a top corner to the particle 5.4 cm down the next
+//! column passes 4.6 cm from its neighbour on the corner's column, more than half the 9 cm
+//! edge, and 0.9 mm from the one above it, more than half the 1 mm edge; so every particle
+//! beyond lost its sight and got the longer path length, and the sheet sagged there, held only
+//! by its one-sweep solve; docs/physics.md §5.)
 //! A cut or a hole breaks the line of sight (the line would have to jump across it), and the
 //! particles behind it get the length of the path around it. So tethers are exact on an uncut
-//! flat sheet and never pull the cloth across a cut (at worst by an edge length at the tip).
+//! flat sheet and never pull the cloth across a cut (at worst by half an edge length at the tip).
 
 //! Tethers are rebuilt whenever pins or the topology change (pin toggles, a Shift-release,
 //! tearing and cutting, which can free a piece from every pin); a new cloth builds its own.
@@ -702,13 +708,17 @@ impl Adjacency {
             settled.push((slot, distance));
             let source = rest[sources[slot as usize] as usize];
             let here = rest[node as usize];
-            for &(next, length) in &self.neighbour[self.start[node as usize]..self.start[node as usize + 1]] {
+            let edges = &self.neighbour[self.start[node as usize]..self.start[node as usize + 1]];
+            // Half the longest edge here: on long thin cells the line to a neighbour across the
+            // short side passes a cell's length away, not half the short edge's.
+            let width = 0.5 * edges.iter().map(|&(_, length)| length).fold(0.0, f32::max);
+            for &(next, length) in edges {
                 let there = &found[next as usize];
                 if there.len() == ANCHORS || there.iter().any(|&(s, _)| groups[s as usize] == groups[slot as usize]) {
                     continue;
                 }
                 let target = rest[next as usize];
-                let sighted = in_sight && passes_alongside(here, source, target, 0.5 * length);
+                let sighted = in_sight && passes_alongside(here, source, target, width);
                 // The straight line is never longer than the path (it can only be, when the model's
                 // positions are not a rest shape, e.g. built stretched).
                 let path = distance + length;
