@@ -8,11 +8,12 @@
 //! a sleeping OS thread costs 15–20 µs on the development VM (and up to milliseconds once its
 //! core has gone idle), more than many waits last, so every wait first spins (about 45 µs),
 //! then yields its time slice for a while, and only then sleeps until the thread it waits for
-//! signals the change ([`Sleepers`]). A wait that outlasts the spin is one whose partner is
-//! not running: more threads than cores ([`with_assumed_cores`]), or a core taken by another
-//! program. Sleeping then gives the core to the thread that has the work, where spinning or
-//! yielding forever took it from it (16 threads on 2 cores ran a step 10 times slower than
-//! one thread, most of it in `sched_yield`). Between jobs the idle workers spin, then yield
+//! signals the change ([`Sleepers`]). A wait that outlasts the spin and the yields is mostly
+//! one whose partner is not running: more threads than cores ([`with_assumed_cores`]), or a
+//! core taken by another program. Sleeping then gives the core to the thread that has the
+//! work, where spinning or yielding forever took it from it (16 threads on 2 cores ran a step
+//! 10 times slower than one thread, most of it in `sched_yield`; sleeping, about as fast as
+//! one: docs/performance.md). Between jobs the idle workers spin, then yield
 //! for a few milliseconds (the caller's serial work between frames), then park.
 //!
 //! The solver never asks for more threads than the machine has cores
