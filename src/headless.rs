@@ -9,7 +9,7 @@ use glam::Vec3;
 use serde::Serialize;
 
 pub use crate::sim::ReferenceSolver;
-use crate::sim::{tmp15_model, Cloth, Material, SimError, SolverParams, TexturedVertices};
+use crate::sim::{available_cores, tmp15_model, Cloth, Material, SimError, SolverParams, TexturedVertices};
 
 /// Writes the cloth's current surface as OBJ: `v` positions (m), `vt` rest-shape texture
 /// coordinates, `vn` smooth normals and `f v/vt/vn` faces. Split (torn) vertices are written
@@ -90,6 +90,13 @@ pub struct SimulateSummary {
     pub self_contacts: usize,
     /// Mean wall time per frame spent on self-contacts (ms; part of `ms_per_frame`).
     pub self_contact_ms: f64,
+    /// Solver threads used: `threads_requested` (or the automatic choice for 0), at most
+    /// `cores` ([`Cloth::threads_used`]).
+    pub threads: u32,
+    /// Threads asked for (the preset's `threads` or `--threads`; 0 = automatic).
+    pub threads_requested: u32,
+    /// The machine's cores, which cap the threads ([`crate::sim::available_cores`]).
+    pub cores: usize,
 }
 
 /// Runs `frames` frames of `cloth` and summarises the end state.
@@ -115,6 +122,9 @@ pub fn simulate(cloth: &mut Cloth, params: &SolverParams, material: &Material, f
         min_y: lowest_height(cloth),
         self_contacts: stats.self_contacts,
         self_contact_ms: per_frame(self_contact_ms),
+        threads: cloth.threads_used(params),
+        threads_requested: params.threads,
+        cores: available_cores(),
     })
 }
 
@@ -147,8 +157,13 @@ pub struct BenchReport {
     pub substeps: u32,
     /// Iterations per substep.
     pub iterations: u32,
-    /// Worker threads used.
+    /// Worker threads used: `threads_requested` (or the automatic choice for 0), at most
+    /// `cores` ([`Cloth::threads_used`]).
     pub threads: u32,
+    /// Threads asked for (`--threads`; 0 = automatic).
+    pub threads_requested: u32,
+    /// The machine's cores, which cap the threads ([`crate::sim::available_cores`]).
+    pub cores: usize,
     /// Frames timed.
     pub steps: u64,
     /// Wall time of the timed frames (s).
@@ -217,6 +232,8 @@ pub fn bench(
         substeps: params.substeps,
         iterations: params.iterations,
         threads: cloth.threads_used(params),
+        threads_requested: params.threads,
+        cores: available_cores(),
         steps: frames,
         seconds,
         steps_per_s: frames as f64 / seconds,
@@ -256,7 +273,7 @@ fn time_frames(length: BenchLength, mut frame: impl FnMut() -> Result<(), SimErr
 }
 
 /// Benchmarks the [`ReferenceSolver`] on the tmp15 workload; the report has the same keys as
-/// [`bench()`] with `solver: "reference"` and `threads: 1`.
+/// [`bench()`] with `solver: "reference"` and `threads: 1` (whatever `threads_requested`).
 pub fn bench_reference(grid: u32, params: &SolverParams, length: BenchLength) -> Result<BenchReport, SimError> {
     params.validate()?;
     let model = tmp15_model(grid)?;
@@ -275,6 +292,8 @@ pub fn bench_reference(grid: u32, params: &SolverParams, length: BenchLength) ->
         substeps: params.substeps,
         iterations: params.iterations,
         threads: 1,
+        threads_requested: params.threads,
+        cores: available_cores(),
         steps: frames,
         seconds,
         steps_per_s: frames as f64 / seconds,

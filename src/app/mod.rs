@@ -171,7 +171,13 @@ struct RunReport {
     step_ms: f64,
     /// Mean milliseconds per frame building and submitting the cloth meshes.
     upload_ms: f64,
+    /// Solver threads used: `threads_requested` (or the automatic choice for 0), at most
+    /// `cores`.
     threads: u32,
+    /// Threads asked for (the preset's `threads` or `--threads`; 0 = automatic).
+    threads_requested: u32,
+    /// The machine's cores, which cap the threads.
+    cores: usize,
     chunks: usize,
     /// Luminance standard deviation of the saved screenshot (with `--screenshot`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -560,6 +566,8 @@ impl App {
             step_ms: totals.step_ms / frames,
             upload_ms: totals.upload_ms / frames,
             threads: cloth.threads_used(&self.state.step_params()),
+            threads_requested: self.state.step_params().threads,
+            cores: drape::sim::available_cores(),
             chunks: self.renderer.chunk_count(),
             screenshot_luma_std: shot.map(|s| s.luma_std),
             screenshot_colours: shot.map(|s| s.colours),

@@ -440,7 +440,7 @@ impl Panels {
             };
             let fps = if times.frame_s > 0.0 { 1.0 / times.frame_s } else { 0.0 };
             row("fps", format!("{fps:.0}"), "Rendered frames per second");
-            let threads = threads_label(state.step_params().threads, stats.threads);
+            let threads = threads_label(state.step_params().threads, stats.threads, drape::sim::available_cores());
             row("step", format!("{:.2} ms · {threads}", times.step_ms), THREADS_TIP);
             row(
                 "mesh",
@@ -1080,14 +1080,16 @@ fn view_panel(ui: &mut Ui, view: &mut ViewOptions) {
 
 /// Hover text of the Stats panel's step row.
 const THREADS_TIP: &str = "Solver wall time per rendered frame, and the threads the last step ran on. \
-A cloth of fewer than 4096 particles runs on one thread whatever is asked; a larger one on up to 16. \
+A cloth of fewer than 4096 particles runs on one thread whatever is asked; a larger one on up to 16, \
+but never on more threads than this machine has cores (more would only wait for each other). \
 Results are the same on any number of threads.";
 
 /// The threads the last step ran on, and how many were asked for when that differs
-/// (`asked` 0 = automatic).
-fn threads_label(asked: u32, ran: u32) -> String {
+/// (`asked` 0 = automatic), with the machine's `cores` when they were the cap.
+fn threads_label(asked: u32, ran: u32, cores: usize) -> String {
     match asked {
         0 => format!("{ran} thread(s), auto"),
+        asked if asked > ran && ran as usize == cores => format!("{ran} of {asked} threads ({cores} cores)"),
         asked if asked != ran => format!("{ran} of {asked} threads"),
         _ => format!("{ran} thread(s)"),
     }
@@ -1099,9 +1101,11 @@ mod tests {
 
     #[test]
     fn the_step_row_says_when_fewer_threads_ran_than_were_asked() {
-        assert_eq!(threads_label(0, 2), "2 thread(s), auto");
-        assert_eq!(threads_label(2, 2), "2 thread(s)");
-        assert_eq!(threads_label(8, 2), "2 of 8 threads");
+        assert_eq!(threads_label(0, 2, 2), "2 thread(s), auto");
+        assert_eq!(threads_label(2, 2, 2), "2 thread(s)");
+        assert_eq!(threads_label(8, 2, 2), "2 of 8 threads (2 cores)");
+        // A cloth too small to split, on a bigger machine.
+        assert_eq!(threads_label(8, 1, 4), "1 of 8 threads");
     }
 
     #[test]

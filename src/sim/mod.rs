@@ -89,6 +89,7 @@ pub use guard::FRAME_WORK_BUDGET;
 pub use interaction::{Grab, Pick, Ray, TriangleHit};
 pub use mesh::{MeshDefect, MeshPins, TriangleMesh};
 pub use model::{Compliance, DistanceConstraint, EdgeKind, Hinge, Model, ModelBuilder};
+pub use parallel::{available_cores, with_assumed_cores};
 pub use params::{Material, SolverParams};
 pub use particles::Particles;
 pub use pressure::{PressureBody, PressureVolume};

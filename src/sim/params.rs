@@ -66,9 +66,10 @@ pub struct SolverParams {
     /// larger budget lets a strained cloth split in many places in one frame and shred. Range
     /// 0 to 1 000 000.
     pub max_splits_per_step: u32,
-    /// Threads for the constraint solve (0 = pick by cloth size and the machine's cores).
-    /// Results are bit-identical for every thread count. A cloth of fewer than 4 096 particles
-    /// runs on one. Default 0; range 0 to [`super::MAX_THREADS`] (16).
+    /// Threads for the constraint solve (0 = pick by cloth size and the machine's cores),
+    /// never more than the machine's cores ([`crate::sim::Cloth::threads_used`]). Results are
+    /// bit-identical for every thread count. A cloth of fewer than 4 096 particles runs on
+    /// one. Default 0; range 0 to [`super::MAX_THREADS`] (16).
     pub threads: u32,
     /// Compliance α of the soft grab ([`crate::sim::Cloth::grab_point`]) in m/N: how far the
     /// grabbed patch trails the cursor per newton of pull (the hard grab,

@@ -32,7 +32,7 @@ fn number(value: &Value, key: &str) -> f64 {
     value[key].as_f64().unwrap_or_else(|| panic!("`{key}` is not a number in {value}"))
 }
 
-const SIMULATE_KEYS: [&str; 9] = [
+const SIMULATE_KEYS: [&str; 12] = [
     "frames",
     "particles",
     "constraints",
@@ -42,6 +42,9 @@ const SIMULATE_KEYS: [&str; 9] = [
     "ms_per_frame",
     "self_contacts",
     "self_contact_ms",
+    "threads",
+    "threads_requested",
+    "cores",
 ];
 
 /// Checks an OBJ file of an untorn grid: finite `v`, `vt` and unit `vn` lines, one of each
@@ -155,13 +158,16 @@ fn simulate_with_a_missing_preset_exits_2() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("no-such-file.ron"));
 }
 
-const BENCH_KEYS: [&str; 13] = [
+const BENCH_KEYS: [&str; 16] = [
     "workload",
     "grid",
     "particles",
     "constraints",
     "substeps",
     "iterations",
+    "threads",
+    "threads_requested",
+    "cores",
     "steps",
     "seconds",
     "steps_per_s",
@@ -197,6 +203,33 @@ fn bench_tmp15_reports_the_documented_keys_and_constraint_count() {
     // The cloth starts with its bottom row at y = 2.2 and can only sag below it.
     let ymin = number(&report, "ymin");
     assert!(ymin.is_finite() && ymin < 2.2, "ymin {ymin}");
+}
+
+/// `bench` and `simulate` say how many threads were asked for, how many ran, and the cores
+/// that capped them: 16 asked for a cloth of more than 4 096 particles run on min(16, cores).
+#[test]
+fn bench_and_simulate_report_the_threads_asked_for_and_the_cap() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let runs = [
+        drape(&["bench", "--grid", "65", "--frames", "1", "--threads", "16"]),
+        drape(&[
+            "simulate",
+            "--preset",
+            "presets/falling_strip.ron",
+            "--frames",
+            "1",
+            "--threads",
+            "16",
+        ]),
+    ];
+    for output in runs {
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let report = json_line(&output, &["threads", "threads_requested", "cores"]);
+        assert!(number(&report, "particles") > 4096.0, "{report}");
+        assert_eq!(number(&report, "threads_requested"), 16.0, "{report}");
+        assert_eq!(number(&report, "cores"), cores as f64, "{report}");
+        assert_eq!(number(&report, "threads"), cores.min(16) as f64, "{report}");
+    }
 }
 
 #[test]

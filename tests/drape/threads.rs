@@ -1,10 +1,12 @@
 //! Thread counts through the public API: a cloth large enough to be split (more than 4 096
 //! particles), torn while it runs, and the tmp15 workload must give bit-identical positions on
-//! every thread count from 1 to 8, each step running on as many threads as it asked for. (On
-//! a 2-core machine the oversubscribed runs are slow but must still be exact.)
+//! every thread count from 1 to 8 (tmp15 also 16), each step running on as many threads as it
+//! asked for. A step never uses more threads than the machine has cores, so these tests assume
+//! a 16-core machine ([`with_assumed_cores`]): on 2 cores the oversubscribed runs are slow
+//! (their waits sleep) but must still be exact. And the cap itself, on any machine.
 
 use drape::headless::{tmp15_cloth, tmp15_material, tmp15_params};
-use drape::sim::{Cloth, Collider, GridSpec, Material, SolverParams, TriangleHit, MAX_THREADS};
+use drape::sim::{available_cores, with_assumed_cores, Cloth, Collider, GridSpec, Material, SolverParams, TriangleHit, MAX_THREADS};
 use glam::Vec3;
 
 /// An 80 × 64 curtain (5 120 particles, about 33 000 constraints) over the ground, pinned at
@@ -81,13 +83,17 @@ fn yank(threads: u32, soft: bool) -> Run {
 
 #[test]
 fn a_torn_curtain_of_5120_particles_is_bit_identical_on_1_to_8_threads() {
-    torn_curtain_is_bit_identical(false);
+    with_assumed_cores(MAX_THREADS, || {
+        torn_curtain_is_bit_identical(false);
+    })
 }
 
 /// The same with the soft grab, solved in the tail between barriers (by thread 0).
 #[test]
 fn a_softly_grabbed_torn_curtain_is_bit_identical_on_1_to_8_threads() {
-    torn_curtain_is_bit_identical(true);
+    with_assumed_cores(MAX_THREADS, || {
+        torn_curtain_is_bit_identical(true);
+    })
 }
 
 fn torn_curtain_is_bit_identical(soft: bool) {
@@ -118,11 +124,13 @@ fn tmp15(threads: u32) -> Run {
 }
 
 #[test]
-fn tmp15_is_bit_identical_on_1_to_8_threads() {
-    let one = tmp15(1);
-    for threads in 2..=8 {
-        assert!(tmp15(threads) == one, "{threads} threads: positions differ from one thread's");
-    }
+fn tmp15_is_bit_identical_on_1_to_8_and_16_threads() {
+    with_assumed_cores(MAX_THREADS, || {
+        let one = tmp15(1);
+        for threads in (2..=8).chain([MAX_THREADS as u32]) {
+            assert!(tmp15(threads) == one, "{threads} threads: positions differ from one thread's");
+        }
+    })
 }
 
 #[test]
@@ -140,4 +148,48 @@ fn more_threads_than_the_engine_can_use_are_refused_with_the_range() {
         ..SolverParams::default()
     };
     assert_eq!(small.threads_used(&eight), 1);
+}
+
+/// Asked-for threads are capped at the cores: on an assumed machine of 1, 2, 3 and 16 cores a
+/// splittable cloth uses min(asked, cores) threads, and a step runs on that many; on this
+/// machine never more than its cores.
+#[test]
+fn asked_for_threads_are_capped_at_the_cores() {
+    let mut cloth = tmp15_cloth(64).unwrap();
+    assert_eq!(cloth.max_threads(), MAX_THREADS as u32, "the cloth can be split into 16 parts");
+    let asking = |threads: u32| tmp15_params(15, 1, threads);
+    for cores in [1, 2, 3, MAX_THREADS] {
+        with_assumed_cores(cores, || {
+            assert_eq!(available_cores(), cores);
+            for asked in 1..=MAX_THREADS as u32 {
+                let used = cloth.threads_used(&asking(asked));
+                assert_eq!(used, asked.min(cores as u32), "{asked} threads asked on {cores} cores");
+            }
+            // 24 000 constraints are two automatic threads' worth.
+            assert_eq!(cloth.threads_used(&asking(0)), 2.min(cores as u32), "automatic on {cores} cores");
+        });
+    }
+    let stats = with_assumed_cores(3, || cloth.step(&asking(MAX_THREADS as u32), &tmp15_material()).unwrap().clone());
+    assert_eq!(stats.threads, 3, "16 threads asked on 3 cores");
+    let machine = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(available_cores(), machine);
+    for asked in 0..=MAX_THREADS as u32 {
+        assert!(cloth.threads_used(&asking(asked)) as usize <= machine, "{asked} threads asked");
+    }
+}
+
+/// The assumed cores belong to the thread that assumes them, and the machine's come back when
+/// the closure returns, nested or panicking.
+#[test]
+fn assumed_cores_are_the_callers_alone_and_undone_after() {
+    let machine = available_cores();
+    with_assumed_cores(5, || {
+        assert_eq!(std::thread::spawn(available_cores).join().unwrap(), machine, "another thread");
+        with_assumed_cores(7, || assert_eq!(available_cores(), 7));
+        assert_eq!(available_cores(), 5, "after a nested assumption");
+    });
+    assert_eq!(available_cores(), machine);
+    let panicked = std::panic::catch_unwind(|| with_assumed_cores(9, || panic!("inside")));
+    assert!(panicked.is_err());
+    assert_eq!(available_cores(), machine, "after a panic");
 }

@@ -4,6 +4,7 @@ use crate::sim::cloth::Cloth;
 use crate::sim::collision::Collider;
 use crate::sim::grid::GridSpec;
 use crate::sim::params::{Material, SolverParams};
+use crate::sim::{with_assumed_cores, MAX_THREADS};
 
 /// Steps `cloth` and checks the step ran on as many threads as it asked for.
 fn step_on(cloth: &mut Cloth, params: &SolverParams, material: &Material) {
@@ -38,9 +39,11 @@ fn curtain(columns: u32, rows: u32) -> Cloth {
 /// some back into levels.
 #[test]
 fn one_two_and_three_threads_give_bit_identical_frames() {
-    for (columns, rows) in [(80, 60), (81, 61), (80, 64)] {
-        assert_threads_agree(&curtain(columns, rows));
-    }
+    with_assumed_cores(MAX_THREADS, || {
+        for (columns, rows) in [(80, 60), (81, 61), (80, 64)] {
+            assert_threads_agree(&curtain(columns, rows));
+        }
+    })
 }
 
 fn assert_threads_agree(base: &Cloth) {
@@ -258,7 +261,7 @@ fn automatic_threads_take_the_second_core_from_a_64_square_sheet() {
         threads: 0,
         ..SolverParams::default()
     };
-    let two = if crate::sim::parallel::available() >= 2 { 2 } else { 1 };
+    let two = if crate::sim::available_cores() >= 2 { 2 } else { 1 };
     assert_eq!(crate::headless::tmp15_cloth(64).unwrap().threads_used(&automatic), two);
     assert_eq!(crate::headless::tmp15_cloth(32).unwrap().threads_used(&automatic), 1);
 }
@@ -309,54 +312,56 @@ impl crate::sim::constraints::custom::CustomConstraint for Link {
 /// those rows together, where without them the rows stay apart.
 #[test]
 fn custom_constraints_are_solved_on_every_thread_and_bit_identical() {
-    let columns = 80;
-    let pairs: Vec<[u32; 2]> = (0..columns).map(|c| [30 * columns + c, 32 * columns + c]).collect();
-    let run = |threads: u32, with_links: bool| {
-        let mut cloth = curtain(columns, 64);
-        if with_links {
-            let distance = |[a, b]: [u32; 2]| {
-                cloth
-                    .particles()
-                    .position(a as usize)
-                    .distance(cloth.particles().position(b as usize))
+    with_assumed_cores(MAX_THREADS, || {
+        let columns = 80;
+        let pairs: Vec<[u32; 2]> = (0..columns).map(|c| [30 * columns + c, 32 * columns + c]).collect();
+        let run = |threads: u32, with_links: bool| {
+            let mut cloth = curtain(columns, 64);
+            if with_links {
+                let distance = |[a, b]: [u32; 2]| {
+                    cloth
+                        .particles()
+                        .position(a as usize)
+                        .distance(cloth.particles().position(b as usize))
+                };
+                let links: Vec<Link> = pairs
+                    .iter()
+                    .map(|&ends| Link {
+                        ends,
+                        rest: 0.5 * distance(ends),
+                        alpha: 0.0,
+                    })
+                    .collect();
+                cloth.add_constraints(links).unwrap();
+            }
+            let params = SolverParams {
+                threads,
+                ..SolverParams::default()
             };
-            let links: Vec<Link> = pairs
-                .iter()
-                .map(|&ends| Link {
-                    ends,
-                    rest: 0.5 * distance(ends),
-                    alpha: 0.0,
-                })
-                .collect();
-            cloth.add_constraints(links).unwrap();
-        }
-        let params = SolverParams {
-            threads,
-            ..SolverParams::default()
+            cloth.grab(4000).unwrap();
+            for frame in 0..30 {
+                cloth.drag_to(Vec3::new(0.3, 0.5 + frame as f32 * 0.02, 0.4));
+                step_on(&mut cloth, &params, &Material::default());
+            }
+            cloth
         };
-        cloth.grab(4000).unwrap();
-        for frame in 0..30 {
-            cloth.drag_to(Vec3::new(0.3, 0.5 + frame as f32 * 0.02, 0.4));
-            step_on(&mut cloth, &params, &Material::default());
+        // Mean distance of the linked pairs over their distance at rest.
+        let gathered = |cloth: &Cloth| {
+            let at = |positions: &dyn Fn(usize) -> Vec3, [a, b]: [u32; 2]| positions(a as usize).distance(positions(b as usize));
+            let now = |i: usize| cloth.particles().position(i);
+            let rest = |i: usize| cloth.model().positions[i];
+            pairs.iter().map(|&p| at(&now, p) / at(&rest, p)).sum::<f32>() / pairs.len() as f32
+        };
+        let one = run(1, true);
+        assert!(gathered(&one) < 0.8, "the links gather the rows: {}", gathered(&one));
+        assert!(gathered(&run(1, false)) > 0.95, "without links the rows stay apart");
+        let positions = |cloth: &Cloth| cloth.particles().positions().collect::<Vec<_>>();
+        for threads in [2, 3] {
+            let other = run(threads, true);
+            assert_eq!(other.stats().threads, threads);
+            assert!(positions(&other) == positions(&one), "threads 1 and {threads} differ");
         }
-        cloth
-    };
-    // Mean distance of the linked pairs over their distance at rest.
-    let gathered = |cloth: &Cloth| {
-        let at = |positions: &dyn Fn(usize) -> Vec3, [a, b]: [u32; 2]| positions(a as usize).distance(positions(b as usize));
-        let now = |i: usize| cloth.particles().position(i);
-        let rest = |i: usize| cloth.model().positions[i];
-        pairs.iter().map(|&p| at(&now, p) / at(&rest, p)).sum::<f32>() / pairs.len() as f32
-    };
-    let one = run(1, true);
-    assert!(gathered(&one) < 0.8, "the links gather the rows: {}", gathered(&one));
-    assert!(gathered(&run(1, false)) > 0.95, "without links the rows stay apart");
-    let positions = |cloth: &Cloth| cloth.particles().positions().collect::<Vec<_>>();
-    for threads in [2, 3] {
-        let other = run(threads, true);
-        assert_eq!(other.stats().threads, threads);
-        assert!(positions(&other) == positions(&one), "threads 1 and {threads} differ");
-    }
+    })
 }
 
 /// A custom constraint naming a particle the cloth lacks (or repeating one) is refused and
