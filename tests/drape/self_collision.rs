@@ -317,15 +317,21 @@ fn the_halves_of_a_cut_sheet_pile_without_intersecting() {
     assert!(crossings > 0, "the halves do not pass through each other without self-collision");
 }
 
-/// Edge–edge contacts: in the pile of the cut sheet some 2 cm triangles are stretched so far
-/// (edges of 3.3 cm) that two edges cross between particles kept the 2 cm thickness apart;
+/// Edge–edge contacts: in the pile of a cut sheet of a soft cloth some 2 cm triangles are
+/// stretched so far that two edges cross between particles kept the 2 cm thickness apart;
 /// with particle and face contacts alone the pile ends with triangles through each other,
 /// with edge–edge contacts with none. The edge pairs are listed by every thread and merged in
-/// one order: one and three threads give the same pile, bit for bit. The stretch viscosity is
-/// off: it calms the pile, and no triangle is then stretched that far.
+/// one order: one and three threads give the same pile, bit for bit. The cloth is a tenth as
+/// stiff as the default and the stretch viscosity is off: at the default stiffness the pile
+/// crossed only under the tethers' earlier line-of-sight rule, and since issue 34's rule it
+/// hangs differently before the pins let go and piles without crossings even without
+/// edge–edge contacts (at a tenth: 11 crossings without them).
 #[test]
 fn the_halves_of_a_cut_sheet_need_edge_edge_contacts() {
-    let undamped = |material: &mut Material| material.stretch_damping_time = 0.0;
+    let undamped = |material: &mut Material| {
+        material.youngs_modulus *= 0.1;
+        material.stretch_damping_time = 0.0;
+    };
     let without = intersecting_pairs(&cut_sheet(true, |s, m| {
         s.self_edge_edge = false;
         undamped(m);

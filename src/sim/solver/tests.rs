@@ -2,9 +2,10 @@ use glam::Vec3;
 
 use crate::sim::cloth::Cloth;
 use crate::sim::collision::Collider;
+use crate::sim::constraints::MAX_PARTS as MAX_THREADS;
 use crate::sim::grid::GridSpec;
+use crate::sim::parallel::with_assumed_cores;
 use crate::sim::params::{Material, SolverParams};
-use crate::sim::{with_assumed_cores, MAX_THREADS};
 
 /// Steps `cloth` and checks the step ran on as many threads as it asked for.
 fn step_on(cloth: &mut Cloth, params: &SolverParams, material: &Material) {
