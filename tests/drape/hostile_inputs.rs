@@ -114,12 +114,17 @@ fn a_broken_preset_of_one_long_line_gets_a_short_message() {
     assert!(run.stderr.len() <= 2000, "{} bytes of message", run.stderr.len());
 }
 
+/// The error of `Preset::load` on a file `name` holding `contents`, in a fresh directory.
+fn load_error(name: &str, contents: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, contents).unwrap();
+    Preset::load(&path).unwrap_err().to_string()
+}
+
 #[test]
 fn a_preset_that_is_not_utf8_is_placed_by_line_and_column() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("latin1.ron");
-    std::fs::write(&path, b"(\n    name: \"caf\xe9\",\n)\n").unwrap();
-    let error = Preset::load(&path).unwrap_err().to_string();
+    let error = load_error("latin1.ron", b"(\n    name: \"caf\xe9\",\n)\n");
     assert!(
         error.ends_with("latin1.ron:2:15: not UTF-8 text (a preset is RON text in UTF-8)"),
         "{error}"
@@ -155,11 +160,8 @@ fn a_pin_list_longer_than_the_grid_is_refused() {
 
 #[test]
 fn a_missing_mesh_is_reported_at_its_file_key_in_the_preset() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("scene.ron");
     let text = "(\n    version: 2,\n    objects: [\n        Mesh(\n            file: \"nowhere.obj\",\n        ),\n    ],\n)\n";
-    std::fs::write(&path, text).unwrap();
-    let error = Preset::load(&path).unwrap_err().to_string();
+    let error = load_error("scene.ron", text.as_bytes());
     // No candidate exists, so the path is named as written (crate::scene::resolve_path).
     assert!(
         error.contains("scene.ron:5:13: objects[0]: mesh file nowhere.obj: No such file"),

@@ -35,7 +35,8 @@
 //! by its one-sweep solve; docs/physics.md §5.)
 //! A cut or a hole breaks the line of sight (the line would have to jump across it), and the
 //! particles behind it get the length of the path around it. So tethers are exact on an uncut
-//! flat sheet and never pull the cloth across a cut (at worst by half an edge length at the tip).
+//! flat sheet and never pull the cloth across a cut (at worst by about the sight tolerance,
+//! half the longest edge there, at the tip).
 
 //! Tethers are rebuilt whenever pins or the topology change (pin toggles, a Shift-release,
 //! tearing and cutting, which can free a piece from every pin); a new cloth builds its own.
