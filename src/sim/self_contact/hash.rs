@@ -1,10 +1,14 @@
 //! A spatial hash of points, after Ten Minute Physics 15's `Hash`: space is cut into cubic
 //! cells of a given edge, each cell is mapped to one of a power-of-two number of buckets by a
-//! hash of its integer coordinates, and the points are stored by bucket in one flat array,
+//! hash of its integer coordinates, and the points are stored by bucket in flat arrays,
 //! filled by a counting sort (count the points of each bucket, prefix sums give where each
 //! bucket starts, then place the points). Filling is O(n) and allocates nothing once the
-//! arrays have grown. Cells far apart may share a bucket, so each entry keeps its cell and a
-//! query of a cell skips the entries of the others.
+//! arrays have grown. Cells far apart may share a bucket, so each entry keeps its cell (as a
+//! packed [`CellKey`]) and a query of a cell skips the entries of the others.
+//!
+//! Each entry also keeps a copy of its point, so a query reads one bucket's points from one
+//! run of memory (the buckets' runs follow each other) instead of looking each point up by its
+//! index, and the distance tests over a bucket run without branches ([`SpatialHash::near`]).
 //!
 //! With a cell edge at least the largest distance looked for, two points that close lie in the
 //! same or neighbouring cells; [`HALF_STENCIL`] visits each such pair of cells once.
@@ -17,12 +21,26 @@ use glam::{IVec3, Vec3};
 pub(super) struct SpatialHash {
     /// Cell edge in m.
     edge: f32,
-    /// First entry of each bucket (`buckets + 1` entries), and the points by bucket with
-    /// their cells (so a bucket shared by two cells yields each point once).
+    /// First entry of each bucket (`buckets + 1` entries), and the entries by bucket: each
+    /// point's index, a copy of the point (x, y, z) and its cell's key (so a bucket shared by
+    /// two cells yields each point once).
     bucket_start: Vec<u32>,
-    entries: Vec<(u32, IVec3)>,
-    /// Scratch: the counting sort's fill pointers.
+    entry_index: Vec<u32>,
+    entry_points: Vec<[f32; 3]>,
+    entry_keys: Vec<CellKey>,
+    /// Scratch: each point's cell, and the counting sort's fill pointers.
+    cells: Vec<IVec3>,
     fill: Vec<u32>,
+}
+
+/// A cell's coordinates packed into one integer, 21 bits each (wrapping): cells that differ
+/// by less than 2²¹ in every coordinate — any two a query compares — have different keys.
+pub(super) type CellKey = u64;
+
+/// The [`CellKey`] of `cell`.
+pub(super) fn cell_key(cell: IVec3) -> CellKey {
+    const MASK: u64 = (1 << 21) - 1;
+    (cell.x as u32 as u64 & MASK) | (cell.y as u32 as u64 & MASK) << 21 | (cell.z as u32 as u64 & MASK) << 42
 }
 
 impl SpatialHash {
@@ -31,22 +49,56 @@ impl SpatialHash {
     pub(super) fn fill(&mut self, points: &[Vec3], edge: f32) {
         let buckets = (2 * points.len()).max(2).next_power_of_two();
         self.edge = edge;
+        self.cells.clear();
+        self.cells.extend(points.iter().map(|&p| cell_of(p, edge)));
         self.bucket_start.clear();
         self.bucket_start.resize(buckets + 1, 0);
-        for &p in points {
-            self.bucket_start[bucket_of(cell_of(p, edge), buckets) + 1] += 1;
+        for &c in &self.cells {
+            self.bucket_start[bucket_of(c, buckets) + 1] += 1;
         }
         for b in 0..buckets {
             self.bucket_start[b + 1] += self.bucket_start[b];
         }
         self.fill.clone_from(&self.bucket_start);
-        self.entries.resize(points.len(), (0, IVec3::ZERO));
-        for (i, &p) in points.iter().enumerate() {
-            let c = cell_of(p, edge);
+        self.entry_index.resize(points.len(), 0);
+        self.entry_points.resize(points.len(), [0.0; 3]);
+        self.entry_keys.resize(points.len(), 0);
+        for (i, (&c, p)) in self.cells.iter().zip(points).enumerate() {
             let b = bucket_of(c, buckets);
-            self.entries[self.fill[b] as usize] = (i as u32, c);
+            let slot = self.fill[b] as usize;
+            self.entry_index[slot] = i as u32;
+            self.entry_points[slot] = p.to_array();
+            self.entry_keys[slot] = cell_key(c);
             self.fill[b] += 1;
         }
+    }
+
+    /// Appends to `near` every point of `cell` closer to `p` than `reach` (m) whose index is
+    /// above `after` (`None`: any), as (index, squared distance in m²), ascending by index.
+    /// The bucket's points are tested without branches and kept by a branch-free append, so
+    /// the many near misses of a query cost no mispredicted branches.
+    pub(super) fn near(&self, cell: IVec3, p: Vec3, reach: f32, after: Option<u32>, near: &mut Vec<(u32, f32)>) {
+        let run = self.bucket(cell);
+        let (key, reach2, after) = (cell_key(cell), reach * reach, after.map_or(-1, i64::from));
+        near.reserve(run.len());
+        let (start, spare) = (near.len(), near.spare_capacity_mut());
+        let mut kept = 0;
+        let entries = self.entry_index[run.clone()].iter().zip(&self.entry_points[run.clone()]);
+        for ((&index, point), &entry_key) in entries.zip(&self.entry_keys[run]) {
+            let distance2 = p.distance_squared(Vec3::from_array(*point));
+            spare[kept].write((index, distance2));
+            let keep = entry_key == key && distance2 < reach2 && i64::from(index) > after;
+            kept += usize::from(keep);
+        }
+        // SAFETY: the first `kept` spare elements were written above (each write lands at
+        // `kept`, which only grows past written elements), within the reserved capacity.
+        unsafe { near.set_len(start + kept) };
+    }
+
+    /// The entries of `cell`'s bucket (those of other cells sharing it included).
+    fn bucket(&self, cell: IVec3) -> std::ops::Range<usize> {
+        let b = bucket_of(cell, self.bucket_start.len() - 1);
+        self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize
     }
 
     /// The cell edge in m.
@@ -61,11 +113,12 @@ impl SpatialHash {
 
     /// The points in `cell`, as indices into the points last filled, ascending.
     pub(super) fn in_cell(&self, cell: IVec3) -> impl Iterator<Item = u32> + '_ {
-        let b = bucket_of(cell, self.bucket_start.len() - 1);
-        self.entries[self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize]
+        let (run, key) = (self.bucket(cell), cell_key(cell));
+        self.entry_index[run.clone()]
             .iter()
-            .filter(move |e| e.1 == cell)
-            .map(|e| e.0)
+            .zip(&self.entry_keys[run])
+            .filter(move |e| *e.1 == key)
+            .map(|e| *e.0)
     }
 }
 
@@ -77,9 +130,16 @@ fn bucket_of(cell: IVec3, buckets: usize) -> usize {
     (mixed >> (64 - buckets.trailing_zeros())) as usize & (buckets - 1)
 }
 
-/// The cell of `p` for cell edge `edge` (m).
+/// The cell of `p` for cell edge `edge` (m): ⌊p / edge⌋, each coordinate saturated to the
+/// `i32` range. The floor is taken from the truncation (a correction of one below zero), the
+/// same value as `f32::floor` without its library call on targets without SSE4.1.
 fn cell_of(p: Vec3, edge: f32) -> IVec3 {
-    (p / edge).floor().as_ivec3()
+    let floor = |x: f32| {
+        let truncated = x as i32;
+        truncated.saturating_sub(i32::from(x < truncated as f32))
+    };
+    let q = p / edge;
+    IVec3::new(floor(q.x), floor(q.y), floor(q.z))
 }
 
 /// The cell itself and the 13 of its 26 neighbours with (z, y, x) lexicographically ahead of
@@ -133,6 +193,39 @@ mod tests {
             assert_eq!(hash.in_cell(cell).collect::<Vec<_>>(), expected);
         }
         assert_eq!(hash.in_cell(IVec3::splat(-7)).count(), 0);
+    }
+
+    /// A query of a cell's near points yields exactly the points of that cell within reach
+    /// and after the given index, ascending, with their squared distances.
+    #[test]
+    fn near_yields_the_cells_points_within_reach_after_an_index() {
+        let points = points(300);
+        let mut hash = SpatialHash::default();
+        hash.fill(&points, 0.1);
+        let (p, reach) = (Vec3::new(0.5, 0.5, 0.5), 0.12);
+        for cell in points.iter().map(|&q| hash.cell(q)) {
+            for after in [None, Some(150)] {
+                let mut near = vec![(7, 7.0)];
+                hash.near(cell, p, reach, after, &mut near);
+                let expected: Vec<(u32, f32)> = (0..points.len() as u32)
+                    .filter(|&i| hash.cell(points[i as usize]) == cell && after.is_none_or(|a| i > a))
+                    .map(|i| (i, p.distance_squared(points[i as usize])))
+                    .filter(|&(_, d2)| d2 < reach * reach)
+                    .collect();
+                assert_eq!(near[0], (7, 7.0), "what was in the buffer stays");
+                assert_eq!(near[1..], expected[..]);
+            }
+        }
+    }
+
+    /// Cells are the floor of the coordinates over the edge, below zero and at its boundaries
+    /// as well.
+    #[test]
+    fn cells_are_the_floor_of_the_coordinates() {
+        for x in [-2.5, -2.0, -1.0, -0.5, -1e-9, -0.0, 0.0, 0.5, 1.0, 2.0, 3e9, -3e9] {
+            let expected = (x / 0.5f32).floor() as i32;
+            assert_eq!(cell_of(Vec3::splat(x), 0.5), IVec3::splat(expected), "at {x}");
+        }
     }
 
     /// The half stencil's offsets and their mirror images are the cell and its 26 neighbours,

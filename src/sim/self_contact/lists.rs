@@ -133,9 +133,11 @@ impl SelfContacts {
 
     /// Whether particles `a` and `b` share a live distance constraint.
     pub(super) fn adjacent(&self, a: usize, b: u32) -> bool {
+        // A scan without branches: a particle has a dozen or two neighbours, and the answer
+        // varies from one candidate to the next, so a binary search mispredicts.
         self.adjacency[self.adjacency_start[a] as usize..self.adjacency_start[a + 1] as usize]
-            .binary_search(&b)
-            .is_ok()
+            .iter()
+            .fold(false, |found, &j| found | (j == b))
     }
 
     /// Makes sure the candidate pairs and faces hold every contact until the next call, as
@@ -180,24 +182,21 @@ impl SelfContacts {
     /// must have run for the current topology.
     ///
     /// A list made with margin M (every pair closer than d_min + 2M) stays complete while
-    /// every particle's displacement since then plus `travel` (the farthest a particle can
-    /// move until the next check, m) is at most M: two particles farther apart than that moved
-    /// at most 2M toward each other. Lists are made with M = travel + [`SKIN`] · thickness,
-    /// so a cloth at rest keeps its list.
+    /// every particle's displacement since then, less a shift s common to all, plus `travel`
+    /// (the farthest a particle can move until the next check, m) is at most M: two particles
+    /// farther apart than that moved at most 2M toward each other, since a common shift moves
+    /// no pair. With s the centre of the displacements' bounding box, every displacement lies
+    /// within half the box's diagonal of s, so the check costs one pass, as a check without s
+    /// would, and a cloth falling as a whole keeps its list. Lists are made with
+    /// M = travel + [`SKIN`] · thickness, so a cloth at rest keeps its list too.
     pub(super) fn begin(&mut self, n: usize, position: impl Fn(usize) -> Vec3, settings: SelfContactSettings, travel: f32) -> bool {
         debug_assert_eq!(self.adjacency_start.len(), n + 1, "adjacency of the current topology");
         let listed_for = self
             .adjacency_key
             .map(|key| (key, settings.thickness.to_bits(), settings.vertex_triangle, settings.edge_edge));
-        if listed_for.is_some() && self.listed_for == listed_for && self.listed_at.len() == n {
-            let moved = (0..n)
-                .map(&position)
-                .zip(&self.listed_at)
-                .map(|(p, q)| p.distance_squared(*q))
-                .fold(0.0, f32::max);
-            if moved.sqrt() + travel <= self.listed_margin {
-                return false;
-            }
+        let same_kind = listed_for.is_some() && self.listed_for == listed_for && self.listed_at.len() == n;
+        if same_kind && displacement_spread(n, &position, &self.listed_at) + travel <= self.listed_margin {
+            return false;
         }
         self.listed_margin = travel + SKIN * settings.thickness;
         self.listed_at.clear();
@@ -244,31 +243,28 @@ impl SelfContacts {
     /// d_min + 2M from the hash (see [`super`]), at most [`Self::cap`].
     fn list_pairs(&self, pairs: &mut Vec<Pair>, particles: Range<usize>, rest: &[Vec3], thickness: f32) {
         let (margin, edge, cap) = (self.listed_margin, self.hash.edge(), self.cap());
-        'particles: for i in particles {
+        let mut near = Vec::new();
+        for i in particles {
             let p = self.points[i];
             let c = self.hash.cell(p);
             // The cell itself (later particles only) and the 13 cells of the half stencil
             // ahead of it: every pair of neighbouring cells is looked at once.
+            near.clear();
             for offset in HALF_STENCIL {
-                for j in self.hash.in_cell(c + offset) {
-                    if offset == IVec3::ZERO && j as usize <= i {
-                        continue;
-                    }
-                    let distance2 = p.distance_squared(self.points[j as usize]);
-                    if distance2 >= edge * edge {
-                        continue;
-                    }
-                    let min_distance = self.contact_distance(thickness, i, j, || rest[i].distance(rest[j as usize]));
-                    let reach = min_distance + 2.0 * margin;
-                    if min_distance > 0.0 && distance2 < reach * reach && !self.adjacent(i, j) {
-                        pairs.push(Pair {
-                            a: i as u32,
-                            b: j,
-                            min_distance,
-                        });
-                        if pairs.len() == cap {
-                            break 'particles;
-                        }
+                let after = (offset == IVec3::ZERO).then_some(i as u32);
+                self.hash.near(c + offset, p, edge, after, &mut near);
+            }
+            for &(j, distance2) in &near {
+                let min_distance = self.contact_distance(thickness, i, j, || rest[i].distance(rest[j as usize]));
+                let reach = min_distance + 2.0 * margin;
+                if min_distance > 0.0 && distance2 < reach * reach && !self.adjacent(i, j) {
+                    pairs.push(Pair {
+                        a: i as u32,
+                        b: j,
+                        min_distance,
+                    });
+                    if pairs.len() == cap {
+                        return;
                     }
                 }
             }
@@ -326,6 +322,21 @@ impl SelfContacts {
                 }
             }
         }
+    }
+}
+
+/// Half the diagonal of the bounding box of the displacements `position(i) − listed_at[i]` of
+/// the `n` particles (m; 0 for none): every displacement lies within it of the box's centre.
+fn displacement_spread(n: usize, position: impl Fn(usize) -> Vec3, listed_at: &[Vec3]) -> f32 {
+    let (low, high) = (0..n)
+        .map(position)
+        .zip(listed_at)
+        .map(|(p, q)| p - *q)
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(low, high), d| (low.min(d), high.max(d)));
+    if n == 0 {
+        0.0
+    } else {
+        0.5 * (high - low).length()
     }
 }
 

@@ -6,15 +6,17 @@
 //! A candidate list holds every pair closer than its reach d_min + 2M, with d_min the pair's
 //! contact distance below and M the list's margin. It is made from a spatial hash over the
 //! particles (cells of edge thickness + 2M, a power-of-two table of buckets filled by a
-//! counting sort into two flat arrays). Two particles farther apart than their reach cannot
-//! come closer than d_min while neither has moved more than M, so the list stays complete as
-//! long as every particle's displacement since it was made, plus how far it can move before
-//! the next check, is at most M (a Verlet list). Thread 0 checks that on the first sweep of
-//! every substep, with u = 2 h · min(v_clamp, max_i |v_i| + |g| Δt) (a substep's prediction
-//! and as much again for the constraint corrections; the speeds at the frame's start), and
-//! remakes the list with M = u + [`SKIN`] · thickness when it fails: a cloth at rest keeps its
-//! list for good, a falling one remakes it about every substep, each time with a reach of a
-//! few substeps' travel rather than a frame's.
+//! counting sort into flat arrays). Two particles farther apart than their reach cannot come
+//! closer than d_min while neither has moved more than M, nor when both moved by a common
+//! shift s plus at most M each; so the list stays complete as long as every particle's
+//! displacement since it was made, less s (the centre of the displacements' bounding box),
+//! plus how far it can move before the next check, is at most M (a Verlet list). Thread 0
+//! checks that on the first sweep of every substep, with u = 2 h · min(v_clamp,
+//! max_i |v_i| + |g| Δt) (a substep's prediction and as much again for the constraint
+//! corrections; the speeds at the frame's start), and remakes the list with
+//! M = u + [`SKIN`] · thickness when it fails: a cloth at rest or falling as a whole keeps its
+//! list, one whose parts move against each other (landing, folding) remakes it about every
+//! substep, each time with a reach of a few substeps' travel rather than a frame's.
 //!
 //! Pairs joined by a live distance constraint (edges, shear diagonals, bend edges) are left
 //! out; pairs of two fixed particles are listed (pins change between frames) and skipped by
