@@ -321,15 +321,17 @@ fn the_halves_of_a_cut_sheet_pile_without_intersecting() {
 /// stretched so far that two edges cross between particles kept the 2 cm thickness apart;
 /// with particle and face contacts alone the pile ends with triangles through each other,
 /// with edge–edge contacts with none. The edge pairs are listed by every thread and merged in
-/// one order: one and three threads give the same pile, bit for bit. The cloth is a tenth as
+/// one order: one and three threads give the same pile, bit for bit. The cloth is a fifth as
 /// stiff as the default and the stretch viscosity is off: at the default stiffness the pile
 /// crossed only under the tethers' earlier line-of-sight rule, and since issue 34's rule it
 /// hangs differently before the pins let go and piles without crossings even without
-/// edge–edge contacts (at a tenth: 11 crossings without them).
+/// edge–edge contacts. The pile is chaotic, so whether it crosses without them depends on the
+/// contacts' projection order: with the slabs' order of issue 38, a twentieth as stiff crossed
+/// 5 times without them, a tenth and 0.15 not at all, a fifth 21 times (0 with them at all).
 #[test]
 fn the_halves_of_a_cut_sheet_need_edge_edge_contacts() {
     let undamped = |material: &mut Material| {
-        material.youngs_modulus *= 0.1;
+        material.youngs_modulus *= 0.2;
         material.stretch_damping_time = 0.0;
     };
     let without = intersecting_pairs(&cut_sheet(true, |s, m| {

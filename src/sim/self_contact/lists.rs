@@ -4,13 +4,14 @@
 //! thread into its own share.
 
 use std::ops::{DerefMut, Range};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use glam::{IVec3, Vec3};
 
 use super::edges::{EdgePair, MeshEdges};
 use super::geometry::{bounds, closest_point, covered_by_corners};
 use super::hash::{SpatialHash, HALF_STENCIL};
+use super::slabs::{sort_into_runs, Slabs};
 use super::{SelfContactSettings, MAX_PAIRS_PER_PARTICLE, SKIN};
 
 /// One candidate pair of the frame.
@@ -54,6 +55,8 @@ pub(crate) struct SelfContacts {
     /// This frame's candidate pairs and faces, one share per part of the last list: the
     /// lists are the shares' pairs (then faces) in share order.
     pub(super) shares: Shares,
+    /// The slabs the particles lay in when the lists were made (see [`super::slabs`]).
+    pub(super) slabs: Slabs,
     /// Pairs and faces in contact in the last sweep of the last frame.
     pub active: u32,
     /// Positions the pairs were listed at, the margin they were listed with (m) and what they
@@ -79,6 +82,34 @@ pub(super) struct Share {
     /// largest side of their bounding boxes (m).
     coarse: Vec<[u32; 3]>,
     pub(super) extent: Option<f32>,
+    /// Where each slab's run of the pairs, faces and edge pairs starts once they are sorted by
+    /// slab ([`Share::sort_by_slab`]).
+    pub(super) pair_runs: Vec<u32>,
+    pub(super) face_runs: Vec<u32>,
+    pub(super) edge_runs: Vec<u32>,
+}
+
+impl Share {
+    /// Empties the lists.
+    pub(super) fn clear(&mut self) {
+        for list in [&mut self.pair_runs, &mut self.face_runs, &mut self.edge_runs] {
+            list.clear();
+        }
+        self.pairs.clear();
+        self.faces.clear();
+        self.edges.clear();
+    }
+
+    /// Sorts the pairs, faces and edge pairs stably by their key among `slabs`
+    /// ([`Slabs::key`]), each kind's runs in [`Share::pair_runs`] and its siblings.
+    pub(super) fn sort_by_slab(&mut self, slabs: &Slabs) {
+        let keys = slabs.count() + 1;
+        sort_into_runs(&mut self.pairs, &mut self.pair_runs, keys, |p| slabs.key(&[p.a, p.b]));
+        let face_key = |f: &Face| slabs.key(&[f.particle, f.triangle[0], f.triangle[1], f.triangle[2]]);
+        sort_into_runs(&mut self.faces, &mut self.face_runs, keys, face_key);
+        let edge_key = |e: &EdgePair| slabs.key(&[e.a[0], e.a[1], e.b[0], e.b[1]]);
+        sort_into_runs(&mut self.edges, &mut self.edge_runs, keys, edge_key);
+    }
 }
 
 /// What a list is made from: the rest positions, the triangles and the settings.
@@ -162,19 +193,19 @@ impl SelfContacts {
     /// The candidate pairs, in projection order.
     #[cfg(test)]
     pub(super) fn pairs(&self) -> Vec<Pair> {
-        self.shares.0.iter().flat_map(|s| locked(s).pairs.clone()).collect()
+        self.shares.0.iter().flat_map(|s| read(s).pairs.clone()).collect()
     }
 
     /// The candidate faces, in projection order.
     #[cfg(test)]
     pub(super) fn faces(&self) -> Vec<Face> {
-        self.shares.0.iter().flat_map(|s| locked(s).faces.clone()).collect()
+        self.shares.0.iter().flat_map(|s| read(s).faces.clone()).collect()
     }
 
     /// The candidate edge pairs, in projection order.
     #[cfg(test)]
     pub(super) fn edge_pairs(&self) -> Vec<EdgePair> {
-        self.shares.0.iter().flat_map(|s| locked(s).edges.clone()).collect()
+        self.shares.0.iter().flat_map(|s| read(s).edges.clone()).collect()
     }
 
     /// Whether the lists must be made anew, and if so hashes the `n` particles at `position`
@@ -217,9 +248,7 @@ impl SelfContacts {
     /// faces ([`covered_by_corners`]) with the largest side of their bounding boxes.
     pub(super) fn list_share(&self, share: &mut Share, t: usize, threads: usize, sources: Sources) {
         let run = |count: usize| count * t / threads..count * (t + 1) / threads;
-        share.pairs.clear();
-        share.faces.clear();
-        share.edges.clear();
+        share.clear();
         share.coarse.clear();
         share.extent = None;
         self.list_pairs(&mut share.pairs, run(self.points.len()), sources.rest, sources.settings.thickness);
@@ -269,6 +298,16 @@ impl SelfContacts {
                 }
             }
         }
+    }
+
+    /// The pairs' largest reach, their hash's cell edge (m).
+    pub(super) fn pair_reach(&self) -> f32 {
+        self.hash.edge()
+    }
+
+    /// The cell edge of the faces' hash (m), as last filled.
+    pub(super) fn face_hash_edge(&self) -> f32 {
+        self.face_hash.edge()
     }
 
     /// Hashes the particles again for the faces, with cells of edge `extent` (the largest
@@ -355,22 +394,27 @@ pub(super) fn truncate_to_cap<S: DerefMut<Target = Share>>(shares: impl IntoIter
 }
 
 /// The lists' shares, one per part of the last list, each behind a lock so that every thread
-/// writes its own while all read the hashes.
+/// writes its own while all read the hashes, and all read every share while projecting.
 #[derive(Debug, Default)]
-pub(super) struct Shares(pub(super) Vec<Mutex<Share>>);
+pub(super) struct Shares(pub(super) Vec<RwLock<Share>>);
 
 impl Clone for Shares {
     fn clone(&self) -> Self {
-        Self(self.0.iter().map(|s| Mutex::new(locked(s).clone())).collect())
+        Self(self.0.iter().map(|s| RwLock::new(read(s).clone())).collect())
     }
 }
 
 /// A share of the lists, locked by the thread that writes it.
-pub(super) fn locked(share: &Mutex<Share>) -> MutexGuard<'_, Share> {
-    share.lock().unwrap_or_else(|e| e.into_inner())
+pub(super) fn locked(share: &RwLock<Share>) -> RwLockWriteGuard<'_, Share> {
+    share.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A share of the lists, to read.
+pub(super) fn read(share: &RwLock<Share>) -> RwLockReadGuard<'_, Share> {
+    share.read().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A share of the lists, held exclusively.
-pub(super) fn unpoisoned(share: &mut Mutex<Share>) -> &mut Share {
+pub(super) fn unpoisoned(share: &mut RwLock<Share>) -> &mut Share {
     share.get_mut().unwrap_or_else(|e| e.into_inner())
 }

@@ -133,19 +133,31 @@
 //! and the faces of its run of triangles into its own share of the lists, and the shares are
 //! kept in part order: read share after share, they are exactly the one-thread lists (pairs
 //! in particle order, faces in triangle order) in the same order, and cut at the same cap.
-//! Edge pairs are listed per share and merged in sorted order by thread 0. Thread 0 projects
-//! the lists serially (pairs, then faces, share after share, then edge pairs), so every
-//! thread count gives the same result.
+//! Edge pairs are listed per share and merged in sorted order by thread 0.
+//!
+//! The projection runs on every thread too ([`slabs`]): when the lists are made, thread 0
+//! cuts space into slabs as wide as the largest reach (of the faces' hash, when faces are
+//! listed) across the longest side of the particles' bounding box, and each thread sorts its
+//! share by slab (a contact's key is the lower slab of its particles when they lie in two
+//! neighbouring slabs, else a remainder key). Contacts keyed three slabs apart share no
+//! particle, so every sweep projects the slabs in three colours (key mod 3), each colour's
+//! slabs shared among the threads by their numbers of contacts, with a barrier after each
+//! colour; thread 0 then projects the remainder. Within a slab the contacts keep the one-thread
+//! list's order (pairs, then faces, then edge pairs, share after share), and a slab is
+//! projected whole by one thread, so every thread count gives the same result, bit for bit.
+//! The order is no longer the list's (slab by slab instead of particle by particle), which a
+//! pile's chaotic outcome shows; each contact is still projected once a sweep, Gauss–Seidel.
 //!
 //! # Where the parts live
 //! [`hash`]: the spatial hash the lists are made from. [`lists`]: the state kept between
 //! frames (adjacency, hashes, the last lists) and the listing of pairs and faces into the
 //! threads' shares. [`projection`]: the pairs' and faces' projection. [`geometry`]: closest
 //! point, barycentric coordinates and bounding box of a triangle. [`edges`]: the edge–edge
-//! contacts, listing and projection. This module: the settings and the pass the frame runs.
+//! contacts, listing and projection. [`slabs`]: the slabs, colours and sort that let every
+//! thread project. This module: the settings and the pass the frame runs.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use glam::Vec3;
 
@@ -156,13 +168,15 @@ mod geometry;
 mod hash;
 mod lists;
 mod projection;
+mod slabs;
 #[cfg(test)]
 mod tests;
 
 use edges::{merge_sorted, project_edges};
 pub(crate) use lists::SelfContacts;
-use lists::{locked, truncate_to_cap, unpoisoned, Sources};
+use lists::{locked, read, truncate_to_cap, unpoisoned, Share, Sources};
 use projection::{project_faces, project_pairs};
+use slabs::{run_of, slabs_of_thread};
 
 /// Fraction of the thickness a particle may move in one substep's prediction while
 /// self-collision is on: v_clamp = `CLAMP_FRACTION` · thickness / h (Ten Minute Physics 15).
@@ -213,6 +227,8 @@ pub(crate) struct SelfContactPass<'a> {
     contacts: RwLock<&'a mut SelfContacts>,
     /// Whether this substep's check remakes the lists (set by thread 0).
     remake: AtomicBool,
+    /// Contacts the threads found in contact in this sweep's three colours of slabs.
+    active: AtomicU32,
     sources: Sources<'a>,
 }
 
@@ -228,11 +244,12 @@ impl<'a> SelfContactPass<'a> {
     ) -> Self {
         let shares = &mut contacts.shares.0;
         if shares.len() < threads {
-            shares.resize_with(threads, Mutex::default);
+            shares.resize_with(threads, RwLock::default);
         }
         Self {
             contacts: RwLock::new(contacts),
             remake: AtomicBool::new(false),
+            active: AtomicU32::new(0),
             sources: Sources { rest, triangles, settings },
         }
     }
@@ -248,11 +265,11 @@ impl<'a> SelfContactPass<'a> {
     }
 
     /// One sweep's self-contacts on the `n` particles, as thread `t` of `threads` (the pair
-    /// `(t, threads)`): on a
-    /// substep's first sweep (`first`) the candidate lists are checked and remade by all the
-    /// threads if a particle left their margin ([`Self::remake_lists`]); then thread 0
-    /// projects every pair and then every face once (module docs) and counts those in contact
-    /// into [`SelfContacts::active`].
+    /// `(t, threads)`): on a substep's first sweep (`first`) the candidate lists are checked
+    /// and remade by all the threads if a particle left their margin ([`Self::remake_lists`]);
+    /// then every contact is projected once (module docs): the slabs of each colour by all
+    /// the threads, the remainder by thread 0, which counts those in contact into
+    /// [`SelfContacts::active`].
     ///
     /// # Safety
     /// Every thread of the frame calls this with the same `first` and `n` and `sync` a
@@ -265,27 +282,50 @@ impl<'a> SelfContactPass<'a> {
             let position = |i| unsafe { xyz(pos.get(i)) };
             self.remake_lists(n, &position, t, threads, sync);
         }
-        if t == 0 {
-            let (mu, thickness) = (self.sources.settings.friction, self.sources.settings.thickness);
-            let mut contacts = self.contacts_mut();
-            let shares = &mut contacts.shares.0;
-            // SAFETY: the lists index particles below `n` (made from them); as above.
-            let active = unsafe {
-                shares
-                    .iter_mut()
-                    .map(|s| project_pairs(&unpoisoned(s).pairs, mu, pos, prev))
-                    .sum::<u32>()
-                    + shares
-                        .iter_mut()
-                        .map(|s| project_faces(&unpoisoned(s).faces, mu, pos, prev))
-                        .sum::<u32>()
-                    + shares
-                        .iter_mut()
-                        .map(|s| project_edges(&unpoisoned(s).edges, thickness, mu, pos, prev))
-                        .sum::<u32>()
-            };
-            contacts.active = active;
+        let mut active = 0;
+        for colour in 0..3 {
+            // SAFETY: the lists index particles below `n` (made from them), and the slabs of a
+            // colour share no particle (module `slabs`), so each thread moves its own.
+            active += unsafe { self.project_colour(colour, (t, threads), pos, prev) };
+            if colour == 2 {
+                self.active.fetch_add(active, Ordering::Relaxed);
+            }
+            sync();
         }
+        if t == 0 {
+            let remainder_key = self.contacts().slabs.count();
+            // SAFETY: as above; the other threads are past the last colour's barrier.
+            let remainder = unsafe { self.project_slab(remainder_key, pos, prev) };
+            let active = self.active.swap(0, Ordering::Relaxed) + remainder;
+            self.contacts_mut().active = active;
+        }
+    }
+
+    /// Projects the slabs of `colour` that fall to thread `t` of `threads`
+    /// ([`slabs_of_thread`]); returns how many contacts were in contact.
+    ///
+    /// # Safety
+    /// As [`Self::run`], with every thread projecting the same colour at the same time.
+    unsafe fn project_colour(&self, colour: u32, (t, threads): (usize, usize), pos: PosPtr, prev: VecPtr) -> u32 {
+        let contacts = self.contacts();
+        let shares: Vec<_> = contacts.shares.0.iter().map(read).collect();
+        let size = |slab| shares.iter().map(|s| slab_size(s, slab)).sum();
+        slabs_of_thread(colour, contacts.slabs.count(), (t, threads), size)
+            // SAFETY: as this function's # Safety.
+            .map(|slab| unsafe { project_runs(&shares, slab, self.sources.settings, pos, prev) })
+            .sum()
+    }
+
+    /// Projects the contacts keyed `slab` (the remainder for [`slabs::Slabs::count`]) of
+    /// every share; returns how many were in contact.
+    ///
+    /// # Safety
+    /// As [`Self::run`], with no other thread touching the slab's particles.
+    unsafe fn project_slab(&self, slab: u32, pos: PosPtr, prev: VecPtr) -> u32 {
+        let contacts = self.contacts();
+        let shares: Vec<_> = contacts.shares.0.iter().map(read).collect();
+        // SAFETY: as this function's # Safety.
+        unsafe { project_runs(&shares, slab, self.sources.settings, pos, prev) }
     }
 
     /// The lists' check and, when it fails, their remaking by thread `t` of `threads` (every
@@ -347,13 +387,54 @@ impl<'a> SelfContactPass<'a> {
             let cap = contacts.cap();
             let shares = &mut contacts.shares.0;
             for share in &mut shares[threads..] {
-                let share = unpoisoned(share);
-                share.pairs.clear();
-                share.faces.clear();
-                share.edges.clear();
+                unpoisoned(share).clear();
             }
             merge_sorted(&mut shares[..threads].iter_mut().map(|s| &mut unpoisoned(s).edges).collect::<Vec<_>>());
             truncate_to_cap(shares.iter_mut().map(unpoisoned), cap);
+            let faces = shares.iter_mut().any(|s| !unpoisoned(s).faces.is_empty());
+            let contacts = &mut **contacts;
+            let width = if faces { contacts.face_hash_edge() } else { contacts.pair_reach() };
+            contacts.slabs.cut(&contacts.points, width);
         }
+        sync();
+        {
+            let contacts = self.contacts();
+            locked(&contacts.shares.0[t]).sort_by_slab(&contacts.slabs);
+        }
+        sync();
+    }
+}
+
+/// How many contacts of `share` are keyed `slab`.
+fn slab_size(share: &Share, slab: u32) -> usize {
+    [&share.pair_runs, &share.face_runs, &share.edge_runs]
+        .into_iter()
+        .map(|runs| run_of(runs, slab).len())
+        .sum()
+}
+
+/// Projects the contacts keyed `slab` of every share of `shares` with `settings`: the pairs of
+/// every share in order, then the faces, then the edge pairs (the one-thread list's order
+/// within the slab); returns how many were in contact.
+///
+/// # Safety
+/// The contacts index particles in bounds of `pos` and `prev`, and no other thread touches
+/// them during the call.
+unsafe fn project_runs(shares: &[RwLockReadGuard<'_, Share>], slab: u32, settings: SelfContactSettings, pos: PosPtr, prev: VecPtr) -> u32 {
+    let (mu, thickness) = (settings.friction, settings.thickness);
+    // SAFETY: as this function's # Safety.
+    unsafe {
+        shares
+            .iter()
+            .map(|s| project_pairs(&s.pairs[run_of(&s.pair_runs, slab)], mu, pos, prev))
+            .sum::<u32>()
+            + shares
+                .iter()
+                .map(|s| project_faces(&s.faces[run_of(&s.face_runs, slab)], mu, pos, prev))
+                .sum::<u32>()
+            + shares
+                .iter()
+                .map(|s| project_edges(&s.edges[run_of(&s.edge_runs, slab)], thickness, mu, pos, prev))
+                .sum::<u32>()
     }
 }
