@@ -37,6 +37,17 @@ pub fn presets_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("presets")
 }
 
+/// Every `*.ron` file in `presets/`, sorted.
+pub fn shipped_presets() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(presets_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// The shipped preset `presets/{name}.ron`.
 pub fn load_preset(name: &str) -> Preset {
     let path = presets_dir().join(format!("{name}.ron"));
