@@ -529,13 +529,19 @@ fn two_thin_sheets_on_a_ball_do_not_pass_through_each_other() {
 
 /// The default curtain with both its pins removed (Ctrl+click in the app), dropped onto the
 /// ground, after 400 frames: a pile with no two triangles through each other under the
-/// shipped settings; with self-collision off the same pile passes through itself.
+/// shipped settings; with self-collision off the same pile passes through itself. The
+/// curtain is jittered out of its plane by at most 10 µm (as the falling strip): exactly
+/// flat, it lands on its bottom edge and, with self-collision's gentle landing, stays
+/// standing (its top at 1.2 m after 400 frames) instead of folding.
 #[test]
 fn the_unpinned_default_curtain_piles_on_the_ground_without_intersecting() {
+    let preset = load_preset("default");
+    let spec = GridSpec {
+        jitter: 1e-5,
+        ..grid_of(&preset)
+    };
     let dropped = |on: bool| {
-        let preset = load_preset("default");
-        let spec = grid_of(&preset);
-        let mut cloth = preset.build().unwrap();
+        let mut cloth = Cloth::new(spec.build().unwrap(), &preset.material, preset.colliders.clone()).unwrap();
         for corner in [spec.index(0, 0), spec.index(spec.columns - 1, 0)] {
             cloth.set_pinned(corner, false);
         }
@@ -546,13 +552,10 @@ fn the_unpinned_default_curtain_piles_on_the_ground_without_intersecting() {
         };
         run(&mut cloth, &solver, &preset.material, 400);
         let top = cloth.particles().positions().map(|p| p.y).fold(f32::MIN, f32::max);
-        assert!(top < 0.3, "the curtain has not fallen: its top is at {top} m");
+        assert!(top < 0.3, "the curtain has not fallen into a pile: its top is at {top} m");
         intersecting_pairs(&cloth)
     };
-    assert!(
-        load_preset("default").solver.self_collision,
-        "the shipped curtain collides with itself"
-    );
+    assert!(preset.solver.self_collision, "the shipped curtain collides with itself");
     let (on, off) = (dropped(true), dropped(false));
     eprintln!("unpinned curtain: {on} intersecting pairs with self-collision, {off} without");
     assert_eq!(on, 0);
