@@ -783,7 +783,7 @@ fn millimetres(value: &mut f32, range: std::ops::RangeInclusive<f32>) -> egui::S
 fn self_collision_controls(ui: &mut Ui, s: &mut drape::sim::SolverParams) {
     ui.checkbox(&mut s.self_collision, "self-collision").on_hover_text(
         "The cloth collides with itself: folds lie on each other instead of passing through. \
-         Slows fast motion to a fifth of the thickness per substep. Default off",
+         Slows fast motion to a fifth of the thickness per substep. Default on",
     );
     ui.add_enabled_ui(s.self_collision, |ui| {
         ui.add(

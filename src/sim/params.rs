@@ -93,7 +93,8 @@ pub struct SolverParams {
     pub grab_slip_strain: f32,
     /// Self-collision: particles of the cloth keep `self_thickness` apart, with friction
     /// between layers (docs/physics.md §4, "Self-contact"). While on, velocities are clamped
-    /// to 0.2 · `self_thickness` / h. Default `false`.
+    /// to 0.2 · `self_thickness` / h. Default `true`: a cloth that folds or piles would
+    /// otherwise pass through itself.
     pub self_collision: bool,
     /// Distance kept between particles of the cloth when self-collision is on, in m (pairs
     /// closer at rest keep their rest distance). Default 0.01; range [1e-3, 0.05].
@@ -141,7 +142,9 @@ impl Default for SolverParams {
             grab_radius: DEFAULT_GRAB_RADIUS,
             grab_max_force: DEFAULT_GRAB_MAX_FORCE,
             grab_slip_strain: 0.05,
-            self_collision: false,
+            // On: the first thing a user tries (unpin the curtain, throw a corner over) folds
+            // the cloth onto itself, and without self-collision it falls through itself.
+            self_collision: true,
             // Ten Minute Physics 15's thickness: a centimetre, about a grid spacing of a 1 m
             // sheet at 128², so layers cannot pass between particles.
             self_thickness: 0.01,

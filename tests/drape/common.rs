@@ -16,7 +16,7 @@ pub fn grid_of(preset: &Preset) -> drape::sim::GridSpec {
 pub const G: f32 = 9.81;
 
 /// Solver settings under which only the physics under test acts: g = 9.81 m/s² straight
-/// down, no air damping, no speed clamp, no constraint damping.
+/// down, no air damping, no speed clamp, no constraint damping, no self-collision.
 pub fn validation_params(dt: f32, substeps: u32, iterations: u32) -> SolverParams {
     SolverParams {
         dt,
@@ -26,6 +26,8 @@ pub fn validation_params(dt: f32, substeps: u32, iterations: u32) -> SolverParam
         constraint_damping: 0.0,
         air_damping: 0.0,
         max_speed: 0.0,
+        // Its velocity clamp (0.2 · thickness / h) would cap the closed-form motions under test.
+        self_collision: false,
         ..SolverParams::default()
     }
 }
@@ -33,6 +35,17 @@ pub fn validation_params(dt: f32, substeps: u32, iterations: u32) -> SolverParam
 /// The shipped presets' directory.
 pub fn presets_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("presets")
+}
+
+/// Every `*.ron` file in `presets/`, sorted.
+pub fn shipped_presets() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(presets_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+        .collect();
+    files.sort();
+    files
 }
 
 /// The shipped preset `presets/{name}.ron`.

@@ -2,24 +2,13 @@
 //! → save is byte-identical; broken files name file:line:col and what was expected and never
 //! disturb a scene that is already running.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use drape::preset::{Preset, PresetError};
 use drape::sim::{Cloth, Collider, PinMode};
 use glam::Vec3;
 
-use crate::common::{all_finite, grid_of, load_preset, presets_dir, run, snapshot};
-
-/// Every `*.ron` file in `presets/`, sorted.
-fn shipped_presets() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(presets_dir())
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
-        .collect();
-    files.sort();
-    files
-}
+use crate::common::{all_finite, grid_of, load_preset, run, shipped_presets, snapshot};
 
 #[test]
 fn the_required_presets_are_shipped() {
