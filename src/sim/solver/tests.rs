@@ -151,6 +151,10 @@ fn drag_and_tear(mut cloth: Cloth, kernel: crate::sim::constraints::distance::Ke
     cloth.set_kernel(kernel);
     let params = SolverParams {
         threads,
+        // Off: these tests are about the sweeps. With self-collision on (the default since
+        // issue 38) the hinge vector kernels give different frames on one and two threads once
+        // this curtain tears (scalar kernel and no hinges: identical) — an open bug, issue 38.
+        self_collision: false,
         ..SolverParams::default()
     };
     let material = Material {
