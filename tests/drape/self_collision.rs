@@ -480,6 +480,9 @@ fn grabbing_pinning_and_live_changes_work_with_self_collision_on() {
 /// particles, keep the layers apart — piles in 300 frames without intersecting itself (at
 /// 1 cm, 0.5 cm and 0.2 cm alike: 0 pairs).
 #[test]
+// 27 s in release on a 2-vCPU machine (its faces and long edges are listed); far longer in a
+// debug build.
+#[cfg_attr(debug_assertions, ignore = "slow in a debug build; runs in release")]
 fn a_thin_strip_piles_without_passing_through_itself() {
     let cloth = run_preset("falling_strip", |s| s.self_thickness = 0.002, 300);
     assert!(
