@@ -34,7 +34,9 @@ pub(super) struct SpatialHash {
 }
 
 /// A cell's coordinates packed into one integer, 21 bits each (wrapping): cells that differ
-/// by less than 2²¹ in every coordinate — any two a query compares — have different keys.
+/// by less than 2²¹ in every coordinate — any two cells one query meets — have different keys;
+/// an entry of a cell 2²¹ cells away that shares both bucket and key with the cell asked for
+/// is far beyond any reach, so the callers' distance tests drop it.
 pub(super) type CellKey = u64;
 
 /// The [`CellKey`] of `cell`.

@@ -309,8 +309,7 @@ impl<'a> SelfContactPass<'a> {
     unsafe fn project_colour(&self, colour: u32, (t, threads): (usize, usize), pos: PosPtr, prev: VecPtr) -> u32 {
         let contacts = self.contacts();
         let shares: Vec<_> = contacts.shares.0.iter().map(read).collect();
-        let size = |slab| shares.iter().map(|s| slab_size(s, slab)).sum();
-        slabs_of_thread(colour, contacts.slabs.count(), (t, threads), size)
+        slabs_of_thread(colour, contacts.slabs.sizes(), (t, threads))
             // SAFETY: as this function's # Safety.
             .map(|slab| unsafe { project_runs(&shares, slab, self.sources.settings, pos, prev) })
             .sum()
@@ -334,9 +333,11 @@ impl<'a> SelfContactPass<'a> {
     /// ([`SelfContacts::begin`]); sync; each thread lists the pairs of its run of particles
     /// and finds the triangles of its run that list faces into its share; with faces on: sync;
     /// thread 0 hashes the particles for the faces at the largest triangle's size; sync; each
-    /// thread lists the faces of its triangles; sync; thread 0 cuts the lists at the cap. The
-    /// shares in order hold exactly the lists one thread makes, in its order, so every
-    /// thread count gives the same lists.
+    /// thread lists the faces of its triangles; sync; thread 0 cuts the lists at the cap and
+    /// cuts space into slabs; sync; each thread sorts its share by slab; sync; thread 0 counts
+    /// each slab's contacts (read by every sweep's projection); sync. The shares in order hold
+    /// exactly the lists one thread makes, in its order, so every thread count gives the same
+    /// lists.
     fn remake_lists(&self, n: usize, position: &dyn Fn(usize) -> Vec3, t: usize, threads: usize, sync: &dyn Fn()) {
         let Sources { rest, settings, .. } = self.sources;
         if t == 0 {
@@ -402,14 +403,22 @@ impl<'a> SelfContactPass<'a> {
             locked(&contacts.shares.0[t]).sort_by_slab(&contacts.slabs);
         }
         sync();
+        if t == 0 {
+            let mut contacts = self.contacts_mut();
+            let contacts = &mut **contacts;
+            let shares = &mut contacts.shares.0;
+            let shares: Vec<&Share> = shares.iter_mut().map(|s| &*unpoisoned(s)).collect();
+            contacts.slabs.set_sizes(|slab| shares.iter().map(|s| slab_size(s, slab)).sum());
+        }
+        sync();
     }
 }
 
 /// How many contacts of `share` are keyed `slab`.
-fn slab_size(share: &Share, slab: u32) -> usize {
+fn slab_size(share: &Share, slab: u32) -> u32 {
     [&share.pair_runs, &share.face_runs, &share.edge_runs]
         .into_iter()
-        .map(|runs| run_of(runs, slab).len())
+        .map(|runs| run_of(runs, slab).len() as u32)
         .sum()
 }
 

@@ -25,6 +25,9 @@ pub(super) struct Slabs {
     of_particle: Vec<u32>,
     /// The number of slabs; key `count` is the remainder.
     count: u32,
+    /// How many contacts each slab holds once the shares are sorted (set with
+    /// [`Self::set_sizes`], so the projection need not count them every sweep).
+    sizes: Vec<u32>,
 }
 
 impl Slabs {
@@ -49,6 +52,17 @@ impl Slabs {
         self.of_particle
             .extend(points.iter().map(|p| (((p[axis] - low[axis]) / width) as u32).min(last)));
         self.count = self.of_particle.iter().max().map_or(0, |&m| m + 1);
+    }
+
+    /// How many contacts each slab holds (not the remainder).
+    pub(super) fn sizes(&self) -> &[u32] {
+        &self.sizes
+    }
+
+    /// Sets how many contacts slab `s` holds to `size(s)` for every slab.
+    pub(super) fn set_sizes(&mut self, size: impl Fn(u32) -> u32) {
+        self.sizes.clear();
+        self.sizes.extend((0..self.count).map(size));
     }
 
     /// The number of slabs; [`Self::key`] returns it for the remainder.
@@ -101,30 +115,23 @@ pub(super) fn run_of(runs: &[u32], key: u32) -> Range<usize> {
 }
 
 /// The slabs of colour `colour` (0, 1 or 2) that thread `t` of `threads` projects, among
-/// `count` slabs whose contacts number `size(slab)`: the colour's slabs in order, cut into
-/// `threads` runs of about equal numbers of contacts. The cut only balances the work: any cut
-/// gives the same result, since the colour's slabs are independent.
-pub(super) fn slabs_of_thread(
-    colour: u32,
-    count: u32,
-    (t, threads): (usize, usize),
-    size: impl Fn(u32) -> usize,
-) -> impl Iterator<Item = u32> {
-    let slabs: Vec<u32> = (colour..count).step_by(3).collect();
-    let total: usize = slabs.iter().map(|&s| size(s)).sum();
+/// slabs whose contacts number `sizes` ([`Slabs::sizes`]): the colour's slabs in order, cut
+/// into `threads` runs of about equal numbers of contacts. The cut only balances the work: any
+/// cut gives the same result, since the colour's slabs are independent.
+pub(super) fn slabs_of_thread(colour: u32, sizes: &[u32], (t, threads): (usize, usize)) -> impl Iterator<Item = u32> + '_ {
+    let of_colour = move || (colour as usize..sizes.len()).step_by(3);
+    let total: usize = of_colour().map(|s| sizes[s] as usize).sum();
     let (from, to) = (total * t / threads, total * (t + 1) / threads);
     let mut before = 0;
-    let mut mine = Vec::new();
-    for s in slabs {
-        // A slab belongs to the thread whose share of the contacts holds its first contact
-        // (empty slabs to the thread where they fall), so every slab has one thread.
-        let starts_mine = (from..to).contains(&before) || (before == total && t + 1 == threads);
-        if starts_mine {
-            mine.push(s);
-        }
-        before += size(s);
-    }
-    mine.into_iter()
+    of_colour()
+        .filter(move |&s| {
+            // A slab belongs to the thread whose share of the contacts holds its first contact
+            // (empty slabs to the thread where they fall), so every slab has one thread.
+            let starts_mine = (from..to).contains(&before) || (before == total && t + 1 == threads);
+            before += sizes[s] as usize;
+            starts_mine
+        })
+        .map(|s| s as u32)
 }
 
 #[cfg(test)]
@@ -147,14 +154,15 @@ mod tests {
     /// thread's share of the contacts is within the largest slab of an even share.
     #[test]
     fn each_slab_of_a_colour_has_one_thread() {
-        let size = |s: u32| [5usize, 0, 3, 9, 1, 0, 4, 7, 2, 0, 6, 8][s as usize];
+        let sizes = [5u32, 0, 3, 9, 1, 0, 4, 7, 2, 0, 6, 8];
+        let size = |s: u32| sizes[s as usize] as usize;
         for threads in 1..=5 {
             for colour in 0..3 {
-                let mut seen: Vec<u32> = (0..threads).flat_map(|t| slabs_of_thread(colour, 12, (t, threads), size)).collect();
+                let mut seen: Vec<u32> = (0..threads).flat_map(|t| slabs_of_thread(colour, &sizes, (t, threads))).collect();
                 seen.sort_unstable();
                 assert_eq!(seen, (colour..12).step_by(3).collect::<Vec<_>>(), "{threads} threads");
                 let loads: Vec<usize> = (0..threads)
-                    .map(|t| slabs_of_thread(colour, 12, (t, threads), size).map(size).sum())
+                    .map(|t| slabs_of_thread(colour, &sizes, (t, threads)).map(size).sum())
                     .collect();
                 let total: usize = loads.iter().sum();
                 let even = |t: usize| total * (t + 1) / threads - total * t / threads;
