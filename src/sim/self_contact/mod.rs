@@ -174,7 +174,7 @@ mod tests;
 
 use edges::{merge_sorted, project_edges};
 pub(crate) use lists::SelfContacts;
-use lists::{locked, read, truncate_to_cap, unpoisoned, Share, Sources};
+use lists::{cap_pairs, locked, read, truncate_to_cap, unpoisoned, Share, Sources};
 use projection::{project_faces, project_pairs};
 use slabs::{run_of, slabs_of_thread};
 
@@ -374,6 +374,16 @@ impl<'a> SelfContactPass<'a> {
             contacts.list_faces(&mut locked(&contacts.shares.0[t]), rest, settings.thickness);
         }
         if settings.edge_edge {
+            // Edge pairs are listed from the particle pairs, so the pairs past the cap go
+            // first, as one thread listing in order would have stopped before them (else
+            // their edges would join the sorted edge list, and more threads would list more).
+            sync();
+            if t == 0 {
+                let mut contacts = self.contacts_mut();
+                let cap = contacts.cap();
+                cap_pairs(contacts.shares.0.iter_mut().map(unpoisoned), cap);
+            }
+            sync();
             let contacts = self.contacts();
             contacts.list_edges(
                 &mut locked(&contacts.shares.0[t]),
