@@ -48,6 +48,67 @@ pub fn shipped_presets() -> Vec<PathBuf> {
     files
 }
 
+/// What one shipped preset did when run with its shipped settings ([`shipped_preset_runs`]).
+pub struct ShippedRun {
+    pub path: PathBuf,
+    pub preset: Preset,
+    /// The first of the first [`SHIPPED_CHECKED_FRAMES`] frames whose statistics were not
+    /// finite, as "frame N: stats", if any.
+    pub bad_stats: Option<String>,
+    /// After frame [`SHIPPED_CHECKED_FRAMES`]: whether every position and velocity is finite,
+    /// and the lowest particle's height (m).
+    pub finite: bool,
+    pub lowest: f32,
+    /// Release builds only: intersecting triangle pairs after [`SHIPPED_LONG_FRAMES`] frames,
+    /// or the error of the step that failed on the way there.
+    pub long_run_pairs: Option<Result<usize, String>>,
+}
+
+/// Frames whose statistics [`ShippedRun`] checks (presets.rs: every preset runs 120 frames).
+pub const SHIPPED_CHECKED_FRAMES: u32 = 120;
+/// Frames of the long run (self_collision.rs: every preset ends 600 frames uncrossed).
+pub const SHIPPED_LONG_FRAMES: u32 = 600;
+
+/// Every shipped preset run once per test binary with its shipped settings, for the two tests
+/// that run them all: their first 120 frames are the first 120 of the 600 (release builds
+/// only; a debug build, where the 600-frame test does not exist, stops at 120). The first
+/// test to ask runs them; the other gets the same results.
+pub fn shipped_preset_runs() -> &'static [ShippedRun] {
+    static RUNS: std::sync::OnceLock<Vec<ShippedRun>> = std::sync::OnceLock::new();
+    RUNS.get_or_init(|| shipped_presets().into_iter().map(run_shipped).collect())
+}
+
+fn run_shipped(path: PathBuf) -> ShippedRun {
+    let preset = Preset::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut cloth = preset.build().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut bad_stats = None;
+    for frame in 0..SHIPPED_CHECKED_FRAMES {
+        let stats = cloth
+            .step(&preset.solver, &preset.material)
+            .unwrap_or_else(|e| panic!("{} frame {frame}: {e}", path.display()));
+        let finite = stats.kinetic_energy.is_finite() && stats.max_strain.is_finite() && stats.max_tension.is_finite();
+        if !finite && bad_stats.is_none() {
+            bad_stats = Some(format!("frame {frame}: {stats:?}"));
+        }
+    }
+    let finite = all_finite(&cloth);
+    let lowest = cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min);
+    let long_run_pairs = (!cfg!(debug_assertions)).then(|| {
+        for _ in SHIPPED_CHECKED_FRAMES..SHIPPED_LONG_FRAMES {
+            cloth.step(&preset.solver, &preset.material).map_err(|e| e.to_string())?;
+        }
+        Ok(intersecting_pairs(&cloth))
+    });
+    ShippedRun {
+        path,
+        preset,
+        bad_stats,
+        finite,
+        lowest,
+        long_run_pairs,
+    }
+}
+
 /// The shipped preset `presets/{name}.ron`.
 pub fn load_preset(name: &str) -> Preset {
     let path = presets_dir().join(format!("{name}.ron"));

@@ -8,7 +8,7 @@ use drape::preset::{Preset, PresetError};
 use drape::sim::{Cloth, Collider, PinMode};
 use glam::Vec3;
 
-use crate::common::{all_finite, grid_of, load_preset, run, shipped_presets, snapshot};
+use crate::common::{all_finite, grid_of, load_preset, run, shipped_preset_runs, shipped_presets, snapshot, ShippedRun};
 
 #[test]
 fn the_required_presets_are_shipped() {
@@ -21,10 +21,22 @@ fn the_required_presets_are_shipped() {
     }
 }
 
+// The runs are shared with self_collision.rs's 600-frame test (`shipped_preset_runs`): each
+// preset is simulated once, and these 120 frames are the first of its 600.
 #[test]
 fn every_shipped_preset_loads_builds_and_runs_120_frames() {
-    for path in shipped_presets() {
-        let preset = Preset::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let runs = shipped_preset_runs();
+    assert_eq!(runs.len(), shipped_presets().len());
+    for ShippedRun {
+        path,
+        preset,
+        bad_stats,
+        finite,
+        lowest,
+        ..
+    } in runs
+    {
+        let (finite, lowest) = (*finite, *lowest);
         assert!(
             !preset.name.is_empty() && !preset.description.is_empty(),
             "{}: name and description",
@@ -47,23 +59,14 @@ fn every_shipped_preset_loads_builds_and_runs_120_frames() {
                 assert!(particles <= 64 * 64, "{}: {particles} particles", path.display());
             }
         }
-        let mut cloth = preset.build().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        for frame in 0..120 {
-            let stats = cloth.step(&preset.solver, &preset.material).unwrap();
-            assert!(
-                stats.kinetic_energy.is_finite() && stats.max_strain.is_finite() && stats.max_tension.is_finite(),
-                "{} frame {frame}: {stats:?}",
-                path.display()
-            );
-        }
-        assert!(all_finite(&cloth), "{}: non-finite state", path.display());
+        assert!(bad_stats.is_none(), "{} {}", path.display(), bad_stats.as_deref().unwrap_or(""));
+        assert!(finite, "{}: non-finite state", path.display());
         // Nothing fell through the ground.
         let ground = preset.colliders.iter().find_map(|c| match c {
             Collider::Ground { height, .. } => Some(*height),
             _ => None,
         });
         if let Some(height) = ground {
-            let lowest = cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min);
             assert!(
                 lowest >= height,
                 "{}: particle at {lowest} below the ground {height}",

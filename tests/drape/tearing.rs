@@ -230,6 +230,9 @@ fn the_default_curtain_with_tearing_on_hangs_whole_for_600_frames() {
 /// Issue 32: the flag waits for the user for a minute of gusts (it tore one edge after 52 s
 /// when its tear criterion averaged over 0.2 s).
 #[test]
+// Release only: 3 600 frames (141 s in release on a 2-vCPU machine, far longer in a debug
+// build), and the minute is the point: the tear it guards against came after 52 s.
+#[cfg(not(debug_assertions))]
 fn rip_the_flag_flies_whole_for_60_s_without_input() {
     let preset = load_preset("rip_the_flag");
     assert!(preset.material.tear_strain.is_some(), "the flag is tearable");
@@ -429,7 +432,10 @@ fn grab_nearest_triangle(cloth: &mut Cloth, point: Vec3) -> Vec3 {
 /// of the sheet in from its right border and 6 % up from its bottom (where the app's press
 /// lands), pulled
 /// 1.26 m right, down and back over 1 s as the window's drag of (250, 150) px moves it, then
-/// held until 4 s.
+/// held until 2 s. (It was held until 4 s: the last edge tears at frame 40 on 40² and 56 on
+/// 80², inside the pull, and from then to frame 240 neither the torn edges nor the pieces,
+/// reach or narrowest piece change — measured every 30 frames; a second of hold shows the
+/// crack has stopped, and the fine mesh's frames cost 0.1–0.2 s each.)
 fn corner_pull(resolution: u32) -> (Cloth, f32) {
     let mut preset = load_preset("tearable_sheet");
     let grid = preset.single_grid_mut().unwrap();
@@ -439,7 +445,7 @@ fn corner_pull(resolution: u32) -> (Cloth, f32) {
     let pressed = spec.origin + Vec3::new(0.42 * spec.width, -0.94 * spec.height, 0.0);
     let offset = Vec3::new(1.04, -0.62, -0.35);
     let dt = preset.solver.dt;
-    let (pull, hold) = ((1.0 / dt).round() as u32, (4.0 / dt).round() as u32);
+    let (pull, hold) = ((1.0 / dt).round() as u32, (2.0 / dt).round() as u32);
     let start = std::cell::Cell::new(Vec3::ZERO);
     let outcome = run_driven(&preset, &preset.material, hold, |cloth, frame| {
         if frame == 0 {
