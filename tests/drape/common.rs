@@ -48,65 +48,95 @@ pub fn shipped_presets() -> Vec<PathBuf> {
     files
 }
 
-/// What one shipped preset did when run with its shipped settings ([`shipped_preset_runs`]).
+/// A shipped preset run with its shipped settings ([`shipped_run`]).
 pub struct ShippedRun {
     pub path: PathBuf,
     pub preset: Preset,
+    /// The cloth after [`Self::frames`] frames.
+    pub cloth: Cloth,
+    pub frames: u32,
     /// The first of the first [`SHIPPED_CHECKED_FRAMES`] frames whose statistics were not
     /// finite, as "frame N: stats", if any.
     pub bad_stats: Option<String>,
-    /// After frame [`SHIPPED_CHECKED_FRAMES`]: whether every position and velocity is finite,
-    /// and the lowest particle's height (m).
-    pub finite: bool,
-    pub lowest: f32,
-    /// Release builds only: intersecting triangle pairs after [`SHIPPED_LONG_FRAMES`] frames,
-    /// or the error of the step that failed on the way there.
-    pub long_run_pairs: Option<Result<usize, String>>,
+    /// After frame [`SHIPPED_CHECKED_FRAMES`]: whether every position and velocity was
+    /// finite, and the lowest particle's height (m).
+    pub finite_when_checked: bool,
+    pub lowest_when_checked: f32,
 }
 
-/// Frames whose statistics [`ShippedRun`] checks (presets.rs: every preset runs 120 frames).
+/// Frames whose statistics a [`ShippedRun`] checks (presets.rs: every preset runs 120 frames).
 pub const SHIPPED_CHECKED_FRAMES: u32 = 120;
-/// Frames of the long run (self_collision.rs: every preset ends 600 frames uncrossed).
-pub const SHIPPED_LONG_FRAMES: u32 = 600;
+/// The frame count of the tests that run a shipped preset as shipped to its end state.
+pub const SHIPPED_FRAMES: u32 = 600;
 
-/// Every shipped preset run once per test binary with its shipped settings, for the two tests
-/// that run them all: their first 120 frames are the first 120 of the 600 (release builds
-/// only; a debug build, where the 600-frame test does not exist, stops at 120). The first
-/// test to ask runs them; the other gets the same results.
-pub fn shipped_preset_runs() -> &'static [ShippedRun] {
-    static RUNS: std::sync::OnceLock<Vec<ShippedRun>> = std::sync::OnceLock::new();
-    RUNS.get_or_init(|| shipped_presets().into_iter().map(run_shipped).collect())
+impl ShippedRun {
+    fn new(name: &str) -> Self {
+        let path = presets_dir().join(format!("{name}.ron"));
+        let preset = Preset::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let cloth = preset.build().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        ShippedRun {
+            path,
+            preset,
+            cloth,
+            frames: 0,
+            bad_stats: None,
+            finite_when_checked: false,
+            lowest_when_checked: f32::NAN,
+        }
+    }
+
+    fn advance_to(&mut self, frames: u32) {
+        while self.frames < frames {
+            let stats = self
+                .cloth
+                .step(&self.preset.solver, &self.preset.material)
+                .unwrap_or_else(|e| panic!("{} frame {}: {e}", self.path.display(), self.frames));
+            let finite = stats.kinetic_energy.is_finite() && stats.max_strain.is_finite() && stats.max_tension.is_finite();
+            if !finite && self.bad_stats.is_none() && self.frames < SHIPPED_CHECKED_FRAMES {
+                self.bad_stats = Some(format!("frame {}: {stats:?}", self.frames));
+            }
+            self.frames += 1;
+            if self.frames == SHIPPED_CHECKED_FRAMES {
+                self.finite_when_checked = all_finite(&self.cloth);
+                self.lowest_when_checked = self.cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min);
+            }
+        }
+    }
 }
 
-fn run_shipped(path: PathBuf) -> ShippedRun {
-    let preset = Preset::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let mut cloth = preset.build().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut bad_stats = None;
-    for frame in 0..SHIPPED_CHECKED_FRAMES {
-        let stats = cloth
-            .step(&preset.solver, &preset.material)
-            .unwrap_or_else(|e| panic!("{} frame {frame}: {e}", path.display()));
-        let finite = stats.kinetic_energy.is_finite() && stats.max_strain.is_finite() && stats.max_tension.is_finite();
-        if !finite && bad_stats.is_none() {
-            bad_stats = Some(format!("frame {frame}: {stats:?}"));
-        }
-    }
-    let finite = all_finite(&cloth);
-    let lowest = cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min);
-    let long_run_pairs = (!cfg!(debug_assertions)).then(|| {
-        for _ in SHIPPED_CHECKED_FRAMES..SHIPPED_LONG_FRAMES {
-            cloth.step(&preset.solver, &preset.material).map_err(|e| e.to_string())?;
-        }
-        Ok(intersecting_pairs(&cloth))
-    });
-    ShippedRun {
-        path,
-        preset,
-        bad_stats,
-        finite,
-        lowest,
-        long_run_pairs,
-    }
+/// The shipped preset `presets/{name}.ron` run with its shipped settings (`preset.build()`,
+/// then `step(&preset.solver, &preset.material)`, as [`run`] does) for `frames` frames —
+/// [`SHIPPED_CHECKED_FRAMES`] or [`SHIPPED_FRAMES`] — handed to `read`. Each preset is
+/// simulated once per test binary, as far as the furthest frame asked for, and shared by the
+/// tests that run it as shipped (presets.rs, self_collision.rs, tearing.rs, scenes.rs), so
+/// 600 frames of a preset are not simulated again by every test that needs them. A run
+/// asked for 120 frames may already be further on: read only the checks of its first 120
+/// then. A step that fails panics in the test that ran it and in every later one.
+pub fn shipped_run<R>(name: &str, frames: u32, read: impl FnOnce(&ShippedRun) -> R) -> R {
+    type Slot = std::sync::Arc<std::sync::Mutex<Option<ShippedRun>>>;
+    static SLOTS: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, Slot>>> = std::sync::OnceLock::new();
+    assert!(frames == SHIPPED_CHECKED_FRAMES || frames == SHIPPED_FRAMES, "{frames} frames");
+    let slot = SLOTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(name.to_owned())
+        .or_default()
+        .clone();
+    let mut run = slot
+        .lock()
+        .unwrap_or_else(|_| panic!("{name}: an earlier test's run of this preset failed"));
+    let run = run.get_or_insert_with(|| ShippedRun::new(name));
+    run.advance_to(frames);
+    read(run)
+}
+
+/// The file stems of [`shipped_presets`].
+pub fn shipped_preset_names() -> Vec<String> {
+    shipped_presets()
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect()
 }
 
 /// The shipped preset `presets/{name}.ron`.

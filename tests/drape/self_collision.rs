@@ -10,7 +10,8 @@ use drape::sim::{with_assumed_cores, Cloth, Collider, GridSpec, Material, Orient
 use glam::{DVec3, Vec2, Vec3};
 
 use crate::common::{
-    grid_of, intersecting_pairs, load_preset, pendulum, run, shipped_presets, triangles_intersect, untethered, validation_params, G,
+    grid_of, intersecting_pairs, load_preset, pendulum, run, shipped_preset_names, shipped_presets, shipped_run, triangles_intersect,
+    untethered, validation_params, G, SHIPPED_FRAMES,
 };
 
 /// The checker on known cases: crossing triangles intersect, parallel and separated ones do
@@ -46,7 +47,9 @@ fn falling_strip(on: bool, frames: u32) -> Cloth {
 /// self-collision the same strip falls through itself.
 #[test]
 fn the_falling_strip_piles_up_without_passing_through_itself() {
-    let cloth = falling_strip(true, 600);
+    // The shipped strip (self-collision on) run once for every test that runs it as shipped.
+    assert!(load_preset("falling_strip").solver.self_collision);
+    let cloth = shipped_run("falling_strip", SHIPPED_FRAMES, |run| run.cloth.clone());
     let top = cloth.particles().positions().map(|p| p.y).fold(0.0, f32::max);
     assert!(top > 0.05, "the strip lies flat ({top} m high) instead of piling");
     assert_eq!(intersecting_pairs(&cloth), 0);
@@ -423,8 +426,10 @@ fn scenes_without_self_contact_are_unchanged_by_self_collision() {
 /// ground; with self-collision its folds do not intersect, without they do.
 #[test]
 fn the_sheet_folding_over_a_ball_does_not_intersect_itself() {
-    let folded = |on: bool| intersecting_pairs(&run_preset("sphere_fold", |s| s.self_collision = on, 600));
-    let (on, off) = (folded(true), folded(false));
+    // With self-collision on it is the shipped preset, run once for every test that runs it.
+    assert!(load_preset("sphere_fold").solver.self_collision);
+    let on = shipped_run("sphere_fold", SHIPPED_FRAMES, |run| intersecting_pairs(&run.cloth));
+    let off = intersecting_pairs(&run_preset("sphere_fold", |s| s.self_collision = false, 600));
     eprintln!("sphere fold: {on} intersecting pairs with self-collision, {off} without");
     assert_eq!(on, 0);
     assert!(off > 0, "the sheet does not fold through itself without self-collision");
@@ -558,18 +563,19 @@ fn self_collision_is_on_by_default_and_a_preset_turns_it_off_only_saying_why() {
 /// ends with no two triangles through each other.
 #[test]
 // 94-143 s in release on a 2-vCPU machine (22 presets × 600 frames with self-contacts), far
-// longer in a debug build: release only. The runs are shared with presets.rs's 120-frame test
-// (`shipped_preset_runs`), so each preset is simulated once.
+// longer in a debug build: release only. The runs are shared (`shipped_run`) with the tests
+// that run a preset as shipped (presets.rs's 120 frames, the falling strip's pile, the sphere
+// fold, silk and denim, two sheets on a ball, the flag's minute), so each is simulated once.
 #[cfg(not(debug_assertions))]
 fn every_shipped_preset_ends_600_frames_without_intersecting_triangles() {
-    assert_eq!(crate::common::SHIPPED_LONG_FRAMES, 600);
-    let crossed: Vec<(String, Result<usize, String>)> = crate::common::shipped_preset_runs()
-        .iter()
-        .map(|run| {
-            let pairs = run.long_run_pairs.clone().expect("a release build runs 600 frames");
-            (run.path.file_stem().unwrap().to_string_lossy().into_owned(), pairs)
+    assert_eq!(SHIPPED_FRAMES, 600);
+    let crossed: Vec<(String, usize)> = shipped_preset_names()
+        .into_iter()
+        .map(|name| {
+            let pairs = shipped_run(&name, SHIPPED_FRAMES, |run| intersecting_pairs(&run.cloth));
+            (name, pairs)
         })
-        .filter(|(_, pairs)| *pairs != Ok(0))
+        .filter(|&(_, pairs)| pairs > 0)
         .collect();
     assert!(crossed.is_empty(), "intersecting triangle pairs after 600 frames: {crossed:?}");
 }
