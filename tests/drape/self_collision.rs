@@ -10,8 +10,8 @@ use drape::sim::{with_assumed_cores, Cloth, Collider, GridSpec, Material, Orient
 use glam::{DVec3, Vec2, Vec3};
 
 use crate::common::{
-    grid_of, intersecting_pairs, load_preset, pendulum, run, shipped_preset_names, shipped_presets, shipped_run, triangles_intersect,
-    untethered, validation_params, G, SHIPPED_FRAMES,
+    grid_of, intersecting_pairs, load_preset, pendulum, run, shipped_presets, shipped_run, triangles_intersect, untethered,
+    validation_params, G, SHIPPED_FRAMES,
 };
 
 /// The checker on known cases: crossing triangles intersect, parallel and separated ones do
@@ -569,7 +569,7 @@ fn self_collision_is_on_by_default_and_a_preset_turns_it_off_only_saying_why() {
 #[cfg(not(debug_assertions))]
 fn every_shipped_preset_ends_600_frames_without_intersecting_triangles() {
     assert_eq!(SHIPPED_FRAMES, 600);
-    let crossed: Vec<(String, usize)> = shipped_preset_names()
+    let crossed: Vec<(String, usize)> = crate::common::shipped_preset_names()
         .into_iter()
         .map(|name| {
             let pairs = shipped_run(&name, SHIPPED_FRAMES, |run| intersecting_pairs(&run.cloth));
