@@ -48,6 +48,97 @@ pub fn shipped_presets() -> Vec<PathBuf> {
     files
 }
 
+/// A shipped preset run with its shipped settings ([`shipped_run`]).
+pub struct ShippedRun {
+    pub path: PathBuf,
+    pub preset: Preset,
+    /// The cloth after [`Self::frames`] frames.
+    pub cloth: Cloth,
+    pub frames: u32,
+    /// The first of the first [`SHIPPED_CHECKED_FRAMES`] frames whose statistics were not
+    /// finite, as "frame N: stats", if any.
+    pub bad_stats: Option<String>,
+    /// After frame [`SHIPPED_CHECKED_FRAMES`]: whether every position and velocity was
+    /// finite, and the lowest particle's height (m).
+    pub finite_when_checked: bool,
+    pub lowest_when_checked: f32,
+}
+
+/// Frames whose statistics a [`ShippedRun`] checks (presets.rs: every preset runs 120 frames).
+pub const SHIPPED_CHECKED_FRAMES: u32 = 120;
+/// The frame count of the tests that run a shipped preset as shipped to its end state.
+pub const SHIPPED_FRAMES: u32 = 600;
+
+impl ShippedRun {
+    fn new(name: &str) -> Self {
+        let path = presets_dir().join(format!("{name}.ron"));
+        let preset = Preset::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let cloth = preset.build().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        ShippedRun {
+            path,
+            preset,
+            cloth,
+            frames: 0,
+            bad_stats: None,
+            finite_when_checked: false,
+            lowest_when_checked: f32::NAN,
+        }
+    }
+
+    fn advance_to(&mut self, frames: u32) {
+        while self.frames < frames {
+            let stats = self
+                .cloth
+                .step(&self.preset.solver, &self.preset.material)
+                .unwrap_or_else(|e| panic!("{} frame {}: {e}", self.path.display(), self.frames));
+            let finite = stats.kinetic_energy.is_finite() && stats.max_strain.is_finite() && stats.max_tension.is_finite();
+            if !finite && self.bad_stats.is_none() && self.frames < SHIPPED_CHECKED_FRAMES {
+                self.bad_stats = Some(format!("frame {}: {stats:?}", self.frames));
+            }
+            self.frames += 1;
+            if self.frames == SHIPPED_CHECKED_FRAMES {
+                self.finite_when_checked = all_finite(&self.cloth);
+                self.lowest_when_checked = self.cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min);
+            }
+        }
+    }
+}
+
+/// The shipped preset `presets/{name}.ron` run with its shipped settings (`preset.build()`,
+/// then `step(&preset.solver, &preset.material)`, as [`run`] does) for `frames` frames —
+/// [`SHIPPED_CHECKED_FRAMES`] or [`SHIPPED_FRAMES`] — handed to `read`. Each preset is
+/// simulated once per test binary, as far as the furthest frame asked for, and shared by the
+/// tests that run it as shipped (presets.rs, self_collision.rs, tearing.rs, scenes.rs), so
+/// 600 frames of a preset are not simulated again by every test that needs them. A run
+/// asked for 120 frames may already be further on: read only the checks of its first 120
+/// then. A step that fails panics in the test that ran it and in every later one.
+pub fn shipped_run<R>(name: &str, frames: u32, read: impl FnOnce(&ShippedRun) -> R) -> R {
+    type Slot = std::sync::Arc<std::sync::Mutex<Option<ShippedRun>>>;
+    static SLOTS: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, Slot>>> = std::sync::OnceLock::new();
+    assert!(frames == SHIPPED_CHECKED_FRAMES || frames == SHIPPED_FRAMES, "{frames} frames");
+    let slot = SLOTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(name.to_owned())
+        .or_default()
+        .clone();
+    let mut run = slot
+        .lock()
+        .unwrap_or_else(|_| panic!("{name}: an earlier test's run of this preset failed"));
+    let run = run.get_or_insert_with(|| ShippedRun::new(name));
+    run.advance_to(frames);
+    read(run)
+}
+
+/// The file stems of [`shipped_presets`].
+pub fn shipped_preset_names() -> Vec<String> {
+    shipped_presets()
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
 /// The shipped preset `presets/{name}.ron`.
 pub fn load_preset(name: &str) -> Preset {
     let path = presets_dir().join(format!("{name}.ron"));

@@ -8,7 +8,9 @@ use drape::preset::{Preset, PresetError};
 use drape::sim::{Cloth, Collider, PinMode};
 use glam::Vec3;
 
-use crate::common::{all_finite, grid_of, load_preset, run, shipped_presets, snapshot};
+use crate::common::{
+    all_finite, grid_of, load_preset, run, shipped_preset_names, shipped_presets, shipped_run, snapshot, SHIPPED_CHECKED_FRAMES,
+};
 
 #[test]
 fn the_required_presets_are_shipped() {
@@ -21,55 +23,56 @@ fn the_required_presets_are_shipped() {
     }
 }
 
+// The runs are shared (`shipped_run`): these 120 frames are the first of the 600 that
+// self_collision.rs's every-preset test runs.
 #[test]
 fn every_shipped_preset_loads_builds_and_runs_120_frames() {
-    for path in shipped_presets() {
-        let preset = Preset::load(&path).unwrap_or_else(|e| panic!("{e}"));
-        assert!(
-            !preset.name.is_empty() && !preset.description.is_empty(),
-            "{}: name and description",
-            path.display()
-        );
-        // Modest resolutions keep every preset interactive, except the falling strip (Ten
-        // Minute Physics 15's 30 × 200 scene reproduced as it is, about 27 ms a frame on one
-        // core) and mesh scenes of up to a 64² grid's particle count (the tablecloth).
-        match preset.single_grid() {
-            Some(grid) => {
-                let tmp15_strip = path.ends_with("falling_strip.ron") && (grid.columns, grid.rows) == (30, 200);
+    for name in shipped_preset_names() {
+        shipped_run(&name, SHIPPED_CHECKED_FRAMES, |run| {
+            let (path, preset) = (&run.path, &run.preset);
+            assert!(
+                !preset.name.is_empty() && !preset.description.is_empty(),
+                "{}: name and description",
+                path.display()
+            );
+            // Modest resolutions keep every preset interactive, except the falling strip (Ten
+            // Minute Physics 15's 30 × 200 scene reproduced as it is, about 27 ms a frame on
+            // one core) and mesh scenes of up to a 64² grid's particle count (the tablecloth).
+            match preset.single_grid() {
+                Some(grid) => {
+                    let tmp15_strip = path.ends_with("falling_strip.ron") && (grid.columns, grid.rows) == (30, 200);
+                    assert!(
+                        tmp15_strip || (grid.columns <= 48 && grid.rows <= 48),
+                        "{}: resolution",
+                        path.display()
+                    );
+                }
+                None => {
+                    let particles = preset.build().map(|c| c.particles().len()).unwrap_or_else(|e| panic!("{e}"));
+                    assert!(particles <= 64 * 64, "{}: {particles} particles", path.display());
+                }
+            }
+            assert!(
+                run.bad_stats.is_none(),
+                "{} {}",
+                path.display(),
+                run.bad_stats.as_deref().unwrap_or("")
+            );
+            assert!(run.finite_when_checked, "{}: non-finite state", path.display());
+            // Nothing fell through the ground.
+            let ground = preset.colliders.iter().find_map(|c| match c {
+                Collider::Ground { height, .. } => Some(*height),
+                _ => None,
+            });
+            if let Some(height) = ground {
+                let lowest = run.lowest_when_checked;
                 assert!(
-                    tmp15_strip || (grid.columns <= 48 && grid.rows <= 48),
-                    "{}: resolution",
+                    lowest >= height,
+                    "{}: particle at {lowest} below the ground {height}",
                     path.display()
                 );
             }
-            None => {
-                let particles = preset.build().map(|c| c.particles().len()).unwrap_or_else(|e| panic!("{e}"));
-                assert!(particles <= 64 * 64, "{}: {particles} particles", path.display());
-            }
-        }
-        let mut cloth = preset.build().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        for frame in 0..120 {
-            let stats = cloth.step(&preset.solver, &preset.material).unwrap();
-            assert!(
-                stats.kinetic_energy.is_finite() && stats.max_strain.is_finite() && stats.max_tension.is_finite(),
-                "{} frame {frame}: {stats:?}",
-                path.display()
-            );
-        }
-        assert!(all_finite(&cloth), "{}: non-finite state", path.display());
-        // Nothing fell through the ground.
-        let ground = preset.colliders.iter().find_map(|c| match c {
-            Collider::Ground { height, .. } => Some(*height),
-            _ => None,
         });
-        if let Some(height) = ground {
-            let lowest = cloth.particles().positions().map(|p| p.y).fold(f32::INFINITY, f32::min);
-            assert!(
-                lowest >= height,
-                "{}: particle at {lowest} below the ground {height}",
-                path.display()
-            );
-        }
     }
 }
 

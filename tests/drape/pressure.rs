@@ -225,14 +225,17 @@ fn a_balloon_is_bit_identical_on_one_to_three_threads() {
                 ..SolverParams::default()
             };
             assert_eq!(cloth.threads_used(&params), threads);
-            run_frames(&mut cloth, 20, threads);
+            // 10 frames whole and 5 cut open (it ran 20 and 10): a split of the reduction
+            // rounds differently from the first frame, and the cut's frames are what the
+            // pressure pass does with an opened body.
+            run_frames(&mut cloth, 10, threads);
             let eye = Vec3::new(0.0, 0.5, 2.0);
             let through = |x: f32| Ray {
                 origin: eye,
                 direction: (Vec3::new(x, 0.5, 0.0) - eye).normalize(),
             };
-            cloth.cut(&through(-0.1), &through(0.1));
-            run_frames(&mut cloth, 10, threads);
+            assert!(cloth.cut(&through(-0.1), &through(0.1)) > 0, "the cut opens the balloon");
+            run_frames(&mut cloth, 5, threads);
             (cloth.pressure_volumes(), cloth.particles().positions().collect::<Vec<_>>())
         };
         let one = run(1);

@@ -84,15 +84,19 @@ fn default_curtain_at(columns: u32, rows: u32) -> Preset {
 /// A resting cloth's shape is a property of the material, not of the mesh: refining the
 /// grid must neither stretch it (max strain ≤ 5 %; a 5 MPa sheet of this weight strains far
 /// below 1 %) nor let its bottom hang lower (lowest particle within 2 cm across sizes).
-/// 256² costs most of this test (≈ 30–60 ms a frame on two threads, 600 frames).
+/// 256² costs most of this test (≈ 60–120 ms a frame with its 20 000 self-contacts).
 #[test]
 fn default_curtain_rests_unstretched_at_one_height_at_every_resolution() {
+    // Two seconds: the curtain is built hanging, and its max strain and lowest particle are
+    // final by frame 60 — measured the same to the last digit at frames 60, 150, 300 and 600
+    // on 128² (strain 0.00106, lowest 1.0000 m) and 256² (0.00502, 1.0000 m). It ran 600.
+    let frames = 120;
     let mut measured = Vec::new();
     for (columns, rows) in [(48, 36), (128, 128), (256, 256)] {
         let preset = default_curtain_at(columns, rows);
         assert_eq!(preset.solver.threads, 0, "the default thread choice");
         let mut cloth = preset.build().unwrap();
-        run(&mut cloth, &preset.solver, &preset.material, 600);
+        run(&mut cloth, &preset.solver, &preset.material, frames);
         measured.push((columns, rows, cloth.stats().max_strain, lowest_height(&cloth)));
     }
     let table = measured
@@ -103,7 +107,7 @@ fn default_curtain_rests_unstretched_at_one_height_at_every_resolution() {
     let mut failures = Failures::default();
     for &(columns, rows, strain, _) in &measured {
         failures.check(strain <= MAX_STRAIN, || {
-            format!("{columns}×{rows} rests with max strain {strain:.4} > {MAX_STRAIN} after 600 frames")
+            format!("{columns}×{rows} rests with max strain {strain:.4} > {MAX_STRAIN} after {frames} frames")
         });
     }
     let lows = measured.iter().map(|row| row.3);

@@ -10,7 +10,8 @@ use drape::sim::{with_assumed_cores, Cloth, Collider, GridSpec, Material, Orient
 use glam::{DVec3, Vec2, Vec3};
 
 use crate::common::{
-    grid_of, intersecting_pairs, load_preset, pendulum, run, shipped_presets, triangles_intersect, untethered, validation_params, G,
+    grid_of, intersecting_pairs, load_preset, pendulum, run, shipped_presets, shipped_run, triangles_intersect, untethered,
+    validation_params, G, SHIPPED_FRAMES,
 };
 
 /// The checker on known cases: crossing triangles intersect, parallel and separated ones do
@@ -46,7 +47,9 @@ fn falling_strip(on: bool, frames: u32) -> Cloth {
 /// self-collision the same strip falls through itself.
 #[test]
 fn the_falling_strip_piles_up_without_passing_through_itself() {
-    let cloth = falling_strip(true, 600);
+    // The shipped strip (self-collision on) run once for every test that runs it as shipped.
+    assert!(load_preset("falling_strip").solver.self_collision);
+    let cloth = shipped_run("falling_strip", SHIPPED_FRAMES, |run| run.cloth.clone());
     let top = cloth.particles().positions().map(|p| p.y).fold(0.0, f32::max);
     assert!(top > 0.05, "the strip lies flat ({top} m high) instead of piling");
     assert_eq!(intersecting_pairs(&cloth), 0);
@@ -65,6 +68,13 @@ fn the_falling_strip_piles_up_without_passing_through_itself() {
 /// made on four threads kept or remade on one).
 #[test]
 fn the_falling_strip_is_bit_identical_on_one_to_four_threads() {
+    // 60 frames (it ran 150): the strip touches the ground and itself from frame 15-18 (14
+    // self-contacts at 18, 189 at 30, 1 019 at 60, measured with `drape simulate`), so most of
+    // the run projects contacts, and a difference between thread counts stays in the
+    // positions from then on. The changing run goes 1, 4, 1, 3, 2 threads, 12 frames each, so
+    // its lists are made on four threads while the first contacts appear (frames 12-24) and
+    // then kept or remade on one.
+    let frames = 60;
     with_assumed_cores(MAX_THREADS, || {
         let preset = load_preset("falling_strip");
         let positions = |threads: &[u32]| {
@@ -74,14 +84,14 @@ fn the_falling_strip_is_bit_identical_on_one_to_four_threads() {
                     threads: t,
                     ..preset.solver.clone()
                 };
-                run(&mut cloth, &solver, &preset.material, 150 / threads.len() as u32);
+                run(&mut cloth, &solver, &preset.material, frames / threads.len() as u32);
                 assert_eq!(cloth.stats().threads, t);
             }
             assert!(cloth.stats().self_contacts > 0, "no self-contact to compare");
             cloth.particles().positions().collect::<Vec<Vec3>>()
         };
         let one = positions(&[1]);
-        for threads in [&[2][..], &[3], &[4], &[4, 1, 3, 2, 1]] {
+        for threads in [&[2][..], &[3], &[4], &[1, 4, 1, 3, 2]] {
             assert!(one == positions(threads), "{threads:?} threads");
         }
     })
@@ -218,34 +228,64 @@ fn a_fold_thinner_than_the_spacing_needs_vertex_triangle_contacts() {
 /// one to four threads, and other frames without faces.
 #[test]
 fn a_thin_fold_with_faces_is_bit_identical_on_one_to_four_threads() {
+    // The corner is carried over 60 frames (as `carry_corner_over`), released, and the fold
+    // left 30 frames. Its first 40 frames, with the flap high above the sheet, have nothing
+    // near enough to list (measured: no contact before frame 66, 1 000 by frame 80; the cost
+    // of a frame rises from frame 44 as the flap comes down), so they run once, on one
+    // thread, and each thread count (and the run without faces) goes on from a copy of that
+    // cloth: the flap's approach, the landing and the contacts run on every count. Before,
+    // five whole runs took 111 s.
+    const CARRY: u32 = 60;
+    const SHARED: u32 = 40;
     with_assumed_cores(MAX_THREADS, || {
+        let spec = GridSpec {
+            width: 1.28,
+            height: 1.28,
+            columns: 65,
+            rows: 65,
+            origin: Vec3::new(0.0, 0.01, 0.0),
+            orientation: Orientation::Horizontal,
+            pins: PinMode::None,
+            ..GridSpec::default()
+        };
+        let material = Material::default();
+        let params = |threads: u32, faces: bool| SolverParams {
+            self_collision: true,
+            self_thickness: 0.005,
+            self_vertex_triangle: faces,
+            threads,
+            ..SolverParams::default()
+        };
+        let last = spec.columns - 1;
+        let (from, to) = (spec.position(0, 0), spec.position(last, last));
+        // Frames `frames` of the carry: the corner in an arc 0.3 m high to just above the
+        // opposite corner.
+        let carry = |cloth: &mut Cloth, frames: std::ops::RangeInclusive<u32>, params: &SolverParams| {
+            for frame in frames {
+                let t = frame as f32 / CARRY as f32;
+                let lift = 0.3 * (std::f32::consts::PI * t).sin() + 0.04 * t;
+                cloth.drag_to(from.lerp(to, t) + Vec3::new(0.0, lift, 0.0));
+                assert_eq!(cloth.step(params, &material).unwrap().threads, params.threads);
+            }
+        };
+        let ground = vec![Collider::Ground { height: 0.0, motion: None }];
+        let mut shared = Cloth::new(spec.build().unwrap(), &material, ground).unwrap();
+        shared.grab(spec.index(0, 0)).unwrap();
+        carry(&mut shared, 1..=SHARED, &params(1, true));
+        assert_eq!(shared.stats().self_contacts, 0, "contacts before the shared frames end");
         let positions = |threads: u32, faces: bool| {
-            let spec = GridSpec {
-                width: 1.28,
-                height: 1.28,
-                columns: 65,
-                rows: 65,
-                origin: Vec3::new(0.0, 0.01, 0.0),
-                orientation: Orientation::Horizontal,
-                pins: PinMode::None,
-                ..GridSpec::default()
-            };
-            let material = Material::default();
-            let params = SolverParams {
-                self_collision: true,
-                self_thickness: 0.005,
-                self_vertex_triangle: faces,
-                threads,
-                ..SolverParams::default()
-            };
-            let ground = vec![Collider::Ground { height: 0.0, motion: None }];
-            let mut cloth = Cloth::new(spec.build().unwrap(), &material, ground).unwrap();
-            carry_corner_over(&mut cloth, &spec, &params, &material, 60);
+            let mut cloth = shared.clone();
+            let params = params(threads, faces);
+            carry(&mut cloth, SHARED + 1..=CARRY, &params);
+            cloth.release(None);
             run(&mut cloth, &params, &material, 30);
+            assert!(cloth.stats().self_contacts > 0, "{threads} threads: the fold is not in contact");
             cloth.particles().positions().collect::<Vec<Vec3>>()
         };
         let one = positions(1, true);
-        assert!((2..=4).all(|threads| one == positions(threads, true)));
+        for threads in 2..=4 {
+            assert!(one == positions(threads, true), "threads 1 and {threads} differ");
+        }
         assert!(one != positions(1, false), "no face was in contact");
     })
 }
@@ -386,8 +426,10 @@ fn scenes_without_self_contact_are_unchanged_by_self_collision() {
 /// ground; with self-collision its folds do not intersect, without they do.
 #[test]
 fn the_sheet_folding_over_a_ball_does_not_intersect_itself() {
-    let folded = |on: bool| intersecting_pairs(&run_preset("sphere_fold", |s| s.self_collision = on, 600));
-    let (on, off) = (folded(true), folded(false));
+    // With self-collision on it is the shipped preset, run once for every test that runs it.
+    assert!(load_preset("sphere_fold").solver.self_collision);
+    let on = shipped_run("sphere_fold", SHIPPED_FRAMES, |run| intersecting_pairs(&run.cloth));
+    let off = intersecting_pairs(&run_preset("sphere_fold", |s| s.self_collision = false, 600));
     eprintln!("sphere fold: {on} intersecting pairs with self-collision, {off} without");
     assert_eq!(on, 0);
     assert!(off > 0, "the sheet does not fold through itself without self-collision");
@@ -482,7 +524,7 @@ fn grabbing_pinning_and_live_changes_work_with_self_collision_on() {
 #[test]
 // 27 s in release on a 2-vCPU machine (its faces and long edges are listed); far longer in a
 // debug build.
-#[cfg_attr(debug_assertions, ignore = "slow in a debug build; runs in release")]
+#[cfg(not(debug_assertions))]
 fn a_thin_strip_piles_without_passing_through_itself() {
     let cloth = run_preset("falling_strip", |s| s.self_thickness = 0.002, 300);
     assert!(
@@ -520,17 +562,18 @@ fn self_collision_is_on_by_default_and_a_preset_turns_it_off_only_saying_why() {
 /// Issue 38's must-show: every shipped preset, run 600 frames with its shipped settings,
 /// ends with no two triangles through each other.
 #[test]
-// 94 s in release on a 2-vCPU machine (22 presets × 600 frames with self-contacts); far
-// longer in a debug build.
-#[cfg_attr(debug_assertions, ignore = "slow in a debug build; runs in release")]
+// 94-143 s in release on a 2-vCPU machine (22 presets × 600 frames with self-contacts), far
+// longer in a debug build: release only. The runs are shared (`shipped_run`) with the tests
+// that run a preset as shipped (presets.rs's 120 frames, the falling strip's pile, the sphere
+// fold, silk and denim, two sheets on a ball, the flag's minute), so each is simulated once.
+#[cfg(not(debug_assertions))]
 fn every_shipped_preset_ends_600_frames_without_intersecting_triangles() {
-    let crossed: Vec<(String, usize)> = shipped_presets()
-        .iter()
-        .map(|path| {
-            let preset = Preset::load(path).unwrap_or_else(|e| panic!("{e}"));
-            let mut cloth = preset.build().unwrap();
-            run(&mut cloth, &preset.solver, &preset.material, 600);
-            (path.file_stem().unwrap().to_string_lossy().into_owned(), intersecting_pairs(&cloth))
+    assert_eq!(SHIPPED_FRAMES, 600);
+    let crossed: Vec<(String, usize)> = crate::common::shipped_preset_names()
+        .into_iter()
+        .map(|name| {
+            let pairs = shipped_run(&name, SHIPPED_FRAMES, |run| intersecting_pairs(&run.cloth));
+            (name, pairs)
         })
         .filter(|&(_, pairs)| pairs > 0)
         .collect();
@@ -541,7 +584,7 @@ fn every_shipped_preset_ends_600_frames_without_intersecting_triangles() {
 /// (1 cm, below the 3 cm spacing of both sheets): the sheets still land on each other over
 /// the ball without crossing.
 #[test]
-#[cfg_attr(debug_assertions, ignore = "slow in a debug build; runs in release")]
+#[cfg(not(debug_assertions))]
 fn two_thin_sheets_on_a_ball_do_not_pass_through_each_other() {
     let cloth = run_preset("two_sheets_on_ball", |s| s.self_thickness *= 0.4, 600);
     assert_eq!(intersecting_pairs(&cloth), 0);

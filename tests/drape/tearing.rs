@@ -11,7 +11,7 @@ use drape::sim::tearing::MIN_FRAGMENT_TRIANGLES;
 use drape::sim::{Cloth, Material, Ray, TriangleHit};
 use glam::Vec3;
 
-use crate::common::{all_finite, grid_of, load_preset, run};
+use crate::common::{all_finite, grid_of, load_preset, run, shipped_run, SHIPPED_FRAMES};
 
 /// The tear strain the app's tearing switch turns on (30 %).
 const APP_TEAR_STRAIN: f32 = 0.3;
@@ -230,12 +230,20 @@ fn the_default_curtain_with_tearing_on_hangs_whole_for_600_frames() {
 /// Issue 32: the flag waits for the user for a minute of gusts (it tore one edge after 52 s
 /// when its tear criterion averaged over 0.2 s).
 #[test]
+// Release only: 3 600 frames (141 s in release on a 2-vCPU machine, far longer in a debug
+// build), and the minute is the point: the tear it guards against came after 52 s.
+#[cfg(not(debug_assertions))]
 fn rip_the_flag_flies_whole_for_60_s_without_input() {
     let preset = load_preset("rip_the_flag");
     assert!(preset.material.tear_strain.is_some(), "the flag is tearable");
-    let outcome = run_driven(&preset, &preset.material, (60.0 / preset.solver.dt).round() as u32, |_, _| {});
-    assert_eq!(outcome.cloth.torn_edges(), 0, "{}", outcome.summary());
-    assert_eq!(outcome.pieces.len(), 1);
+    // Its first 600 frames are the shipped flag's shared run (`shipped_run`, also run by
+    // self_collision.rs's every-preset test); the minute goes on from a copy of it.
+    let mut cloth = shipped_run("rip_the_flag", SHIPPED_FRAMES, |run| run.cloth.clone());
+    let minute = (60.0 / preset.solver.dt).round() as u32;
+    run(&mut cloth, &preset.solver, &preset.material, minute - SHIPPED_FRAMES);
+    assert!(all_finite(&cloth));
+    assert_eq!(cloth.torn_edges(), 0, "pieces {:?}", piece_sizes(&cloth));
+    assert_eq!(piece_sizes(&cloth).len(), 1);
 }
 
 /// The particles of `silk_and_denim`'s silk: those of the material slot it brings (slot 1;
@@ -249,16 +257,17 @@ fn silk_particles(cloth: &Cloth) -> Vec<usize> {
 /// (the silk slid off onto the floor and tore 10 edges when it was dropped 8 cm off centre).
 #[test]
 fn silk_and_denim_tear_nothing_without_input_and_the_silk_stays_on_the_denim() {
-    let preset = load_preset("silk_and_denim");
-    let outcome = run_driven(&preset, &preset.material, 600, |_, _| {});
-    assert_eq!(outcome.cloth.torn_edges(), 0, "{}", outcome.summary());
-    let silk = silk_particles(&outcome.cloth);
-    assert_eq!(silk.len(), 26 * 26, "the silk is the second object");
-    let lowest = silk
-        .iter()
-        .map(|&i| outcome.cloth.particles().position(i).y)
-        .fold(f32::MAX, f32::min);
-    assert!(lowest > 0.05, "a silk particle is {lowest} m above the floor");
+    // The shipped scene's 600 frames, run once for every test that runs it as shipped
+    // (`shipped_run`; self_collision.rs's every-preset test runs it too).
+    shipped_run("silk_and_denim", SHIPPED_FRAMES, |run| {
+        let cloth = &run.cloth;
+        assert!(all_finite(cloth));
+        assert_eq!(cloth.torn_edges(), 0, "pieces {:?}", piece_sizes(cloth));
+        let silk = silk_particles(cloth);
+        assert_eq!(silk.len(), 26 * 26, "the silk is the second object");
+        let lowest = silk.iter().map(|&i| cloth.particles().position(i).y).fold(f32::MAX, f32::min);
+        assert!(lowest > 0.05, "a silk particle is {lowest} m above the floor");
+    });
 }
 
 /// "Pin a corner of the silk and pull the opposite one: it rips, the denim does not": after the
@@ -429,7 +438,10 @@ fn grab_nearest_triangle(cloth: &mut Cloth, point: Vec3) -> Vec3 {
 /// of the sheet in from its right border and 6 % up from its bottom (where the app's press
 /// lands), pulled
 /// 1.26 m right, down and back over 1 s as the window's drag of (250, 150) px moves it, then
-/// held until 4 s.
+/// held until 2 s. (It was held until 4 s: the last edge tears at frame 40 on 40² and 56 on
+/// 80², inside the pull, and from then to frame 240 neither the torn edges nor the pieces,
+/// reach or narrowest piece change — measured every 30 frames; a second of hold shows the
+/// crack has stopped, and the fine mesh's frames cost 0.1–0.2 s each.)
 fn corner_pull(resolution: u32) -> (Cloth, f32) {
     let mut preset = load_preset("tearable_sheet");
     let grid = preset.single_grid_mut().unwrap();
@@ -439,7 +451,7 @@ fn corner_pull(resolution: u32) -> (Cloth, f32) {
     let pressed = spec.origin + Vec3::new(0.42 * spec.width, -0.94 * spec.height, 0.0);
     let offset = Vec3::new(1.04, -0.62, -0.35);
     let dt = preset.solver.dt;
-    let (pull, hold) = ((1.0 / dt).round() as u32, (4.0 / dt).round() as u32);
+    let (pull, hold) = ((1.0 / dt).round() as u32, (2.0 / dt).round() as u32);
     let start = std::cell::Cell::new(Vec3::ZERO);
     let outcome = run_driven(&preset, &preset.material, hold, |cloth, frame| {
         if frame == 0 {
