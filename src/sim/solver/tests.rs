@@ -450,9 +450,18 @@ fn lists_past_the_cap_give_the_same_frames_on_one_and_two_threads() {
             cloth.drag_to(start + Vec3::new(0.03, 0.05, 0.02) * frame as f32);
             step_on(&mut cloth, &params, &material);
         }
-        (cloth.torn_edges(), cloth.stats().self_contacts, cloth.particles().positions().collect::<Vec<_>>())
+        (
+            cloth.torn_edges(),
+            cloth.stats().self_contacts,
+            cloth.particles().positions().collect::<Vec<_>>(),
+        )
     };
     let one = run(1);
-    assert!(one.0 > 0 && one.1 > 50_000, "the drag tears the curtain and crumples it ({} torn, {} in contact)", one.0, one.1);
+    assert!(
+        one.0 > 0 && one.1 > 50_000,
+        "the drag tears the curtain and crumples it ({} torn, {} in contact)",
+        one.0,
+        one.1
+    );
     assert!(with_assumed_cores(2, || run(2)) == one, "one and two threads differ");
 }
