@@ -379,16 +379,6 @@ fn displacement_spread(n: usize, position: impl Fn(usize) -> Vec3, listed_at: &[
     }
 }
 
-/// Cuts the pairs held by `shares` (in order) to their first `cap`, as one thread listing them
-/// in order would have stopped.
-pub(super) fn cap_pairs<S: DerefMut<Target = Share>>(shares: impl IntoIterator<Item = S>, cap: usize) {
-    let mut pairs = 0;
-    for mut share in shares {
-        share.pairs.truncate(cap - pairs);
-        pairs += share.pairs.len();
-    }
-}
-
 /// Cuts the lists held by `shares` (in order) to their first `cap` pairs, faces and edge
 /// pairs, as one thread listing them in order would have stopped.
 pub(super) fn truncate_to_cap<S: DerefMut<Target = Share>>(shares: impl IntoIterator<Item = S>, cap: usize) {

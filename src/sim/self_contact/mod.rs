@@ -174,7 +174,7 @@ mod tests;
 
 use edges::{merge_sorted, project_edges};
 pub(crate) use lists::SelfContacts;
-use lists::{cap_pairs, locked, read, truncate_to_cap, unpoisoned, Share, Sources};
+use lists::{locked, read, truncate_to_cap, unpoisoned, Share, Sources};
 use projection::{project_faces, project_pairs};
 use slabs::{run_of, slabs_of_thread};
 
@@ -333,8 +333,9 @@ impl<'a> SelfContactPass<'a> {
     /// ([`SelfContacts::begin`]); sync; each thread lists the pairs of its run of particles
     /// and finds the triangles of its run that list faces into its share; with faces on: sync;
     /// thread 0 hashes the particles for the faces at the largest triangle's size; sync; each
-    /// thread lists the faces of its triangles; sync; thread 0 cuts the lists at the cap and
-    /// cuts space into slabs; sync; each thread sorts its share by slab; sync; thread 0 counts
+    /// thread lists the faces of its triangles; with edge pairs on: sync; thread 0 cuts the
+    /// lists at the cap; sync; each thread lists the edge pairs of its pairs; sync; thread 0
+    /// merges the edge pairs, cuts the lists at the cap and cuts space into slabs; sync; each thread sorts its share by slab; sync; thread 0 counts
     /// each slab's contacts (read by every sweep's projection); sync. The shares in order hold
     /// exactly the lists one thread makes, in its order, so every thread count gives the same
     /// lists.
@@ -374,14 +375,15 @@ impl<'a> SelfContactPass<'a> {
             contacts.list_faces(&mut locked(&contacts.shares.0[t]), rest, settings.thickness);
         }
         if settings.edge_edge {
-            // Edge pairs are listed from the particle pairs, so the pairs past the cap go
-            // first, as one thread listing in order would have stopped before them (else
-            // their edges would join the sorted edge list, and more threads would list more).
+            // Edge pairs are listed from the particle pairs, so the pairs (and the faces, which
+            // are final) past the cap go first, as one thread listing in order would have
+            // stopped before them (else their edges would join the sorted edge list, and more
+            // threads would list more).
             sync();
             if t == 0 {
                 let mut contacts = self.contacts_mut();
                 let cap = contacts.cap();
-                cap_pairs(contacts.shares.0.iter_mut().map(unpoisoned), cap);
+                truncate_to_cap(contacts.shares.0.iter_mut().map(unpoisoned), cap);
             }
             sync();
             let contacts = self.contacts();

@@ -154,8 +154,7 @@ fn shuffled_curtain(columns: u32, rows: u32, bending: bool) -> Cloth {
 
 /// Drags particle 100 of `cloth` up and away for 40 frames with tearing on; returns the
 /// torn edges and every position.
-fn drag_and_tear(mut cloth: Cloth, kernel: crate::sim::constraints::distance::Kernel, threads: u32) -> (usize, Vec<Vec3>) {
-    cloth.set_kernel(kernel);
+fn drag_and_tear(cloth: Cloth, kernel: crate::sim::constraints::distance::Kernel, threads: u32) -> (usize, Vec<Vec3>) {
     let params = SolverParams {
         threads,
         // Off: these tests are about the sweeps, and on this crumple self-contacts would take
@@ -164,17 +163,25 @@ fn drag_and_tear(mut cloth: Cloth, kernel: crate::sim::constraints::distance::Ke
         self_collision: false,
         ..SolverParams::default()
     };
+    let cloth = dragged_with_tearing(cloth, kernel, &params, 40);
+    (cloth.torn_edges(), cloth.particles().positions().collect())
+}
+
+/// `cloth` on `kernel` with particle 100 dragged up and away for `frames` frames under
+/// `params`, with tearing on (a tear strain of 0.2).
+fn dragged_with_tearing(mut cloth: Cloth, kernel: crate::sim::constraints::distance::Kernel, params: &SolverParams, frames: u32) -> Cloth {
+    cloth.set_kernel(kernel);
     let material = Material {
         tear_strain: Some(0.2),
         ..Material::default()
     };
     cloth.grab(100).unwrap();
     let start = cloth.particles().position(100);
-    for frame in 0..40 {
+    for frame in 0..frames {
         cloth.drag_to(start + Vec3::new(0.03, 0.05, 0.02) * frame as f32);
-        step_on(&mut cloth, &params, &material);
+        step_on(&mut cloth, params, &material);
     }
-    (cloth.torn_edges(), cloth.particles().positions().collect())
+    cloth
 }
 
 /// Without hinges the vector kernels differ from the scalar loop only in the coloured
@@ -431,25 +438,14 @@ fn custom_constraints_with_bad_particles_are_refused() {
 #[cfg(not(debug_assertions))]
 #[test]
 fn lists_past_the_cap_give_the_same_frames_on_one_and_two_threads() {
-    let kernel = crate::sim::constraints::distance::Kernel::detect();
     let run = |threads: u32| {
-        let mut cloth = shuffled_curtain(80, 64, true);
-        cloth.set_kernel(kernel);
         let params = SolverParams {
             threads,
             ..SolverParams::default()
         };
         assert!(params.self_collision);
-        let material = Material {
-            tear_strain: Some(0.2),
-            ..Material::default()
-        };
-        cloth.grab(100).unwrap();
-        let start = cloth.particles().position(100);
-        for frame in 0..36 {
-            cloth.drag_to(start + Vec3::new(0.03, 0.05, 0.02) * frame as f32);
-            step_on(&mut cloth, &params, &material);
-        }
+        let kernel = crate::sim::constraints::distance::Kernel::detect();
+        let cloth = dragged_with_tearing(shuffled_curtain(80, 64, true), kernel, &params, 36);
         (
             cloth.torn_edges(),
             cloth.stats().self_contacts,
