@@ -267,7 +267,7 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
                 ..preset.material.clone()
             };
             let mut model =
-                drape::scene::build_scene_model(&preset.objects(), preset.source_dir.0.as_deref()).map_err(Failure::bad_input)?;
+                drape::scene::build_scene_model(&preset.objects(), preset.mesh_files()).map_err(Failure::bad_input)?;
             if let Some(seed) = args.shuffle {
                 model = model.shuffled(seed).0;
             }

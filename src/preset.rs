@@ -14,7 +14,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use crate::input_file::{decode_text, excerpt, read_limited, EXCERPT_CHARS, MESSAGE_CHARS, PRESET_LIMIT};
-use crate::scene::{build_scene, resolve_path, BuildError, SceneObject};
+use crate::scene::{build_scene, resolve_path, BuildError, EmbeddedMeshes, MeshFiles, SceneObject};
 pub use crate::sim::appearance::Appearance;
 use crate::sim::error::check_len;
 use crate::sim::{Cloth, Collider, GridSpec, Material, SimError, SolverParams, MAX_COLLIDERS, MAX_PARTICLES};
@@ -60,6 +60,22 @@ pub struct Preset {
     /// ([`Preset::resolve`]). Not part of the file.
     #[serde(skip)]
     pub source_dir: SourceDir,
+    /// Mesh files carried with the preset (a recording's, see [`EmbeddedMeshes`]): they are
+    /// read from here before the disk. Not part of the file.
+    #[serde(skip)]
+    pub embedded_meshes: Embedded,
+}
+
+/// The mesh texts a preset carries ([`Preset::embedded_meshes`]); shared, since every reset
+/// of a replayed scene clones the preset. Not part of the scene: presets compare equal
+/// whatever they carry.
+#[derive(Debug, Clone, Default)]
+pub struct Embedded(pub Option<std::sync::Arc<EmbeddedMeshes>>);
+
+impl PartialEq for Embedded {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// Where a preset was read from ([`Preset::source_dir`]). Not part of the scene: two presets
@@ -87,6 +103,7 @@ impl Default for Preset {
             colliders: Vec::new(),
             appearance: Appearance::default(),
             source_dir: SourceDir::default(),
+            embedded_meshes: Embedded::default(),
         }
     }
 }
@@ -308,7 +325,7 @@ impl Preset {
     /// the scene's; a grid's `pinned_at` particles start where they are pinned, at rest.
     pub fn build(&self) -> Result<Cloth, BuildError> {
         let objects = self.objects();
-        let (model, starts) = build_scene(&objects, self.source_dir.0.as_deref())?;
+        let (model, starts) = build_scene(&objects, self.mesh_files())?;
         let mut cloth = Cloth::new(model, &self.material, self.colliders.clone())?;
         for (i, position) in starts {
             cloth.set_state(i, position, Vec3::ZERO)?;
@@ -317,6 +334,14 @@ impl Preset {
             cloth.set_material_now(&self.material)?;
         }
         Ok(cloth)
+    }
+
+    /// Where the preset's mesh files are read from: its embedded texts, else next to it.
+    pub fn mesh_files(&self) -> MeshFiles<'_> {
+        MeshFiles {
+            preset_dir: self.source_dir.0.as_deref(),
+            embedded: self.embedded_meshes.0.as_deref(),
+        }
     }
 
     /// Hands every object's own material (or none, to follow the scene's) to `cloth`, built

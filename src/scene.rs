@@ -9,16 +9,17 @@
 //! them. A single grid builds exactly the model a version-1 preset built (same numbering,
 //! same physics).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use crate::mesh_file::{load_obj, MeshFileError};
+use crate::mesh_file::{load_obj, parse_obj, MeshFileError};
 use crate::sim::appearance::Appearance;
 use crate::sim::error::{check_components, check_range};
 use crate::sim::pressure::{MAX_PRESSURE_FACTOR, MAX_VOLUME_COMPLIANCE};
-use crate::sim::{GridSpec, Material, MeshPins, Model, SimError};
+use crate::sim::{GridSpec, Material, MeshPins, Model, SimError, TriangleMesh};
 
 /// One cloth of a scene.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,11 +108,10 @@ impl MeshSpec {
         self.pins.validate()
     }
 
-    /// Reads the file (resolved against `preset_dir`, the directory of the preset that
-    /// names it, see [`resolve_path`]), places the mesh and builds its model.
-    pub fn build(&self, preset_dir: Option<&Path>) -> Result<Model, BuildError> {
+    /// Reads the file (see [`MeshFiles::load`]), places the mesh and builds its model.
+    pub fn build(&self, files: MeshFiles) -> Result<Model, BuildError> {
         self.validate()?;
-        let mut mesh = load_obj(&resolve_path(&self.file, preset_dir))?;
+        let mut mesh = files.load(&self.file)?;
         mesh.positions.iter_mut().for_each(|p| *p = *p * self.scale + self.position);
         let pressure = self.pressure.map(|k| (k, self.pressure_compliance));
         let (model, _) = mesh
@@ -162,30 +162,30 @@ impl SceneObject {
         }
     }
 
-    /// The object's model (a mesh file resolved against `preset_dir`, see [`resolve_path`]).
-    pub fn build(&self, preset_dir: Option<&Path>) -> Result<Model, BuildError> {
+    /// The object's model (a mesh read through `files`).
+    pub fn build(&self, files: MeshFiles) -> Result<Model, BuildError> {
         match self {
             SceneObject::Grid(grid) => Ok(grid.build()?),
-            SceneObject::Mesh(mesh) => mesh.build(preset_dir),
+            SceneObject::Mesh(mesh) => mesh.build(files),
         }
     }
 }
 
 /// The models of `objects` joined into one, in order: object k's particles, triangles and
 /// constraints follow those of the objects before it, in material slot k. Mesh files are
-/// resolved against `preset_dir` ([`resolve_path`]). Every particle is at its rest position;
-/// [`build_scene`] also says which start elsewhere.
-pub fn build_scene_model(objects: &[SceneObject], preset_dir: Option<&Path>) -> Result<Model, BuildError> {
-    build_scene(objects, preset_dir).map(|(model, _)| model)
+/// read through `files`. Every particle is at its rest position; [`build_scene`] also says
+/// which start elsewhere.
+pub fn build_scene_model(objects: &[SceneObject], files: MeshFiles) -> Result<Model, BuildError> {
+    build_scene(objects, files).map(|(model, _)| model)
 }
 
 /// [`build_scene_model`], and the particles that start away from their rest position (the
 /// grids' `pinned_at`) as (index into the joined model, position in m).
-pub fn build_scene(objects: &[SceneObject], preset_dir: Option<&Path>) -> Result<(Model, Vec<(u32, Vec3)>), BuildError> {
+pub fn build_scene(objects: &[SceneObject], files: MeshFiles) -> Result<(Model, Vec<(u32, Vec3)>), BuildError> {
     let mut scene = Model::default();
     let mut starts = Vec::new();
     for (slot, object) in objects.iter().enumerate() {
-        let mut model = object.build(preset_dir)?;
+        let mut model = object.build(files)?;
         let slot = u16::try_from(slot).map_err(|_| SimError::InvalidGeometry("more than 65 536 objects".into()))?;
         model.set_material_slot(slot);
         if let SceneObject::Grid(grid) = object {
@@ -195,6 +195,30 @@ pub fn build_scene(objects: &[SceneObject], preset_dir: Option<&Path>) -> Result
         scene.append(model);
     }
     Ok((scene, starts))
+}
+
+/// Mesh texts carried with a scene instead of read from disk (a recording embeds the files
+/// its presets name, so it replays without them), by the path as the preset writes it.
+pub type EmbeddedMeshes = BTreeMap<PathBuf, String>;
+
+/// Where a scene's mesh files are read from.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MeshFiles<'a> {
+    /// The directory of the preset that names them: relative paths are looked up there
+    /// first ([`resolve_path`]); `None` for text not read from a file.
+    pub preset_dir: Option<&'a Path>,
+    /// Texts that stand in for the files (see [`EmbeddedMeshes`]); looked up before the disk.
+    pub embedded: Option<&'a EmbeddedMeshes>,
+}
+
+impl MeshFiles<'_> {
+    /// The mesh `file` (as the preset writes it): its embedded text, else the file on disk.
+    pub fn load(&self, file: &Path) -> Result<TriangleMesh, MeshFileError> {
+        match self.embedded.and_then(|texts| texts.get(file)) {
+            Some(text) => parse_obj(text, file),
+            None => load_obj(&resolve_path(file, self.preset_dir)),
+        }
+    }
 }
 
 /// Where a file a preset names (a mesh, a texture) is read from. An absolute `path`, or any

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use drape::mesh_file::{load_obj, parse_obj, MeshFileError};
 use drape::preset::{Appearance, Preset};
-use drape::scene::{build_scene_model, MeshSpec, SceneObject};
+use drape::scene::{build_scene_model, MeshFiles, MeshSpec, SceneObject};
 use drape::sim::{Cloth, GridSpec, Material, MeshPins};
 use glam::Vec3;
 
@@ -121,7 +121,7 @@ fn a_mesh_carries_the_mass_of_its_area() {
         file: "assets/tablecloth.obj".into(),
         ..MeshSpec::default()
     };
-    let model = spec.build(None).unwrap();
+    let model = spec.build(MeshFiles::default()).unwrap();
     // Summed in f64: 3 997 f32 additions would lose more than the tolerance below.
     let area: f64 = model.lumped_area.iter().map(|&a| a as f64).sum();
     // The disc's rim is the regular 216-gon inscribed in the circle of radius 0.75 m (ring 36
@@ -143,7 +143,7 @@ fn mesh_pins_select_by_height_box_and_vertex_number() {
             pins,
             ..MeshSpec::default()
         };
-        spec.build(None).unwrap()
+        spec.build(MeshFiles::default()).unwrap()
     };
     let pinned_heights = |pins: MeshPins| {
         let model = build(pins);
@@ -175,7 +175,7 @@ fn mesh_pins_select_by_height_box_and_vertex_number() {
         pins: MeshPins::Vertices(vec![5000]),
         ..MeshSpec::default()
     };
-    assert!(spec.build(None).unwrap_err().to_string().contains("5000"));
+    assert!(spec.build(MeshFiles::default()).unwrap_err().to_string().contains("5000"));
 }
 
 /// `text` with its `v` lines listed in a shuffled order and its faces renumbered to match.
@@ -244,7 +244,7 @@ fn a_version_1_preset_builds_the_model_its_grid_describes_and_runs_the_same() {
         let grid: GridSpec = grid_of(&preset);
         assert_eq!(preset.objects(), vec![SceneObject::Grid(grid.clone())]);
         let direct_model = grid.build().unwrap();
-        assert_eq!(build_scene_model(&preset.objects(), None).unwrap(), direct_model, "{name}");
+        assert_eq!(build_scene_model(&preset.objects(), Default::default()).unwrap(), direct_model, "{name}");
         let mut direct = Cloth::new(direct_model, &preset.material, preset.colliders.clone()).unwrap();
         let mut built = preset.build().unwrap();
         run(&mut direct, &preset.solver, &preset.material, 60);
