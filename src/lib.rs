@@ -17,6 +17,7 @@ pub mod headless;
 pub mod input_file;
 pub mod mesh_file;
 pub mod preset;
+pub mod replay;
 pub mod safe_write;
 pub mod scene;
 pub mod sim;

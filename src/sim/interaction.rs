@@ -6,7 +6,7 @@ use glam::Vec3;
 use super::particles::Particles;
 
 /// A half-line origin + t·direction, t ≥ 0 (direction need not be normalised).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ray {
     /// Start point in m.
     pub origin: Vec3,
@@ -22,7 +22,7 @@ impl Ray {
 }
 
 /// The result of a pick.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Pick {
     /// The picked particle.
     pub particle: u32,
@@ -35,7 +35,7 @@ pub struct Pick {
 
 /// A point on a triangle: its index in [`crate::sim::Cloth::triangles`] and the barycentric weights of
 /// its three corners (non-negative, summing to 1): the point is Σ b_k x_k.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TriangleHit {
     /// Index of the triangle in [`crate::sim::Cloth::triangles`].
     pub triangle: u32,

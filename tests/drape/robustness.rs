@@ -664,3 +664,37 @@ fn every_parameter_can_change_between_steps() {
     let fastest = (0..p.len()).map(|i| p.velocity(i).length()).fold(0.0, f32::max);
     assert!(fastest <= clamped.max_speed * (1.0 + 1e-5), "speed {fastest} above the clamp");
 }
+
+/// Found replaying a recording (issue 33): a soft grab of a coarse cloth at the middle of a
+/// triangle, with no corner within the grab radius, panicked at the next step (an empty patch
+/// was reordered). It now holds the point by the triangle's corners and pulls it toward the
+/// target.
+#[test]
+fn a_soft_grab_with_no_particle_within_the_radius_holds_the_point() {
+    let spec = GridSpec {
+        columns: 6,
+        rows: 6,
+        ..GridSpec::default()
+    };
+    let mut cloth = Cloth::new(spec.build().unwrap(), &Material::default(), Vec::new()).unwrap();
+    let params = SolverParams::default();
+    let hit = TriangleHit {
+        triangle: 12,
+        barycentric: [1.0 / 3.0; 3],
+    };
+    let corners = cloth.triangles()[12].map(|i| cloth.particles().position(i as usize));
+    let nearest = corners.iter().map(|c| c.distance(cloth.point_on(hit))).fold(f32::MAX, f32::min);
+    assert!(nearest > params.grab_radius, "the test needs no corner within the radius");
+    cloth.grab_point(hit).unwrap();
+    let start = cloth.point_on(hit);
+    cloth.drag_to(start + Vec3::new(0.0, 0.0, 0.1));
+    for _ in 0..10 {
+        cloth.step(&params, &Material::default()).unwrap();
+    }
+    assert!(all_finite(&cloth));
+    assert!(
+        cloth.point_on(hit).z > start.z + 0.05,
+        "pulled toward the target: {}",
+        cloth.point_on(hit)
+    );
+}

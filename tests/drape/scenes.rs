@@ -244,7 +244,11 @@ fn a_version_1_preset_builds_the_model_its_grid_describes_and_runs_the_same() {
         let grid: GridSpec = grid_of(&preset);
         assert_eq!(preset.objects(), vec![SceneObject::Grid(grid.clone())]);
         let direct_model = grid.build().unwrap();
-        assert_eq!(build_scene_model(&preset.objects(), Default::default()).unwrap(), direct_model, "{name}");
+        assert_eq!(
+            build_scene_model(&preset.objects(), Default::default()).unwrap(),
+            direct_model,
+            "{name}"
+        );
         let mut direct = Cloth::new(direct_model, &preset.material, preset.colliders.clone()).unwrap();
         let mut built = preset.build().unwrap();
         run(&mut direct, &preset.solver, &preset.material, 60);

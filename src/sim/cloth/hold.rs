@@ -303,8 +303,10 @@ pub(crate) fn patch_around(hit: TriangleHit, radius: f32, model: &Model, particl
         })
         .collect();
     // The solve moves the patch by where its firmest particle can reach: found once here.
-    let firmest = (0..points.len()).fold(0, |best, k| if points[k].share > points[best].share { k } else { best });
-    points[..=firmest].rotate_right(1);
+    let firmest = (0..points.len()).reduce(|best, k| if points[k].share > points[best].share { k } else { best });
+    if let Some(firmest) = firmest {
+        points[..=firmest].rotate_right(1);
+    }
     points
 }
 

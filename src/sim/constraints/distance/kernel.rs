@@ -8,7 +8,7 @@ use super::{solve, with_damping, DistanceBatch, SubstepConstants};
 use crate::sim::particles::{AosPtr, ParticleAccess, PosPtr, PosW, Positions, VecPtr, Vectors};
 
 /// Which projection loops run the batches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Kernel {
     /// Portable scalar loop.
     Scalar,

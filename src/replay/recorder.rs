@@ -1,0 +1,187 @@
+//! Taking a recording while a session runs.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::{state_hash, Event, Recording, SceneChange, SimInput};
+use crate::input_file::{decode_text, read_limited, MESH_LIMIT};
+use crate::preset::Preset;
+use crate::scene::{EmbeddedMeshes, SceneObject};
+use crate::sim::constraints::distance::Kernel;
+use crate::sim::{Cloth, Material, SolverParams};
+
+/// The settings a step reads from the preset, as last recorded: a step that sees them changed
+/// records the change first ([`SessionRecorder::before_step`]).
+#[derive(Debug, Clone, PartialEq)]
+struct Settings {
+    solver: SolverParams,
+    material: Material,
+    object_materials: Vec<Option<Material>>,
+}
+
+impl Settings {
+    fn of(preset: &Preset) -> Self {
+        Self {
+            solver: preset.solver.clone(),
+            material: preset.material.clone(),
+            object_materials: preset.objects.iter().map(|o| o.material().cloned()).collect(),
+        }
+    }
+}
+
+/// Records a session: the app tells it every input as it applies it, and every step.
+#[derive(Debug, Clone)]
+pub struct SessionRecorder {
+    kernel: Kernel,
+    threads: u32,
+    presets: Vec<String>,
+    /// Index of each preset text in `presets`, so a reset stores its preset once.
+    preset_index: HashMap<String, u32>,
+    meshes: EmbeddedMeshes,
+    events: Vec<Event>,
+    frame: u32,
+    settings: Settings,
+    playback: Option<(bool, f32)>,
+}
+
+impl SessionRecorder {
+    /// Starts recording at `preset`, just built into a cloth that runs with `kernel` on
+    /// `threads` threads. Fails when a mesh file the preset names cannot be read any more.
+    pub fn new(preset: &Preset, kernel: Kernel, threads: u32) -> Result<Self, String> {
+        let mut recorder = Self {
+            kernel,
+            threads,
+            presets: Vec::new(),
+            preset_index: HashMap::new(),
+            meshes: EmbeddedMeshes::new(),
+            events: Vec::new(),
+            frame: 0,
+            settings: Settings::of(preset),
+            playback: None,
+        };
+        recorder.scene(preset, SceneChange::Start)?;
+        Ok(recorder)
+    }
+
+    /// Continues `recording` from frame `frame` of it (a replay taken over there): its inputs
+    /// before that frame are kept, the rest dropped, and `preset` is the scene as it is then.
+    pub fn resume(recording: &Recording, frame: u32, preset: &Preset) -> Self {
+        let frame = frame.min(recording.frames);
+        let preset_index = recording.presets.iter().enumerate().map(|(k, t)| (t.clone(), k as u32)).collect();
+        Self {
+            kernel: recording.kernel,
+            threads: recording.threads,
+            presets: recording.presets.clone(),
+            preset_index,
+            meshes: recording.meshes.clone(),
+            events: recording.events.iter().filter(|e| e.frame < frame).cloned().collect(),
+            frame,
+            settings: Settings::of(preset),
+            playback: None,
+        }
+    }
+
+    /// Solver frames recorded so far.
+    pub fn frame(&self) -> u32 {
+        self.frame
+    }
+
+    /// Inputs recorded so far.
+    pub fn event_count(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Records an input the app just applied.
+    pub fn input(&mut self, input: SimInput) {
+        self.events.push(Event { frame: self.frame, input });
+    }
+
+    /// Records that the scene was replaced by `preset` (just built), with its mesh files.
+    pub fn scene(&mut self, preset: &Preset, change: SceneChange) -> Result<(), String> {
+        self.embed_meshes(preset)?;
+        let text = preset.to_ron();
+        let next = self.presets.len() as u32;
+        let index = *self.preset_index.entry(text.clone()).or_insert(next);
+        if index == next {
+            self.presets.push(text);
+        }
+        self.settings = Settings::of(preset);
+        self.input(SimInput::Scene { preset: index, change });
+        Ok(())
+    }
+
+    /// Records the run mode and time scale when they changed (playback only).
+    pub fn playback(&mut self, paused: bool, time_scale: f32) {
+        if self.playback != Some((paused, time_scale)) {
+            self.playback = Some((paused, time_scale));
+            self.input(SimInput::Playback { paused, time_scale });
+        }
+    }
+
+    /// Called before each step with the preset it steps with: records the solver and
+    /// material settings that changed since the last step (the sliders edit them in place).
+    pub fn before_step(&mut self, preset: &Preset) {
+        let now = Settings::of(preset);
+        if now == self.settings {
+            return;
+        }
+        if now.solver != self.settings.solver {
+            self.input(SimInput::Solver(now.solver.clone()));
+        }
+        if now.material != self.settings.material {
+            self.input(SimInput::Material(now.material.clone()));
+        }
+        for (object, material) in now.object_materials.iter().enumerate() {
+            if self.settings.object_materials.get(object) != Some(material) {
+                self.input(SimInput::ObjectMaterial {
+                    object: object as u32,
+                    material: material.clone(),
+                });
+            }
+        }
+        self.settings = now;
+    }
+
+    /// Called after each step the app attempted (a refused step counts too: a replay refuses
+    /// it the same way).
+    pub fn stepped(&mut self) {
+        self.frame += 1;
+    }
+
+    /// The recording so far, opening at frame `open_at`, ending at `cloth`'s state.
+    pub fn recording(&self, open_at: u32, cloth: &Cloth) -> Recording {
+        Recording {
+            kernel: self.kernel,
+            threads: self.threads,
+            presets: self.presets.clone(),
+            meshes: self.meshes.clone(),
+            events: self.events.clone(),
+            frames: self.frame,
+            open_at: open_at.min(self.frame),
+            final_hash: Some(state_hash(cloth)),
+        }
+    }
+
+    /// Adds the texts of the mesh files `preset` names that are not embedded yet: from the
+    /// preset's own embedded texts (a replayed scene), else from disk.
+    fn embed_meshes(&mut self, preset: &Preset) -> Result<(), String> {
+        for object in &preset.objects {
+            let SceneObject::Mesh(mesh) = object else { continue };
+            if self.meshes.contains_key(&mesh.file) {
+                continue;
+            }
+            let carried = preset.embedded_meshes.0.as_ref().and_then(|texts| texts.get(&mesh.file));
+            let text = match carried {
+                Some(text) => text.clone(),
+                None => read_mesh(&preset.resolve(&mesh.file))?,
+            };
+            self.meshes.insert(mesh.file.clone(), text);
+        }
+        Ok(())
+    }
+}
+
+fn read_mesh(path: &Path) -> Result<String, String> {
+    let bytes = read_limited(path, MESH_LIMIT).map_err(|e| format!("{}: {e}", path.display()))?;
+    decode_text(bytes).map_err(|(line, col)| format!("{}:{line}:{col}: not UTF-8", path.display()))
+}
