@@ -148,7 +148,7 @@ impl Replay {
         self.apply_due()?;
         self.refused = step_scene(&self.now.preset, &mut self.now.cloth, self.threads).err();
         self.now.frame += 1;
-        if self.now.frame % self.checkpoint_interval == 0 && self.checkpoints.last().is_some_and(|c| c.frame < self.now.frame) {
+        if self.now.frame.is_multiple_of(self.checkpoint_interval) && self.checkpoints.last().is_some_and(|c| c.frame < self.now.frame) {
             self.add_checkpoint();
         }
         Ok(())
@@ -207,7 +207,7 @@ impl Replay {
                 k % 2 == 1
             });
             self.checkpoint_interval *= 2;
-            if self.now.frame % self.checkpoint_interval != 0 {
+            if !self.now.frame.is_multiple_of(self.checkpoint_interval) {
                 return;
             }
         }
