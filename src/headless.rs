@@ -97,6 +97,8 @@ pub struct SimulateSummary {
     pub threads_requested: u32,
     /// The machine's cores, which cap the threads ([`crate::sim::available_cores`]).
     pub cores: usize,
+    /// [`crate::replay::state_hash`] at the end, 16 hex digits: equal runs print equal hashes.
+    pub state_hash: String,
 }
 
 /// Runs `frames` frames of `cloth` and summarises the end state.
@@ -125,6 +127,7 @@ pub fn simulate(cloth: &mut Cloth, params: &SolverParams, material: &Material, f
         threads: cloth.threads_used(params),
         threads_requested: params.threads,
         cores: available_cores(),
+        state_hash: crate::replay::state_hash_text(cloth),
     })
 }
 

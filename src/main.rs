@@ -47,6 +47,13 @@ pub struct AppArgs {
     /// Solver threads: 0 = automatic, 1-16 (bit-identical results for every count).
     #[arg(long, value_name = "N")]
     pub threads: Option<u32>,
+    /// Record the session from the start and write it to FILE (a `.drec` recording) when the
+    /// run ends, the window closes or the recording is stopped.
+    #[arg(long, value_name = "FILE.drec")]
+    pub record: Option<PathBuf>,
+    /// Open a recording in the player instead of a preset.
+    #[arg(long, value_name = "FILE.drec", conflicts_with = "preset")]
+    pub replay: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -55,6 +62,9 @@ enum Command {
     Simulate(SimulateArgs),
     /// Benchmark a workload and print one JSON line.
     Bench(BenchArgs),
+    /// Replay a recording headless and print one JSON line: the `--frames` keys and
+    /// `state_hash` (bit-identical on any thread count); optionally export every frame.
+    Replay(ReplayArgs),
     /// Randomized endurance test: interactions and parameter storms on several scenes, checked
     /// after every step; prints a replay line per failure and one JSON line, exits 1 on failure.
     Soak(SoakArgs),
@@ -72,6 +82,36 @@ struct SoakArgs {
     /// Replay only this episode (from a replay line).
     #[arg(long)]
     episode: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+struct ReplayArgs {
+    /// The recording (`.drec`, from `--record` or the app's Record button).
+    file: PathBuf,
+    /// Solver threads: 0 = automatic, 1-16 (default: as recorded; results are the same).
+    #[arg(long, value_name = "N")]
+    threads: Option<u32>,
+    /// Replay only the first N frames.
+    #[arg(long, value_name = "N")]
+    frames: Option<u32>,
+    /// Write the last frame's mesh as Wavefront OBJ.
+    #[arg(long, value_name = "FILE.obj")]
+    out: Option<PathBuf>,
+    /// Export every frame into this directory (created if missing), as --format says.
+    #[arg(long, value_name = "DIR")]
+    export: Option<PathBuf>,
+    /// Export format: an OBJ file per frame, or one USD text file (replay.usda).
+    #[arg(long, value_enum, default_value_t = ExportFormat::Obj, requires = "export")]
+    format: ExportFormat,
+}
+
+/// What `replay --export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ExportFormat {
+    /// `frame_00000.obj`, `frame_00001.obj`, … (frame 0 is the start).
+    Obj,
+    /// `replay.usda`: one animated mesh per cloth object, colliders, time-sampled.
+    Usd,
 }
 
 #[derive(Debug, Args)]
@@ -180,6 +220,7 @@ fn main() -> ExitCode {
         Some(Command::Simulate(args)) => simulate(args),
         Some(Command::Bench(args)) => bench(args),
         Some(Command::Soak(args)) => soak(args),
+        Some(Command::Replay(args)) => replay(args),
         None => app::run(cli.app).map_err(|error| {
             let bad_input =
                 error.is::<drape::preset::PresetError>() || error.is::<drape::sim::SimError>() || error.is::<drape::scene::BuildError>();
@@ -215,6 +256,46 @@ fn simulate(args: SimulateArgs) -> Result<(), Failure> {
         headless::save_obj(&cloth, out).map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
     }
     println!("{}", serde_json::to_string(&summary).map_err(anyhow::Error::from)?);
+    Ok(())
+}
+
+fn replay(args: ReplayArgs) -> Result<(), Failure> {
+    use drape::replay::{play, PlayError, Recording, Replay};
+    if let Some(threads) = args.threads {
+        let params = drape::sim::SolverParams {
+            threads,
+            ..Default::default()
+        };
+        params.validate().map_err(Failure::bad_input)?;
+    }
+    let recording = Recording::load(&args.file).map_err(Failure::bad_input)?;
+    let mut replay = Replay::new(std::sync::Arc::new(recording), args.threads).map_err(Failure::bad_input)?;
+    if let Some(dir) = &args.export {
+        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
+    }
+    let mut frame = 0u32;
+    let export = |cloth: &drape::sim::Cloth| -> std::io::Result<()> {
+        if let (Some(dir), ExportFormat::Obj) = (&args.export, args.format) {
+            headless::save_obj(cloth, &dir.join(format!("frame_{frame:05}.obj")))?;
+        }
+        frame += 1;
+        Ok(())
+    };
+    let report = play(&mut replay, args.frames, export).map_err(|e| match e {
+        PlayError::Replay(e) => Failure::bad_input(e),
+        PlayError::Export(e) => Failure::from(anyhow::anyhow!("export: {e}")),
+    })?;
+    if !replay.kernel_matches() {
+        eprintln!(
+            "note: recorded with the {:?} kernel, which this CPU lacks; replayed with {:?} (results may differ)",
+            replay.recording().kernel,
+            replay.kernel()
+        );
+    }
+    if let Some(out) = &args.out {
+        headless::save_obj(replay.cloth(), out).map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
+    }
+    println!("{}", serde_json::to_string(&report).map_err(anyhow::Error::from)?);
     Ok(())
 }
 

@@ -336,6 +336,37 @@ impl Preset {
         Ok(cloth)
     }
 
+    /// Reads the mesh files the preset names into [`Self::embedded_meshes`] (those not
+    /// carried yet), so the scene builds from, and a recording keeps, the same texts. Fails
+    /// with the file and why when one cannot be read.
+    pub fn embed_meshes(&mut self) -> Result<(), PresetError> {
+        let mut texts = self.embedded_meshes.0.as_deref().cloned().unwrap_or_default();
+        let before = texts.len();
+        for object in &self.objects {
+            let SceneObject::Mesh(mesh) = object else { continue };
+            if texts.contains_key(&mesh.file) {
+                continue;
+            }
+            let path = self.resolve(&mesh.file);
+            let io = |source| PresetError::Io {
+                path: path.clone(),
+                source,
+            };
+            let bytes = read_limited(&path, crate::input_file::MESH_LIMIT).map_err(io)?;
+            let text = decode_text(bytes).map_err(|(line, col)| PresetError::Invalid {
+                path: path.clone(),
+                line,
+                col,
+                message: "not UTF-8 text (an OBJ file is text)".into(),
+            })?;
+            texts.insert(mesh.file.clone(), text);
+        }
+        if texts.len() > before {
+            self.embedded_meshes = Embedded(Some(std::sync::Arc::new(texts)));
+        }
+        Ok(())
+    }
+
     /// Where the preset's mesh files are read from: its embedded texts, else next to it.
     pub fn mesh_files(&self) -> MeshFiles<'_> {
         MeshFiles {

@@ -276,7 +276,7 @@ impl Mouse {
     fn cut(&mut self, mut stroke: Stroke, input: &InputFrame, camera: &OrbitCamera, state: &mut AppState) -> Gesture {
         let (from, to) = (stroke.start(input, camera, state), input.cursor);
         if from.distance(to) >= CUT_STEP_PIXELS {
-            let cut = state.cloth.cut(&camera.ray(from, input.screen), &camera.ray(to, input.screen));
+            let cut = state.cut(&camera.ray(from, input.screen), &camera.ray(to, input.screen));
             if cut > 0 {
                 state.report(cut_report(stroke.cut + cut, state.cloth.torn_edges(), state.pieces()));
             }
@@ -385,8 +385,7 @@ fn move_collider(moving: ColliderDrag, input: &InputFrame, camera: &OrbitCamera,
     }
     let ray = camera.ray(input.cursor, input.screen);
     if let Some(on_plane) = ray_plane(&ray, moving.plane_point, moving.plane_normal) {
-        // Refused targets (beyond the world) leave the collider where it is.
-        let _ = state.cloth.move_collider(moving.index, on_plane + moving.offset);
+        state.move_collider(moving.index, on_plane + moving.offset);
     }
     if input.down.left {
         Gesture::MoveCollider(moving)
@@ -408,7 +407,7 @@ fn keep_while_down(gesture: Gesture, button: Button, input: &InputFrame) -> Gest
 }
 
 fn grab(pick: &Pick, camera: &OrbitCamera, state: &mut AppState, time: f64) -> Gesture {
-    if state.cloth.grab_pick(pick).is_err() {
+    if !state.grab(pick) {
         return Gesture::Idle;
     }
     let Some(at) = state.cloth.grabbed_point() else {
@@ -435,14 +434,14 @@ fn drag(mut held: Held, input: &InputFrame, camera: &OrbitCamera, state: &mut Ap
         held.target = target;
     }
     held.record(input.time);
-    state.cloth.drag_to(held.target);
+    state.drag_to(held.target);
     if input.down.left {
         return Gesture::Grab(held);
     }
     if input.shift {
-        state.cloth.release_pinned();
+        state.release_pinned();
     } else {
-        state.cloth.release(Some(held.velocity()));
+        state.release(Some(held.velocity()));
     }
     Gesture::Idle
 }

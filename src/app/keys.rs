@@ -30,6 +30,10 @@ pub enum Shortcut {
     Screenshot,
     /// F9: start / stop recording PNG frames.
     ToggleRecording,
+    /// F8: start / stop recording the session (a replayable `.drec`).
+    ToggleSessionRecording,
+    /// F7: save the last 60 s of the session as a recording.
+    SaveLastMinute,
     /// + : time scale ×2.
     Faster,
     /// − : time scale ÷2.
@@ -57,6 +61,8 @@ pub const SHORTCUTS: &[(KeyCode, Option<bool>, Shortcut)] = &[
     (KeyCode::Escape, None, Shortcut::CloseHelp),
     (KeyCode::F12, None, Shortcut::Screenshot),
     (KeyCode::F9, None, Shortcut::ToggleRecording),
+    (KeyCode::F8, None, Shortcut::ToggleSessionRecording),
+    (KeyCode::F7, None, Shortcut::SaveLastMinute),
     (KeyCode::Equal, None, Shortcut::Faster),
     (KeyCode::KpAdd, None, Shortcut::Faster),
     (KeyCode::Minus, None, Shortcut::Slower),

@@ -94,6 +94,12 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
         state.threads_override = Some(threads);
         state.step_params().validate().context("--threads")?;
     }
+    if let Some(path) = &args.record {
+        state.session_recording = Some(state::SessionRecording {
+            since: 0,
+            path: path.clone(),
+        });
+    }
     // miniquad panics without a display; say what to do instead.
     if cfg!(target_os = "linux") && std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
         anyhow::bail!("no display (DISPLAY is not set): run under X11/Wayland or xvfb-run, or use `drape simulate` / `drape bench`");
@@ -185,6 +191,9 @@ struct RunReport {
     /// Distinct colours sampled from the saved screenshot (with `--screenshot`).
     #[serde(skip_serializing_if = "Option::is_none")]
     screenshot_colours: Option<usize>,
+    /// [`drape::replay::state_hash`] at the end, 16 hex digits (what `drape replay` of a
+    /// recording of this run prints).
+    state_hash: String,
 }
 
 struct App {
@@ -249,7 +258,12 @@ impl App {
     async fn run(mut self) -> anyhow::Result<()> {
         let mut totals = Totals::default();
         let mut last = Instant::now();
+        // Closing the window ends the loop here, so a session recording is written first.
+        macroquad::input::prevent_quit();
         loop {
+            if macroquad::input::is_quit_requested() {
+                return self.write_session_recording();
+            }
             let now = Instant::now();
             let real_dt = now.duration_since(last).as_secs_f64();
             last = now;
@@ -314,6 +328,9 @@ impl App {
             }
             apply(&mut self.state, action);
         }
+        self.state
+            .log
+            .playback(self.state.run_mode == RunMode::Paused, self.state.time_scale);
         if requests.reset_view {
             self.reset_view();
         }
@@ -350,6 +367,8 @@ impl App {
             Shortcut::CloseHelp => self.panels.show_help = false,
             Shortcut::Screenshot => requests.screenshot = true,
             Shortcut::ToggleRecording => requests.toggle_recording = true,
+            Shortcut::ToggleSessionRecording => actions.push(Action::ToggleSessionRecording),
+            Shortcut::SaveLastMinute => actions.push(Action::SaveLastMinute),
             Shortcut::Faster => self.state.time_scale = (self.state.time_scale * 2.0).min(2.0),
             Shortcut::Slower => self.state.time_scale = (self.state.time_scale * 0.5).max(0.05),
             Shortcut::Wireframe => view.wireframe = !view.wireframe,
@@ -542,8 +561,22 @@ impl App {
         totals.timed_since.get_or_insert_with(Instant::now);
     }
 
-    /// Ends an automated run: screenshot, mesh, then the stats line.
-    fn finish(&self, totals: &Totals) -> anyhow::Result<()> {
+    /// Writes the session recording, if one runs (the window closes or the run ends).
+    fn write_session_recording(&mut self) -> anyhow::Result<()> {
+        let Some(recording) = self.state.session_recording.take() else {
+            return Ok(());
+        };
+        let path = &recording.path;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        self.state.recording(recording.since).save(path)?;
+        Ok(())
+    }
+
+    /// Ends an automated run: screenshot, mesh, recording, then the stats line.
+    fn finish(&mut self, totals: &Totals) -> anyhow::Result<()> {
+        self.write_session_recording()?;
         let shot = self.args.screenshot.as_deref().map(save_screenshot).transpose()?;
         let cloth = &self.state.cloth;
         if let Some(path) = &self.args.out {
@@ -571,6 +604,7 @@ impl App {
             chunks: self.renderer.chunk_count(),
             screenshot_luma_std: shot.map(|s| s.luma_std),
             screenshot_colours: shot.map(|s| s.colours),
+            state_hash: drape::replay::state_hash_text(cloth),
         };
         println!("{}", serde_json::to_string(&report)?);
         Ok(())

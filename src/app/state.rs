@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use drape::preset::Preset;
-use drape::scene::SceneObject;
-use drape::sim::{Cloth, GridSpec, Material, PinMode, PinnedAt, SolverParams, FRAME_WORK_BUDGET};
+use drape::replay::{self, Recording, SceneChange, SessionRecorder, SimInput};
+use drape::sim::{Cloth, GridSpec, Material, Pick, PinMode, PinnedAt, Ray, SolverParams};
 use glam::Vec3;
 
 /// Whether the simulation advances.
@@ -77,7 +77,14 @@ pub enum Action {
     },
     /// Make object k the one the Material panel edits.
     SelectObject(usize),
+    /// Start recording the session, or stop and write the recording (F8).
+    ToggleSessionRecording,
+    /// Write the last 60 s of the session as a recording (F7).
+    SaveLastMinute,
 }
+
+/// Seconds of simulation "save the last 60 s" keeps in view.
+pub const LAST_SECONDS: f32 = 60.0;
 
 /// One line of feedback shown at the bottom of the window.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -157,12 +164,32 @@ pub struct AppState {
     pub selected_object: usize,
     /// Piece count and the (scene, topology) version it was counted for.
     pieces_cache: std::cell::Cell<(Option<(u64, u64)>, usize)>,
+    /// Every input since the scene was last replaced (or, while a session recording runs,
+    /// since the scene it started in): what a recording and "save the last 60 s" write
+    /// ([`drape::replay`]).
+    pub log: SessionRecorder,
+    /// The session recording in progress, if any.
+    pub session_recording: Option<SessionRecording>,
+    /// Where session recordings are written (default `recordings/` in the working directory).
+    pub recordings_dir: PathBuf,
+}
+
+/// A session recording in progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRecording {
+    /// The frame of [`AppState::log`] where it started (the player opens there).
+    pub since: u32,
+    /// Where it is written when it stops.
+    pub path: PathBuf,
 }
 
 impl AppState {
     /// Builds the state around `preset` (loaded from `source`, if any).
     pub fn new(preset: Preset, source: Option<PathBuf>, presets_dir: PathBuf) -> anyhow::Result<Self> {
+        let mut preset = preset;
+        preset.embed_meshes()?;
         let cloth = preset.build()?;
+        let log = SessionRecorder::new(&preset, cloth.kernel(), preset.solver.threads);
         let mut state = Self {
             preset,
             cloth,
@@ -177,6 +204,9 @@ impl AppState {
             pending_overwrite: None,
             selected_object: 0,
             pieces_cache: std::cell::Cell::new((None, 1)),
+            log,
+            session_recording: None,
+            recordings_dir: PathBuf::from("recordings"),
         };
         state.presets = list_presets(&state.presets_dir);
         Ok(state)
@@ -191,29 +221,69 @@ impl AppState {
         params
     }
 
-    /// Advances the cloth one frame; a refused parameter, a frame over the work budget or a
-    /// diverged step (undone by the engine) pauses and reports instead.
+    /// Advances the cloth one frame ([`replay::step_scene`], logged); a refused parameter, a
+    /// frame over the work budget or a diverged step (undone by the engine) pauses and
+    /// reports instead.
     pub fn step(&mut self) {
-        let params = self.step_params();
-        let work = self.cloth.work_per_step(&params);
-        if work > FRAME_WORK_BUDGET {
+        self.log.before_step(&self.preset);
+        let refused = replay::step_scene(&self.preset, &mut self.cloth, self.threads_override).err();
+        self.log.stepped();
+        if let Some(refused) = refused {
             self.run_mode = RunMode::Paused;
-            self.report_error(format!(
-                "step refused: {:.0} million projections per frame would freeze the window (budget {} million); \
-                 lower substeps, iterations or the resolution",
-                work as f64 / 1e6,
-                FRAME_WORK_BUDGET / 1_000_000
-            ));
-            return;
+            self.report_error(refused.0);
         }
-        if let Err(e) = self.preset.sync_object_materials(&mut self.cloth) {
-            self.run_mode = RunMode::Paused;
-            return self.report_error(format!("material refused: {e}"));
+    }
+
+    /// Applies a mouse input to the cloth and logs it.
+    fn input(&mut self, input: SimInput) {
+        replay::apply_input(&mut self.preset, &mut self.cloth, &input);
+        self.log.input(input);
+    }
+
+    /// Grabs what `pick` found ([`Cloth::grab_pick`]); false when the engine refuses.
+    pub fn grab(&mut self, pick: &Pick) -> bool {
+        let grabbed = self.cloth.grab_pick(pick).is_ok();
+        if grabbed {
+            self.log.input(SimInput::Grab(*pick));
         }
-        if let Err(e) = self.cloth.step(&params, &self.preset.material) {
-            self.run_mode = RunMode::Paused;
-            self.report_error(format!("step refused: {e}"));
+        grabbed
+    }
+
+    /// Moves the held point's target (m); an unchanged target is not logged again.
+    pub fn drag_to(&mut self, target: Vec3) {
+        if self.cloth.grab_state().is_some_and(|g| g.target != target) {
+            self.input(SimInput::DragTo(target));
         }
+    }
+
+    /// Lets go, throwing with `throw` (m/s).
+    pub fn release(&mut self, throw: Option<Vec3>) {
+        self.input(SimInput::Release(throw));
+    }
+
+    /// Lets go and pins the held point where it is.
+    pub fn release_pinned(&mut self) {
+        self.input(SimInput::ReleasePinned);
+    }
+
+    /// Cuts every edge crossing the surface between two camera rays; returns how many.
+    pub fn cut(&mut self, from: &Ray, to: &Ray) -> usize {
+        let cut = self.cloth.cut(from, to);
+        self.log.input(SimInput::Cut { from: *from, to: *to });
+        cut
+    }
+
+    /// Drags collider `index`'s centre to `to` (m); a target the engine refuses (outside
+    /// the world) leaves it where it is.
+    pub fn move_collider(&mut self, index: usize, to: Vec3) {
+        if self.cloth.move_collider(index, to).is_ok() {
+            self.log.input(SimInput::MoveCollider { index: index as u32, to });
+        }
+    }
+
+    /// The log as a recording that opens at frame `open_at`.
+    pub fn recording(&self, open_at: u32) -> Recording {
+        self.log.recording(open_at, &self.cloth)
     }
 
     /// The object whose material the Material panel edits: the selected one when the scene
@@ -332,9 +402,15 @@ impl AppState {
     }
 
     /// Replaces the scene with `preset` if it builds; otherwise reports and keeps the old one.
-    fn replace_scene(&mut self, preset: Preset, source: Option<PathBuf>) -> bool {
+    /// The log records the change (or, when no session recording runs, starts over from it).
+    fn replace_scene(&mut self, mut preset: Preset, source: Option<PathBuf>, change: SceneChange) -> bool {
+        if let Err(e) = preset.embed_meshes() {
+            self.report_error(format!("cannot build the scene: {e}"));
+            return false;
+        }
         match preset.build() {
             Ok(cloth) => {
+                self.log_scene(&preset, &cloth, change);
                 self.preset = preset;
                 self.cloth = cloth;
                 self.source = source;
@@ -347,6 +423,15 @@ impl AppState {
                 self.report_error(format!("cannot build the scene: {e}"));
                 false
             }
+        }
+    }
+
+    /// Logs a scene replacement: into the session recording when one runs, else as the start
+    /// of a fresh log (what came before is another scene's).
+    fn log_scene(&mut self, preset: &Preset, cloth: &Cloth, change: SceneChange) {
+        match &self.session_recording {
+            Some(_) => self.log.scene(preset, change),
+            None => self.log = SessionRecorder::new(preset, cloth.kernel(), preset.solver.threads),
         }
     }
 }
@@ -406,7 +491,7 @@ pub fn apply(state: &mut AppState, action: Action) {
             let message = reset_message(state.edited_pins().as_ref());
             let preset = state.preset.clone();
             let source = state.source.clone();
-            if state.replace_scene(preset, source) {
+            if state.replace_scene(preset, source, SceneChange::Reset) {
                 state.report(message);
             }
         }
@@ -417,14 +502,14 @@ pub fn apply(state: &mut AppState, action: Action) {
                 edits.write_to(grid);
             }
             let source = state.source.clone();
-            if state.replace_scene(preset, source) {
+            if state.replace_scene(preset, source, SceneChange::ResetKeepingPins) {
                 let kept = edits.map_or(0, |e| e.now.len());
                 state.report(format!("reset, keeping the {kept} pin(s) as they were"));
             }
         }
         Action::Load(path) => match Preset::load(&path) {
             Ok(preset) => {
-                if state.replace_scene(preset, Some(path.clone())) {
+                if state.replace_scene(preset, Some(path.clone()), SceneChange::Load) {
                     state.selected_object = 0;
                     state.report(format!("loaded {}", path.display()));
                 }
@@ -447,18 +532,71 @@ pub fn apply(state: &mut AppState, action: Action) {
             grid.width = size.width;
             grid.height = size.height;
             let source = state.source.clone();
-            if state.replace_scene(preset, source) {
+            if state.replace_scene(preset, source, SceneChange::Resize) {
                 state.report(format!("rebuilt a {} × {} cloth", size.columns, size.rows));
             }
         }
         Action::TogglePin(i) => {
-            let pinned = state.cloth.toggle_pin(i);
+            state.input(SimInput::TogglePin(i));
+            let pinned = state.cloth.particles().is_pinned(i as usize);
             state.report(format!("particle {i} {}", if pinned { "pinned" } else { "unpinned" }));
         }
         Action::RefreshPresets => state.presets = list_presets(&state.presets_dir),
         Action::SetPressure { object, factor } => set_pressure(state, object, factor),
         Action::SelectObject(k) => state.selected_object = k,
+        Action::ToggleSessionRecording => match state.session_recording.take() {
+            Some(recording) => save_recording(state, &recording.path, recording.since),
+            None => {
+                let path = new_recording_path(&state.recordings_dir, "session");
+                state.report(format!("recording the session to {} (F8 stops)", path.display()));
+                state.session_recording = Some(SessionRecording {
+                    since: state.log.frame(),
+                    path,
+                });
+            }
+        },
+        Action::SaveLastMinute => {
+            let frames = (LAST_SECONDS / state.preset.solver.dt).round() as u32;
+            let since = state.log.frame().saturating_sub(frames);
+            let path = new_recording_path(&state.recordings_dir, "last-60s");
+            save_recording(state, &path, since);
+        }
     }
+}
+
+/// Writes the log as a recording that opens at frame `since`, and says where it went.
+pub fn save_recording(state: &mut AppState, path: &Path, since: u32) {
+    let recording = state.recording(since);
+    let result = path
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .map_err(|e| e.to_string())
+        .and_then(|()| recording.save(path).map_err(|e| e.to_string()));
+    match result {
+        Ok(()) => state.report(format!(
+            "saved {}: {} frames, {} inputs (drape replay {} to check it)",
+            path.display(),
+            recording.frames - recording.open_at,
+            recording.events.len(),
+            path.display()
+        )),
+        Err(why) => state.report_error(format!("recording not saved: {why}")),
+    }
+}
+
+/// `dir/drape-<kind>-<unix time>.drec`, with a counter added when that file exists.
+fn new_recording_path(dir: &Path, kind: &str) -> PathBuf {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    (1..)
+        .map(|n| match n {
+            1 => dir.join(format!("drape-{kind}-{stamp}.drec")),
+            n => dir.join(format!("drape-{kind}-{stamp}-{n}.drec")),
+        })
+        .find(|path| !path.exists())
+        .expect("some counter is free")
 }
 
 fn save_as(state: &mut AppState, name: &str, description: &str, overwrite: bool) {
@@ -520,22 +658,18 @@ pub fn list_presets(dir: &Path) -> Vec<PresetEntry> {
     list
 }
 
-/// Sets the pressure factor of mesh object `object`: on the running cloth (its pressure
-/// bodies are numbered in object order) and in the preset, so a save keeps it.
+/// Sets the pressure factor of mesh object `object` ([`replay::set_pressure`]), logged.
 fn set_pressure(state: &mut AppState, object: usize, factor: f32) {
-    let objects = state.preset.objects();
-    let has_pressure = |o: &SceneObject| matches!(o, SceneObject::Mesh(m) if m.pressure.is_some());
-    let body = objects.iter().take(object).filter(|o| has_pressure(o)).count();
-    if !objects.get(object).is_some_and(has_pressure) {
-        return state.report_error(format!("object {object} has no pressure"));
+    match replay::set_pressure(&mut state.preset, &mut state.cloth, object, factor) {
+        Ok(()) => {
+            state.log.input(SimInput::Pressure {
+                object: object as u32,
+                factor,
+            });
+            state.report(format!("object {object}: pressure factor {factor:.2}"));
+        }
+        Err(why) => state.report_error(why),
     }
-    if let Err(e) = state.cloth.set_pressure(body, factor) {
-        return state.report_error(format!("pressure not changed: {e}"));
-    }
-    if let Some(SceneObject::Mesh(mesh)) = state.preset.objects.get_mut(object) {
-        mesh.pressure = Some(factor);
-    }
-    state.report(format!("object {object}: pressure factor {factor:.2}"));
 }
 
 #[cfg(test)]
@@ -906,7 +1040,7 @@ mod tests {
         apply(&mut state, Action::SetPressure { object: 0, factor: 2.0 });
         let target = state.cloth.pressure_volumes()[0].target;
         assert!((target / built - 2.0).abs() < 1e-5, "held at twice the volume: {target} vs {built}");
-        assert!(matches!(&state.scene_preset("b").objects[0], SceneObject::Mesh(m) if m.pressure == Some(2.0)));
+        assert!(matches!(&state.scene_preset("b").objects[0], drape::scene::SceneObject::Mesh(m) if m.pressure == Some(2.0)));
         apply(&mut state, Action::SetPressure { object: 0, factor: 50.0 });
         assert!(state.status.error, "out of range: {}", state.status.text);
         assert_eq!(state.cloth.pressure_volumes()[0].target, target, "unchanged");

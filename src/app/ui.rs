@@ -50,6 +50,8 @@ pub const CONTROLS: &[(&str, &str)] = &[
     ("W / P / M", "wireframe / particles / heat map (off, strain, force)"),
     ("S", "Stats panel open / one line"),
     ("F9", "start / stop recording PNG frames of the view (drape-rec-<time>/)"),
+    ("F8", "start / stop recording the session (recordings/*.drec: replays bit for bit, exports to USD)"),
+    ("F7", "save the last 60 s of the session as a recording"),
     ("F12", "save a screenshot (drape-<time>.png in the working directory)"),
     ("H  or  F1", "show / hide this help"),
 ];
@@ -277,6 +279,26 @@ impl Panels {
                 .clicked()
             {
                 requests.toggle_recording = true;
+            }
+            let session = if state.session_recording.is_some() {
+                "⏹ Session"
+            } else {
+                "⏺ Session"
+            };
+            if button(ui, session, 76.0)
+                .on_hover_text(
+                    "Record the session: every grab, cut, pin and setting, replayable bit for bit \
+                     (drape replay FILE) and exportable to USD, saved in recordings/ (F8)",
+                )
+                .clicked()
+            {
+                actions.push(Action::ToggleSessionRecording);
+            }
+            if button(ui, "⏪ 60 s", 56.0)
+                .on_hover_text("Save the last 60 s of the session as a recording in recordings/ (F7)")
+                .clicked()
+            {
+                actions.push(Action::SaveLastMinute);
             }
             if button(ui, "❓ Help", 60.0).on_hover_text("List every control (H or F1)").clicked() {
                 self.show_help = !self.show_help;
@@ -602,6 +624,12 @@ fn section(ui: &mut Ui, title: &str, open: &mut bool, body: impl FnOnce(&mut Ui)
 
 fn status_bar(ui: &mut Ui, state: &AppState, times: &FrameTimes) {
     ui.horizontal_centered(|ui| {
+        if let Some(recording) = &state.session_recording {
+            let frames = state.log.frame().saturating_sub(recording.since);
+            ui.label(RichText::new(format!("● SESSION {frames} frames")).color(Color32::from_rgb(235, 80, 70)))
+                .on_hover_text(format!("Recording to {} (F8 stops)", recording.path.display()));
+            ui.separator();
+        }
         if let Some((frames, folder)) = &times.recording {
             ui.label(RichText::new(format!("REC {frames} frames in {folder}/")).color(Color32::from_rgb(235, 80, 70)))
                 .on_hover_text("F9 stops the recording");

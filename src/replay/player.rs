@@ -114,6 +114,13 @@ impl Replay {
         &self.now.cloth
     }
 
+    /// The solver settings of the scene now, with the replay's thread count.
+    pub fn step_params(&self) -> crate::sim::SolverParams {
+        let mut params = self.now.preset.solver.clone();
+        params.threads = self.threads.unwrap_or(params.threads);
+        params
+    }
+
     /// Whether the replay runs with the kernel the recording was made with.
     pub fn kernel_matches(&self) -> bool {
         self.kernel == self.recording.kernel

@@ -1,12 +1,10 @@
 //! Taking a recording while a session runs.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use super::{state_hash, Event, Recording, SceneChange, SimInput};
-use crate::input_file::{decode_text, read_limited, MESH_LIMIT};
 use crate::preset::Preset;
-use crate::scene::{EmbeddedMeshes, SceneObject};
+use crate::scene::EmbeddedMeshes;
 use crate::sim::constraints::distance::Kernel;
 use crate::sim::{Cloth, Material, SolverParams};
 
@@ -46,8 +44,8 @@ pub struct SessionRecorder {
 
 impl SessionRecorder {
     /// Starts recording at `preset`, just built into a cloth that runs with `kernel` on
-    /// `threads` threads. Fails when a mesh file the preset names cannot be read any more.
-    pub fn new(preset: &Preset, kernel: Kernel, threads: u32) -> Result<Self, String> {
+    /// `threads` threads.
+    pub fn new(preset: &Preset, kernel: Kernel, threads: u32) -> Self {
         let mut recorder = Self {
             kernel,
             threads,
@@ -59,8 +57,8 @@ impl SessionRecorder {
             settings: Settings::of(preset),
             playback: None,
         };
-        recorder.scene(preset, SceneChange::Start)?;
-        Ok(recorder)
+        recorder.scene(preset, SceneChange::Start);
+        recorder
     }
 
     /// Continues `recording` from frame `frame` of it (a replay taken over there): its inputs
@@ -97,8 +95,8 @@ impl SessionRecorder {
     }
 
     /// Records that the scene was replaced by `preset` (just built), with its mesh files.
-    pub fn scene(&mut self, preset: &Preset, change: SceneChange) -> Result<(), String> {
-        self.embed_meshes(preset)?;
+    pub fn scene(&mut self, preset: &Preset, change: SceneChange) {
+        self.embed_meshes(preset);
         let text = preset.to_ron();
         let next = self.presets.len() as u32;
         let index = *self.preset_index.entry(text.clone()).or_insert(next);
@@ -107,7 +105,6 @@ impl SessionRecorder {
         }
         self.settings = Settings::of(preset);
         self.input(SimInput::Scene { preset: index, change });
-        Ok(())
     }
 
     /// Records the run mode and time scale when they changed (playback only).
@@ -162,26 +159,13 @@ impl SessionRecorder {
         }
     }
 
-    /// Adds the texts of the mesh files `preset` names that are not embedded yet: from the
-    /// preset's own embedded texts (a replayed scene), else from disk.
-    fn embed_meshes(&mut self, preset: &Preset) -> Result<(), String> {
-        for object in &preset.objects {
-            let SceneObject::Mesh(mesh) = object else { continue };
-            if self.meshes.contains_key(&mesh.file) {
-                continue;
-            }
-            let carried = preset.embedded_meshes.0.as_ref().and_then(|texts| texts.get(&mesh.file));
-            let text = match carried {
-                Some(text) => text.clone(),
-                None => read_mesh(&preset.resolve(&mesh.file))?,
-            };
-            self.meshes.insert(mesh.file.clone(), text);
+    /// Adds the texts of the mesh files `preset` carries ([`Preset::embed_meshes`], which
+    /// the app calls before it builds a scene, so the recording holds the very texts the
+    /// scene was built from).
+    fn embed_meshes(&mut self, preset: &Preset) {
+        let Some(carried) = &preset.embedded_meshes.0 else { return };
+        for (file, text) in carried.iter() {
+            self.meshes.entry(file.clone()).or_insert_with(|| text.clone());
         }
-        Ok(())
     }
-}
-
-fn read_mesh(path: &Path) -> Result<String, String> {
-    let bytes = read_limited(path, MESH_LIMIT).map_err(|e| format!("{}: {e}", path.display()))?;
-    decode_text(bytes).map_err(|(line, col)| format!("{}:{line}:{col}: not UTF-8", path.display()))
 }

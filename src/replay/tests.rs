@@ -16,7 +16,7 @@ struct Session {
 impl Session {
     fn new(preset: Preset) -> Self {
         let cloth = preset.build().unwrap();
-        let recorder = SessionRecorder::new(&preset, cloth.kernel(), preset.solver.threads).unwrap();
+        let recorder = SessionRecorder::new(&preset, cloth.kernel(), preset.solver.threads);
         Self { preset, cloth, recorder }
     }
 
@@ -28,7 +28,7 @@ impl Session {
     fn replace(&mut self, preset: Preset, change: SceneChange) {
         self.cloth = preset.build().unwrap();
         self.preset = preset;
-        self.recorder.scene(&self.preset, change).unwrap();
+        self.recorder.scene(&self.preset, change);
     }
 
     fn run(&mut self, frames: u32) {
