@@ -52,6 +52,7 @@ mod obj_export;
 mod presets;
 mod pressure;
 mod realism;
+mod recordings;
 mod reliability;
 mod robustness;
 mod scenes;
