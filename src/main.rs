@@ -52,7 +52,7 @@ pub struct AppArgs {
     #[arg(long, value_name = "FILE.drec")]
     pub record: Option<PathBuf>,
     /// Open a recording in the player instead of a preset.
-    #[arg(long, value_name = "FILE.drec", conflicts_with = "preset")]
+    #[arg(long, value_name = "FILE.drec", conflicts_with_all = ["preset", "record"])]
     pub replay: Option<PathBuf>,
 }
 
@@ -222,8 +222,10 @@ fn main() -> ExitCode {
         Some(Command::Soak(args)) => soak(args),
         Some(Command::Replay(args)) => replay(args),
         None => app::run(cli.app).map_err(|error| {
-            let bad_input =
-                error.is::<drape::preset::PresetError>() || error.is::<drape::sim::SimError>() || error.is::<drape::scene::BuildError>();
+            let bad_input = error.is::<drape::preset::PresetError>()
+                || error.is::<drape::sim::SimError>()
+                || error.is::<drape::scene::BuildError>()
+                || error.is::<drape::replay::RecordingError>();
             if bad_input {
                 Failure::bad_input(error)
             } else {

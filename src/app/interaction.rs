@@ -255,7 +255,8 @@ impl Mouse {
         while self.trail.front().is_some_and(|&(t, _)| input.time - t > TRAIL_SECONDS) {
             self.trail.pop_front();
         }
-        let idle = matches!(self.gesture, Gesture::Idle) && !input.pointer_on_ui && !input.alt;
+        // The player shows a recording: nothing under the cursor can be grabbed.
+        let idle = matches!(self.gesture, Gesture::Idle) && !input.pointer_on_ui && !input.alt && state.playback.is_none();
         let pick = (idle && !input.ctrl).then(|| pick_under_cursor(input, camera, state)).flatten();
         self.hovered_point = pick.and_then(|p| p.hit);
         self.hovered = if idle && input.ctrl {
@@ -304,6 +305,14 @@ impl Mouse {
                 Gesture::Orbit(button)
             }
         };
+        if state.playback.is_some() {
+            // A recording plays: the mouse only moves the camera.
+            return if input.pressed.left || input.pressed.middle {
+                camera_move(if input.pressed.left { Button::Left } else { Button::Middle })
+            } else {
+                Gesture::Idle
+            };
+        }
         if input.pressed.right {
             self.trail.push_back((input.time, Some(input.cursor)));
             Gesture::Cut(Stroke::ending_at(input, camera, state, 0))

@@ -94,6 +94,16 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
         state.threads_override = Some(threads);
         state.step_params().validate().context("--threads")?;
     }
+    if let Some(path) = &args.replay {
+        // A broken file is bad input (exit 2), said before any window opens.
+        drape::replay::Recording::load(path)?;
+        apply(&mut state, Action::OpenRecording(path.clone()));
+        if let Some(playback) = state.playback.as_mut() {
+            playback.playing = true;
+        } else {
+            anyhow::bail!("{}", state.status.text);
+        }
+    }
     if let Some(path) = &args.record {
         state.session_recording = Some(state::SessionRecording {
             since: 0,
@@ -460,8 +470,26 @@ impl App {
         }
     }
 
-    /// Runs the solver frames due now; returns how many ran and their wall time in ms.
+    /// Runs the solver frames due now (the player's, while a recording plays); returns how
+    /// many ran and their wall time in ms.
     fn advance(&mut self, real_dt: f64) -> (u32, f64) {
+        if let Some(playback) = &self.state.playback {
+            let steps = match (playback.playing, self.args.frames.is_some()) {
+                (false, _) => {
+                    self.accumulator.clear();
+                    0
+                }
+                (true, true) => 1,
+                (true, false) => {
+                    let dt = self.state.preset.solver.dt as f64;
+                    let cap = clock::step_cap(self.state.cloth.stats().step_ms);
+                    self.accumulator.advance(real_dt, self.state.time_scale as f64, dt, cap)
+                }
+            };
+            let started = Instant::now();
+            self.state.play(steps);
+            return (steps, started.elapsed().as_secs_f64() * 1e3);
+        }
         let steps = match (self.state.run_mode, self.args.frames.is_some()) {
             (RunMode::Paused, _) => 0,
             (RunMode::Step, _) => {

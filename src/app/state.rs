@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use drape::preset::Preset;
-use drape::replay::{self, Recording, SceneChange, SessionRecorder, SimInput};
+use drape::replay::{self, Recording, Replay, SceneChange, SessionRecorder, SimInput};
 use drape::sim::{Cloth, GridSpec, Material, Pick, PinMode, PinnedAt, Ray, SolverParams};
 use glam::Vec3;
 
@@ -81,6 +81,27 @@ pub enum Action {
     ToggleSessionRecording,
     /// Write the last 60 s of the session as a recording (F7).
     SaveLastMinute,
+    /// Open a recording in the player (the running scene is replaced by the replay).
+    OpenRecording(PathBuf),
+    /// Player: go to this frame of the recording.
+    Seek(u32),
+    /// Player: continue by hand from the frame shown (the recording's inputs up to it stay
+    /// in the log, so a recording started now still replays from the recording's start).
+    TakeOver,
+    /// Player: close it, keeping the scene as shown (as [`Action::TakeOver`]).
+    ClosePlayer,
+}
+
+/// A recording open in the player.
+pub struct Playback {
+    /// The replay; [`AppState::cloth`] and [`AppState::preset`] show its current frame.
+    pub replay: Replay,
+    /// The file.
+    pub path: PathBuf,
+    /// Playing (else paused at the frame shown).
+    pub playing: bool,
+    /// [`Replay::scenes_built`] when the shown scene was copied (a change re-frames it).
+    shown_scenes: u32,
 }
 
 /// Seconds of simulation "save the last 60 s" keeps in view.
@@ -172,6 +193,8 @@ pub struct AppState {
     pub session_recording: Option<SessionRecording>,
     /// Where session recordings are written (default `recordings/` in the working directory).
     pub recordings_dir: PathBuf,
+    /// The recording open in the player, if any: the mouse only moves the camera then.
+    pub playback: Option<Playback>,
 }
 
 /// A session recording in progress.
@@ -207,6 +230,7 @@ impl AppState {
             log,
             session_recording: None,
             recordings_dir: PathBuf::from("recordings"),
+            playback: None,
         };
         state.presets = list_presets(&state.presets_dir);
         Ok(state)
@@ -278,6 +302,41 @@ impl AppState {
     pub fn move_collider(&mut self, index: usize, to: Vec3) {
         if self.cloth.move_collider(index, to).is_ok() {
             self.log.input(SimInput::MoveCollider { index: index as u32, to });
+        }
+    }
+
+    /// Player: replays `frames` frames if playing (stopping at the end), then shows the frame.
+    pub fn play(&mut self, frames: u32) {
+        let Some(playback) = self.playback.as_mut().filter(|p| p.playing) else {
+            return;
+        };
+        let mut result = Ok(());
+        for _ in 0..frames {
+            if playback.replay.at_end() {
+                result = playback.replay.run_to_end();
+                playback.playing = false;
+                break;
+            }
+            result = playback.replay.advance();
+            if result.is_err() {
+                break;
+            }
+        }
+        self.show_replay(result);
+    }
+
+    /// Copies the replay's frame into the scene shown; a failed replay closes the player.
+    fn show_replay(&mut self, result: Result<(), replay::ReplayError>) {
+        let Some(playback) = self.playback.as_mut() else { return };
+        if let Err(e) = result {
+            self.playback = None;
+            return self.report_error(format!("replay stopped: {e}"));
+        }
+        self.cloth = playback.replay.cloth().clone();
+        self.preset = playback.replay.preset().clone();
+        if playback.shown_scenes != playback.replay.scenes_built() {
+            playback.shown_scenes = playback.replay.scenes_built();
+            self.scene_version += 1;
         }
     }
 
@@ -410,6 +469,7 @@ impl AppState {
         }
         match preset.build() {
             Ok(cloth) => {
+                self.playback = None;
                 self.log_scene(&preset, &cloth, change);
                 self.preset = preset;
                 self.cloth = cloth;
@@ -485,8 +545,17 @@ fn reset_message(edits: Option<&PinEdits>) -> String {
 /// Applies one action to the state. Failures are reported in [`AppState::status`] and leave
 /// the running scene untouched.
 pub fn apply(state: &mut AppState, action: Action) {
+    let changes_the_replay = matches!(
+        action,
+        Action::TogglePin(_) | Action::SetPressure { .. } | Action::ToggleSessionRecording | Action::SaveLastMinute
+    );
+    if state.playback.is_some() && changes_the_replay {
+        return state.report_error("the player shows a recording: Take over to change or record it");
+    }
     match action {
+        Action::SetRunMode(mode) if state.playback.is_some() => player_run_mode(state, mode),
         Action::SetRunMode(mode) => state.run_mode = mode,
+        Action::Reset | Action::ResetKeepingPins if state.playback.is_some() => apply(state, Action::Seek(0)),
         Action::Reset => {
             let message = reset_message(state.edited_pins().as_ref());
             let preset = state.preset.clone();
@@ -555,6 +624,21 @@ pub fn apply(state: &mut AppState, action: Action) {
                 });
             }
         },
+        Action::OpenRecording(path) => open_recording(state, path),
+        Action::Seek(frame) => {
+            if let Some(playback) = state.playback.as_mut() {
+                let result = playback.replay.seek(frame);
+                state.show_replay(result);
+            }
+        }
+        Action::TakeOver | Action::ClosePlayer => {
+            if let Some(playback) = state.playback.take() {
+                let frame = playback.replay.frame();
+                state.log = SessionRecorder::resume(playback.replay.recording(), frame, &state.preset);
+                state.run_mode = RunMode::Paused;
+                state.report(format!("took over at frame {frame}: the scene is yours (Space runs it)"));
+            }
+        }
         Action::SaveLastMinute => {
             let frames = (LAST_SECONDS / state.preset.solver.dt).round() as u32;
             let since = state.log.frame().saturating_sub(frames);
@@ -562,6 +646,55 @@ pub fn apply(state: &mut AppState, action: Action) {
             save_recording(state, &path, since);
         }
     }
+}
+
+/// Space and N in the player: play / pause, or one frame.
+fn player_run_mode(state: &mut AppState, mode: RunMode) {
+    let Some(playback) = state.playback.as_mut() else { return };
+    match mode {
+        RunMode::Running => playback.playing = !playback.replay.at_end(),
+        RunMode::Paused => playback.playing = false,
+        RunMode::Step => {
+            let next = playback.replay.frame() + 1;
+            playback.playing = false;
+            apply(state, Action::Seek(next));
+        }
+    }
+}
+
+/// Opens a recording in the player at the frame it opens at, paused; a broken file is
+/// reported and the running scene kept.
+fn open_recording(state: &mut AppState, path: PathBuf) {
+    let opened = Recording::load(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|recording| Replay::new(std::sync::Arc::new(recording), state.threads_override).map_err(|e| e.to_string()));
+    let mut replay = match opened {
+        Ok(replay) => replay,
+        Err(why) => return state.report_error(format!("cannot open the recording: {why}")),
+    };
+    let open_at = replay.recording().open_at;
+    let result = replay.seek(open_at);
+    let (frames, kernel_note) = (
+        replay.recording().frames,
+        if replay.kernel_matches() {
+            ""
+        } else {
+            " (recorded with another kernel: frames may differ)"
+        },
+    );
+    state.session_recording = None;
+    state.source = None;
+    state.playback = Some(Playback {
+        replay,
+        path: path.clone(),
+        playing: false,
+        shown_scenes: 0,
+    });
+    state.show_replay(result);
+    state.report(format!(
+        "playing {}: frame {open_at} of {frames}{kernel_note} · Space plays, Take over continues by hand",
+        path.display()
+    ));
 }
 
 /// Writes the log as a recording that opens at frame `since`, and says where it went.
@@ -583,6 +716,20 @@ pub fn save_recording(state: &mut AppState, path: &Path, since: u32) {
         )),
         Err(why) => state.report_error(format!("recording not saved: {why}")),
     }
+}
+
+/// The `*.drec` files in `dir`, newest first (empty when it cannot be read).
+pub fn list_recordings(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "drec"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    found.sort_by(|a, b| b.cmp(a));
+    found.into_iter().map(|(_, path)| path).collect()
 }
 
 /// `dir/drape-<kind>-<unix time>.drec`, with a counter added when that file exists.

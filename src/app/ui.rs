@@ -16,7 +16,7 @@ use egui_plot::{Line, Plot, PlotPoints};
 use super::clock::RealTimeRatio;
 use super::render::{heat_color, HeatMode, ViewOptions};
 use super::settings::Sections;
-use super::state::{Action, AppState, GridSize, RunMode};
+use super::state::{list_recordings, Action, AppState, GridSize, Playback, RunMode};
 use super::widgets::{axis_label, parse_si, si, LogRange};
 use drape::scene::{MeshSpec, SceneObject};
 use drape::sim::pressure::MAX_PRESSURE_FACTOR;
@@ -169,6 +169,9 @@ impl Panels {
         egui::TopBottomPanel::bottom("status")
             .exact_height(STATUS_HEIGHT)
             .show(ctx, |ui| status_bar(ui, state, times));
+        if let Some(playback) = &state.playback {
+            egui::TopBottomPanel::bottom("player").show(ctx, |ui| player_bar(ui, playback, &mut actions));
+        }
         egui::SidePanel::right("panels")
             .default_width(340.0)
             .min_width(300.0)
@@ -310,6 +313,7 @@ impl Panels {
     }
 
     fn scene_panel(&mut self, ui: &mut Ui, state: &AppState, actions: &mut Vec<Action>) {
+        recordings_picker(ui, state, actions);
         ui.horizontal(|ui| {
             let current = if state.source.is_some() {
                 state.preset.name.clone()
@@ -611,6 +615,84 @@ fn phase_rows(ui: &mut Ui, phases: &PhaseTimes, upload_ms: f64) {
                 ui.end_row();
             }
         }
+    });
+}
+
+/// The player's bar: play / pause / step, a frame slider that scrubs, take over and close.
+fn player_bar(ui: &mut Ui, playback: &Playback, actions: &mut Vec<Action>) {
+    let replay = &playback.replay;
+    let (frame, frames) = (replay.frame(), replay.recording().frames);
+    let seconds = |f: u32| f as f32 * replay.preset().solver.dt;
+    ui.horizontal(|ui| {
+        ui.label(RichText::new("PLAYER").strong().color(Color32::from_rgb(90, 160, 235)))
+            .on_hover_text(format!(
+                "{}: {} inputs; the mouse moves the camera only",
+                playback.path.display(),
+                replay.recording().events.len()
+            ));
+        if ui.button("⏮").on_hover_text("Back to the start (R)").clicked() {
+            actions.push(Action::Seek(0));
+        }
+        let (label, mode) = if playback.playing {
+            ("⏸ Pause", RunMode::Paused)
+        } else {
+            ("▶ Play", RunMode::Running)
+        };
+        if ui
+            .add_sized([70.0, 20.0], egui::Button::new(label))
+            .on_hover_text("Space")
+            .clicked()
+        {
+            actions.push(Action::SetRunMode(mode));
+        }
+        if ui.button("⏭ Step").on_hover_text("One frame (N)").clicked() {
+            actions.push(Action::SetRunMode(RunMode::Step));
+        }
+        let mut shown = frame;
+        ui.spacing_mut().slider_width = (ui.available_width() - 330.0).max(120.0);
+        let slider = ui.add(egui::Slider::new(&mut shown, 0..=frames).text("frame"));
+        if slider.on_hover_text("Drag to scrub back and forth").changed() {
+            actions.push(Action::Seek(shown));
+        }
+        ui.label(format!("{:.2} / {:.2} s", seconds(frame), seconds(frames)));
+        if ui
+            .button("✋ Take over")
+            .on_hover_text("Continue by hand from this frame (a recording started then replays from the recording's start)")
+            .clicked()
+        {
+            actions.push(Action::TakeOver);
+        }
+        if ui.button("✕").on_hover_text("Close the player, keeping this frame").clicked() {
+            actions.push(Action::ClosePlayer);
+        }
+    });
+}
+
+/// The recordings in the recordings folder, newest first, each opening in the player.
+fn recordings_picker(ui: &mut Ui, state: &AppState, actions: &mut Vec<Action>) {
+    ui.horizontal(|ui| {
+        let shown = state
+            .playback
+            .as_ref()
+            .and_then(|p| p.path.file_name())
+            .map_or_else(|| "open a recording…".to_string(), |n| n.to_string_lossy().into_owned());
+        egui::ComboBox::from_id_salt("recording")
+            .selected_text(shown)
+            .width(250.0)
+            .show_ui(ui, |ui| {
+                let found = list_recordings(&state.recordings_dir);
+                if found.is_empty() {
+                    ui.label(format!("no recordings in {} yet (F8 records)", state.recordings_dir.display()));
+                }
+                for path in found {
+                    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    if ui.selectable_label(false, name).clicked() {
+                        actions.push(Action::OpenRecording(path));
+                    }
+                }
+            })
+            .response
+            .on_hover_text(format!("Play a session recording from {}", state.recordings_dir.display()));
     });
 }
 

@@ -42,6 +42,8 @@ struct Snapshot {
     frame: u32,
     /// Index of the next event to apply.
     next_event: usize,
+    /// Scenes built so far (the start counts): changes exactly when the scene is replaced.
+    scenes: u32,
     preset: Preset,
     cloth: Cloth,
 }
@@ -79,6 +81,7 @@ impl Replay {
         let now = Snapshot {
             frame: 0,
             next_event: 1,
+            scenes: 1,
             preset,
             cloth,
         };
@@ -102,6 +105,13 @@ impl Replay {
     /// Solver frames replayed so far.
     pub fn frame(&self) -> u32 {
         self.now.frame
+    }
+
+    /// Scenes built up to [`Self::frame`], the starting one included: it changes exactly
+    /// when the recording replaced the scene (a load, reset or resize), so a viewer knows
+    /// to redraw everything.
+    pub fn scenes_built(&self) -> u32 {
+        self.now.scenes
     }
 
     /// The scene as it is at [`Self::frame`].
@@ -198,6 +208,7 @@ impl Replay {
                     let preset = scene_preset(&recording, preset, &self.meshes)?;
                     self.now.cloth = build(&preset, self.kernel, event.frame)?;
                     self.now.preset = preset;
+                    self.now.scenes += 1;
                 }
                 ref input => apply_input(&mut self.now.preset, &mut self.now.cloth, input),
             }
