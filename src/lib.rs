@@ -21,3 +21,4 @@ pub mod safe_write;
 pub mod scene;
 pub mod sim;
 pub mod soak;
+pub mod usd_export;
