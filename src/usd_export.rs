@@ -102,7 +102,14 @@ impl UsdAnimation {
 
     /// Adds the cloth as it is now as the next time code (0, 1, 2, …).
     pub fn add_frame(&mut self, cloth: &Cloth) {
-        let frame = self.frames;
+        self.add_cloth(cloth);
+        self.add_colliders(cloth.colliders());
+        self.frames += 1;
+    }
+
+    /// Adds every object's points and normals to its open span, after starting new spans for
+    /// the objects whose topology changed.
+    fn add_cloth(&mut self, cloth: &Cloth) {
         let model = cloth.model();
         if !self.topology.matches(model) {
             self.topology = Topology::of(model);
@@ -110,7 +117,7 @@ impl UsdAnimation {
             grow(&mut self.cloths, slots);
             for (slot, track) in self.cloths.iter_mut().enumerate() {
                 let mesh = (slot < slots).then(|| ObjectMesh::of(model, slot as u16));
-                track.continue_with(frame, mesh.filter(|m| !m.particles.is_empty()));
+                track.continue_with(self.frames, mesh.filter(|m| !m.particles.is_empty()));
             }
         }
         cloth.vertex_normals(&mut self.normals);
@@ -118,16 +125,18 @@ impl UsdAnimation {
             let sample = MeshSample::of(&span.shape, cloth.particles(), &self.normals);
             span.samples.push(sample);
         }
-        let colliders = cloth.colliders();
+    }
+
+    /// Adds every collider to its open span, a new one for a collider whose kind changed.
+    fn add_colliders(&mut self, colliders: &[Collider]) {
         grow(&mut self.colliders, colliders.len());
         for (i, track) in self.colliders.iter_mut().enumerate() {
             let collider = colliders.get(i);
-            track.continue_with(frame, collider.map(std::mem::discriminant));
+            track.continue_with(self.frames, collider.map(std::mem::discriminant));
             if let (Some(span), Some(collider)) = (track.open_span(), collider) {
                 span.samples.push(collider.clone());
             }
         }
-        self.frames += 1;
     }
 
     /// Number of frames added.
@@ -414,29 +423,14 @@ struct ShapeText {
 }
 
 impl ShapeText {
+    /// `collider` where it is now.
     fn of(collider: &Collider) -> Self {
         let translate = ("float3 xformOp:translate", Tuple3(collider.position()).to_string());
         let orient = |q: Quat| ("quatf xformOp:orient", format!("({}, {}, {}, {})", q.w, q.x, q.y, q.z));
         let extent = |half: Vec3| ("float3[] extent", format!("[{}, {}]", Tuple3(-half), Tuple3(half)));
         let radius = |r: f32| ("double radius", r.to_string());
         match *collider {
-            Collider::Ground { .. } => {
-                let s = GROUND_HALF_SIZE;
-                let corners = [(-s, -s), (-s, s), (s, s), (s, -s)].map(|(x, z)| Tuple3(Vec3::new(x, 0.0, z)).to_string());
-                Self {
-                    prim_type: "Mesh",
-                    name: "Ground",
-                    constants: vec![
-                        format!("float3[] extent = [{}, {}]", corners[0], corners[2]),
-                        "int[] faceVertexCounts = [4]".into(),
-                        "int[] faceVertexIndices = [0, 1, 2, 3]".into(),
-                        "uniform token orientation = \"rightHanded\"".into(),
-                        format!("point3f[] points = [{}]", corners.join(", ")),
-                        "uniform token subdivisionScheme = \"none\"".into(),
-                    ],
-                    animated: vec![translate],
-                }
-            }
+            Collider::Ground { .. } => Self::ground(translate),
             Collider::Sphere { radius: r, .. } => Self {
                 prim_type: "Sphere",
                 name: "Sphere",
@@ -475,6 +469,26 @@ impl ShapeText {
                     ("float3 xformOp:scale", Tuple3(half_extents).to_string()),
                 ],
             },
+        }
+    }
+
+    /// The ground: a square Mesh in the plane y = 0 facing +y, moved to its height by
+    /// `translate`.
+    fn ground(translate: (&'static str, String)) -> Self {
+        let s = GROUND_HALF_SIZE;
+        let corners = [(-s, -s), (-s, s), (s, s), (s, -s)].map(|(x, z)| Tuple3(Vec3::new(x, 0.0, z)).to_string());
+        Self {
+            prim_type: "Mesh",
+            name: "Ground",
+            constants: vec![
+                format!("float3[] extent = [{}, {}]", corners[0], corners[2]),
+                "int[] faceVertexCounts = [4]".into(),
+                "int[] faceVertexIndices = [0, 1, 2, 3]".into(),
+                "uniform token orientation = \"rightHanded\"".into(),
+                format!("point3f[] points = [{}]", corners.join(", ")),
+                "uniform token subdivisionScheme = \"none\"".into(),
+            ],
+            animated: vec![translate],
         }
     }
 }
@@ -710,6 +724,73 @@ mod tests {
         assert_eq!(times(untouched), [0, 1, 2, 3], "the right sheet keeps its prim");
         assert_eq!(samples(untouched, "token visibility"), [(0, "\"inherited\"")]);
         assert!(!text.contains("\"Topology_2\""));
+    }
+
+    /// A reset or a new scene starts the topology version again: a cloth cut elsewhere at the
+    /// same version is a new topology all the same.
+    #[test]
+    fn another_cut_at_the_same_topology_version_starts_a_new_prim() {
+        let preset = scene(vec![sheet(0.0, 6, 6)], Vec::new());
+        let cut_at = |height: f32| {
+            let mut cloth = preset.build().unwrap();
+            let eye = Vec3::new(-0.5, height, 3.0);
+            let toward = |x: f32| Ray {
+                origin: eye,
+                direction: Vec3::new(x, height, 0.0) - eye,
+            };
+            assert!(
+                cloth.cut(&toward(-0.55), &toward(0.0)) > 0,
+                "the cut at {height} m crosses the sheet"
+            );
+            cloth
+        };
+        let (high, low) = (cut_at(1.75), cut_at(1.25));
+        assert_eq!(high.topology_version(), low.topology_version());
+        let mut animation = UsdAnimation::new(60.0);
+        animation.add_frame(&high);
+        animation.add_frame(&low);
+        let text = written(&animation);
+        assert_eq!(
+            samples(prim(&text, "Cloth_0", "Topology_0"), "token visibility"),
+            [(0, "\"inherited\""), (1, "\"invisible\"")]
+        );
+        assert_eq!(
+            samples(prim(&text, "Cloth_0", "Topology_1"), "token visibility"),
+            [(0, "\"invisible\""), (1, "\"inherited\"")]
+        );
+    }
+
+    #[test]
+    fn a_collider_replaced_by_another_kind_starts_a_new_prim() {
+        let ball = Collider::Sphere {
+            center: Vec3::new(0.0, 0.5, 0.0),
+            radius: 0.25,
+            motion: None,
+        };
+        let cube = Collider::Box {
+            center: Vec3::new(0.0, 0.5, 0.0),
+            half_extents: Vec3::splat(0.25),
+            rotation_degrees: Vec3::ZERO,
+            motion: None,
+        };
+        let preset = scene(vec![sheet(0.0, 3, 3)], vec![ball]);
+        let mut cloth = preset.build().unwrap();
+        let mut animation = UsdAnimation::new(60.0);
+        animation.add_frame(&cloth);
+        cloth.set_colliders(vec![cube]).unwrap();
+        animation.add_frame(&cloth);
+        cloth.set_colliders(Vec::new()).unwrap();
+        animation.add_frame(&cloth);
+        let text = written(&animation);
+        let sphere = prim(&text, "Collider_0", "Sphere_0");
+        assert_eq!(samples(sphere, "token visibility"), [(0, "\"inherited\""), (1, "\"invisible\"")]);
+        let cube = prim(&text, "Collider_0", "Box_1");
+        assert!(cube.starts_with(" \"Box_1\"") && text.contains("def Cube \"Box_1\""));
+        assert_eq!(
+            samples(cube, "token visibility"),
+            [(0, "\"invisible\""), (1, "\"inherited\""), (2, "\"invisible\"")]
+        );
+        assert_eq!(constant(cube, "float3 xformOp:scale"), Some("(0.25, 0.25, 0.25)"));
     }
 
     #[test]
