@@ -109,6 +109,8 @@ fn mesh_expectations(path: &str, frames: &[Vec<ObjectFrame>], slot: usize, first
         .collect();
     json!({
         "path": path, "first": first, "end": end, "points": points, "faces": at(first).triangles,
+        // Grids have texture coordinates.
+        "uvs": true,
         "points_at": points_at,
         // The sheets hang flat at frame 0, where each face's normal is its corners' normal.
         "flat_at": (first == 0).then_some(0),
