@@ -26,12 +26,12 @@
 //! with points, normals and extent sampled on each frame of its span, and
 //! `visibility` switched `"inherited"` at the span's first frame and `"invisible"` before it
 //! and from the frame after its last. When an object's topology changes at frame f, its span
-//! ends at f − 1 and the object's next `Topology_<k>` prim starts at f; an object a change
+//! ends at f − 1 and the object's next prim, `Topology_<k+1>`, starts at f; an object a change
 //! leaves as it was keeps its prim. A change is found by comparing the cloth's triangles,
-//! particle slots and texture coordinates with the last frame's, not by
-//! [`Cloth::topology_version`] alone, which a reset or a new scene starts again at 0.
+//! particle slots and texture coordinates with the last frame's rather than by
+//! [`Cloth::topology_version`], which a reset or a new scene starts again at 0.
 //! Colliders are spanned the same way by shape kind (a sphere replaced by a box starts a
-//! `Box_<k>` prim); within a span each attribute is written once when it holds one value and
+//! `Box_<k+1>` prim after `Sphere_<k>`); within a span each attribute is written once when it holds one value and
 //! sampled per frame otherwise (a dragged sphere's `xformOp:translate`).
 //!
 //! # Faces, normals, texture coordinates
