@@ -22,3 +22,4 @@ pub mod safe_write;
 pub mod scene;
 pub mod sim;
 pub mod soak;
+pub mod usd_export;

@@ -36,6 +36,8 @@
 //!   placed, colliders and pin lists capped, a missing mesh placed in its preset);
 //! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands (and the window
 //!   run's `--out`, refused without `--frames`);
+//! - [`usd_export`]: issue 33's USD file (a cut sheet, a whole one and moving colliders,
+//!   read back by OpenUSD where Python has it);
 //! - [`architecture`]: issue 30's layout rules (file length, imports inside the engine).
 
 mod architecture;
@@ -59,4 +61,5 @@ mod scenes;
 mod self_collision;
 mod tearing;
 mod threads;
+mod usd_export;
 mod validation;
