@@ -276,9 +276,19 @@ fn replay(args: ReplayArgs) -> Result<(), Failure> {
         std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
     }
     let mut frame = 0u32;
+    // 1 / dt in f32 is 59.9999… for dt = 1/60: readers expect whole frame rates.
+    let frames_per_second = 1.0 / replay.preset().solver.dt as f64;
+    let frames_per_second = if (frames_per_second - frames_per_second.round()).abs() < 1e-3 {
+        frames_per_second.round()
+    } else {
+        frames_per_second
+    };
+    let mut usd = (args.format == ExportFormat::Usd).then(|| drape::usd_export::UsdAnimation::new(frames_per_second));
     let export = |cloth: &drape::sim::Cloth| -> std::io::Result<()> {
-        if let (Some(dir), ExportFormat::Obj) = (&args.export, args.format) {
-            headless::save_obj(cloth, &dir.join(format!("frame_{frame:05}.obj")))?;
+        match (&args.export, usd.as_mut()) {
+            (Some(_), Some(usd)) => usd.add_frame(cloth),
+            (Some(dir), None) => headless::save_obj(cloth, &dir.join(format!("frame_{frame:05}.obj")))?,
+            (None, _) => {}
         }
         frame += 1;
         Ok(())
@@ -293,6 +303,10 @@ fn replay(args: ReplayArgs) -> Result<(), Failure> {
             replay.recording().kernel,
             replay.kernel()
         );
+    }
+    if let (Some(dir), Some(usd)) = (&args.export, &usd) {
+        let path = dir.join("replay.usda");
+        usd.write(&path).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
     }
     if let Some(out) = &args.out {
         headless::save_obj(replay.cloth(), out).map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;

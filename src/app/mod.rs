@@ -352,7 +352,7 @@ impl App {
 
         let (steps, step_ms) = self.advance(real_dt);
         let simulated = steps as f64 * self.state.preset.solver.dt as f64;
-        self.real_time.record(real_dt, simulated, self.state.run_mode == RunMode::Running);
+        self.real_time.record(real_dt, simulated, self.state.running());
         let upload_ms = self.draw(input.ctrl);
         self.record(real_dt, step_ms, upload_ms, totals);
         requests.screenshot
@@ -362,11 +362,7 @@ impl App {
         let view = &mut self.panels.view;
         match shortcut {
             Shortcut::RunPause => {
-                let mode = if self.state.run_mode == RunMode::Running {
-                    RunMode::Paused
-                } else {
-                    RunMode::Running
-                };
+                let mode = if self.state.running() { RunMode::Paused } else { RunMode::Running };
                 actions.push(Action::SetRunMode(mode));
             }
             Shortcut::Step => actions.push(Action::SetRunMode(RunMode::Step)),

@@ -305,6 +305,14 @@ impl AppState {
         }
     }
 
+    /// Whether time advances: the player plays, or (without one) the run mode is Running.
+    pub fn running(&self) -> bool {
+        match &self.playback {
+            Some(playback) => playback.playing,
+            None => self.run_mode == RunMode::Running,
+        }
+    }
+
     /// Player: replays `frames` frames if playing (stopping at the end), then shows the frame.
     pub fn play(&mut self, frames: u32) {
         let Some(playback) = self.playback.as_mut().filter(|p| p.playing) else {
@@ -822,6 +830,7 @@ fn set_pressure(state: &mut AppState, object: usize, factor: f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use drape::sim::Ray;
 
     fn small_preset() -> Preset {
         let mut preset = Preset::default();
@@ -1227,5 +1236,122 @@ mod tests {
         // One object: the panel edits the scene's material.
         let one = AppState::new(small_preset(), None, dir.path().to_path_buf()).unwrap();
         assert_eq!(one.material_object(), None);
+    }
+
+    /// Grabs the middle of the cloth, drags it toward the viewer and lets go with a throw,
+    /// with steps between: the inputs a session recording must carry.
+    fn grab_and_throw(state: &mut AppState) {
+        let centre = state.cloth.particles().positions().sum::<Vec3>() / state.cloth.particles().len() as f32;
+        let ray = Ray {
+            origin: centre + Vec3::Z * 2.0,
+            direction: -Vec3::Z,
+        };
+        let pick = state.cloth.pick(&ray, 0.1).unwrap();
+        assert!(state.grab(&pick));
+        for k in 1..=5 {
+            state.drag_to(centre + Vec3::new(0.0, 0.02, 0.03) * k as f32);
+            state.step();
+        }
+        state.release(Some(Vec3::new(0.5, 1.0, 0.0)));
+        state.step();
+    }
+
+    /// The replay of the recording at `path` to its end.
+    fn replayed(path: &Path) -> (Recording, Cloth) {
+        let recording = Recording::load(path).unwrap();
+        let mut replay = Replay::new(std::sync::Arc::new(recording.clone()), None).unwrap();
+        replay.run_to_end().unwrap();
+        (recording, replay.cloth().clone())
+    }
+
+    /// Issue 33: F8 starts a session recording and stops it into a file that replays to the
+    /// state the session ended in, across a grab, a pin, a slider edit and a preset load, and
+    /// the player opens it where the recording started.
+    #[test]
+    fn a_session_recording_replays_to_the_state_it_ended_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        state.recordings_dir = dir.path().join("recordings");
+        state.step();
+        apply(&mut state, Action::ToggleSessionRecording);
+        let since = state.session_recording.as_ref().unwrap().since;
+        assert_eq!(since, 1);
+        grab_and_throw(&mut state);
+        apply(&mut state, Action::TogglePin(7));
+        state.preset.solver.gravity.x = 2.0;
+        let other = dir.path().join("other.ron");
+        let mut preset = small_preset();
+        preset.single_grid_mut().unwrap().columns = 9;
+        preset.save(&other).unwrap();
+        apply(&mut state, Action::Load(other));
+        grab_and_throw(&mut state);
+        apply(&mut state, Action::ToggleSessionRecording);
+        let saved = list_recordings(&state.recordings_dir);
+        assert_eq!(saved.len(), 1, "{}", state.status.text);
+        let (recording, cloth) = replayed(&saved[0]);
+        assert_eq!(recording.open_at, since);
+        assert_eq!(cloth.particles().len(), 9 * 5, "the loaded scene");
+        assert_eq!(replay::state_hash(&cloth), replay::state_hash(&state.cloth));
+        apply(&mut state, Action::OpenRecording(saved[0].clone()));
+        assert_eq!(state.playback.as_ref().unwrap().replay.frame(), since, "{}", state.status.text);
+    }
+
+    /// Issue 33: "save the last 60 s" writes a file that replays to the current state and
+    /// opens 60 s of frames before the end.
+    #[test]
+    fn the_last_minute_saves_a_replayable_file_opening_60_s_before_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        state.recordings_dir = dir.path().to_path_buf();
+        state.preset.solver.dt = 0.05;
+        let minute = (LAST_SECONDS / 0.05).round() as u32;
+        for _ in 0..minute + 30 {
+            state.step();
+        }
+        grab_and_throw(&mut state);
+        apply(&mut state, Action::SaveLastMinute);
+        let saved = list_recordings(dir.path());
+        assert_eq!(saved.len(), 1, "{}", state.status.text);
+        let (recording, cloth) = replayed(&saved[0]);
+        assert_eq!(recording.frames, minute + 36);
+        assert_eq!(recording.open_at, 36);
+        assert_eq!(replay::state_hash(&cloth), replay::state_hash(&state.cloth));
+    }
+
+    /// Issue 33: taking over in the player continues from the frame shown; a recording
+    /// started then replays from the recording's start through the new inputs.
+    #[test]
+    fn taking_over_continues_from_the_frame_shown_and_records_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        state.recordings_dir = dir.path().to_path_buf();
+        apply(&mut state, Action::ToggleSessionRecording);
+        for _ in 0..10 {
+            state.step();
+        }
+        grab_and_throw(&mut state);
+        for _ in 0..10 {
+            state.step();
+        }
+        apply(&mut state, Action::ToggleSessionRecording);
+        let first = list_recordings(dir.path()).remove(0);
+        apply(&mut state, Action::OpenRecording(first.clone()));
+        apply(&mut state, Action::Seek(12));
+        let shown = replay::state_hash(&state.cloth);
+        apply(&mut state, Action::TogglePin(3));
+        assert!(state.status.error, "the player refuses edits: {}", state.status.text);
+        apply(&mut state, Action::TakeOver);
+        assert!(state.playback.is_none());
+        assert_eq!(replay::state_hash(&state.cloth), shown, "the scene is the frame shown");
+        apply(&mut state, Action::ToggleSessionRecording);
+        apply(&mut state, Action::TogglePin(3));
+        for _ in 0..5 {
+            state.step();
+        }
+        apply(&mut state, Action::ToggleSessionRecording);
+        let second = list_recordings(dir.path()).into_iter().find(|p| p != &first).unwrap();
+        let (recording, cloth) = replayed(&second);
+        assert_eq!((recording.open_at, recording.frames), (12, 17));
+        assert_eq!(replay::state_hash(&cloth), replay::state_hash(&state.cloth));
     }
 }

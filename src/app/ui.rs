@@ -230,7 +230,7 @@ impl Panels {
         ui.horizontal(|ui| {
             // Fixed sizes: labels that change (Run/Pause, the real-time reading) never push
             // the buttons after them around.
-            let running = state.run_mode == RunMode::Running;
+            let running = state.running();
             let (label, mode) = if running {
                 ("⏸ Pause", RunMode::Paused)
             } else {
@@ -553,7 +553,7 @@ impl Panels {
 /// "0.98× real time", orange with a warning when the solver cannot keep up.
 fn real_time_label(ui: &mut Ui, state: &AppState, times: &FrameTimes) {
     let scale = state.time_scale as f64;
-    let paused = state.run_mode != RunMode::Running;
+    let paused = !state.running();
     let text = if paused {
         "paused".to_string()
     } else {
@@ -662,7 +662,7 @@ fn player_bar(ui: &mut Ui, playback: &Playback, actions: &mut Vec<Action>) {
         {
             actions.push(Action::TakeOver);
         }
-        if ui.button("✕").on_hover_text("Close the player, keeping this frame").clicked() {
+        if ui.button("Close").on_hover_text("Close the player, keeping this frame").clicked() {
             actions.push(Action::ClosePlayer);
         }
     });
