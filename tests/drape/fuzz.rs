@@ -79,3 +79,59 @@ proptest! {
         drape::fuzzing::check_preset_bytes(text.as_bytes());
     }
 }
+
+/// A small recording to mutate: a 10 × 8 curtain grabbed, dragged, cut and pinned.
+fn seed_recording() -> Vec<u8> {
+    use drape::replay::{apply_input, step_scene, SessionRecorder, SimInput};
+    use drape::sim::Ray;
+    use glam::Vec3;
+    let mut preset = drape::preset::Preset::default();
+    let grid = preset.single_grid_mut().unwrap();
+    (grid.columns, grid.rows) = (10, 8);
+    let mut cloth = preset.build().unwrap();
+    let mut recorder = SessionRecorder::new(&preset, cloth.kernel(), 1);
+    let ray = |x: f32| Ray {
+        origin: Vec3::new(x, 1.5, 2.0),
+        direction: -Vec3::Z,
+    };
+    let inputs = [
+        SimInput::TogglePin(5),
+        SimInput::Cut {
+            from: ray(-0.5),
+            to: ray(1.5),
+        },
+        SimInput::Grab(cloth.pick(&ray(0.5), 0.1).unwrap()),
+        SimInput::DragTo(Vec3::new(0.5, 1.6, 0.3)),
+        SimInput::Release(Some(Vec3::Y)),
+    ];
+    for input in inputs {
+        apply_input(&mut preset, &mut cloth, &input);
+        recorder.input(input);
+        let _ = step_scene(&preset, &mut cloth, Some(1));
+        recorder.stepped();
+    }
+    recorder.recording(0, &cloth).to_bytes()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// The recording fuzz target's property (`drape::fuzzing::check_recording_bytes`) on a
+    /// real recording with bytes flipped, removed or inserted, or cut short.
+    #[test]
+    fn mutated_recordings_are_refused_with_a_message_or_replay_finite(
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+        cut in any::<prop::sample::Index>(),
+        truncate in any::<bool>(),
+    ) {
+        let mut bytes = seed_recording();
+        for (at, value) in &flips {
+            let at = at.index(bytes.len());
+            bytes[at] ^= value;
+        }
+        if truncate {
+            bytes.truncate(cut.index(bytes.len()));
+        }
+        drape::fuzzing::check_recording_bytes(&bytes);
+    }
+}
