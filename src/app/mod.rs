@@ -171,16 +171,9 @@ fn initial_state(args: &AppArgs, settings: &Settings) -> anyhow::Result<AppState
 #[derive(Debug, Serialize)]
 struct RunReport {
     frames: u32,
-    particles: usize,
-    triangles: usize,
-    pinned: usize,
-    max_strain: f32,
-    mean_strain: f32,
-    kinetic_energy: f64,
-    /// Edges torn by strain or cut during the run.
-    torn_edges: usize,
-    /// Connected pieces of cloth at the end.
-    pieces: usize,
+    /// The cloth at the end (its keys flattened into the line, `state_hash` among them).
+    #[serde(flatten)]
+    cloth: drape::replay::ClothFigures,
     /// Mean rendered frames per second over the run (first frame excluded).
     fps: f64,
     /// Mean solver milliseconds per frame.
@@ -201,9 +194,6 @@ struct RunReport {
     /// Distinct colours sampled from the saved screenshot (with `--screenshot`).
     #[serde(skip_serializing_if = "Option::is_none")]
     screenshot_colours: Option<usize>,
-    /// [`drape::replay::state_hash`] at the end, 16 hex digits (what `drape replay` of a
-    /// recording of this run prints).
-    state_hash: String,
 }
 
 struct App {
@@ -606,19 +596,11 @@ impl App {
         if let Some(path) = &self.args.out {
             drape::headless::save_obj(cloth, path).with_context(|| format!("writing {}", path.display()))?;
         }
-        let stats = cloth.stats();
         let frames = totals.frames.max(1) as f64;
         let timed = totals.timed_since.map_or(0.0, |t| t.elapsed().as_secs_f64());
         let report = RunReport {
             frames: totals.frames,
-            particles: cloth.particles().len(),
-            triangles: cloth.triangles().len(),
-            pinned: cloth.pinned_count(),
-            max_strain: stats.max_strain,
-            mean_strain: stats.mean_strain,
-            kinetic_energy: stats.kinetic_energy,
-            torn_edges: cloth.torn_edges(),
-            pieces: cloth.piece_count(),
+            cloth: drape::replay::ClothFigures::of(cloth),
             fps: if timed > 0.0 { (totals.frames - 1) as f64 / timed } else { 0.0 },
             step_ms: totals.step_ms / frames,
             upload_ms: totals.upload_ms / frames,
@@ -628,7 +610,6 @@ impl App {
             chunks: self.renderer.chunk_count(),
             screenshot_luma_std: shot.map(|s| s.luma_std),
             screenshot_colours: shot.map(|s| s.colours),
-            state_hash: drape::replay::state_hash_text(cloth),
         };
         println!("{}", serde_json::to_string(&report)?);
         Ok(())

@@ -7,13 +7,10 @@ use serde::Serialize;
 use super::{state_hash, Replay, ReplayError};
 use crate::sim::{available_cores, Cloth};
 
-/// The line `drape replay` prints: the keys of the app's `--frames` line (the ones that
-/// describe the cloth and the solver), plus the state hash and how the replay compares with
-/// the recording. The keys are a contract: extend, don't rename.
+/// What the JSON lines of `drape replay` and `drape --frames` say about the cloth at the end
+/// (flattened into both: the keys are a contract).
 #[derive(Debug, Clone, Serialize)]
-pub struct ReplayReport {
-    /// Solver frames replayed.
-    pub frames: u32,
+pub struct ClothFigures {
     /// Particles at the end.
     pub particles: usize,
     /// Triangles at the end.
@@ -30,6 +27,38 @@ pub struct ReplayReport {
     pub torn_edges: usize,
     /// Connected pieces at the end.
     pub pieces: usize,
+    /// [`super::state_hash`] at the end, 16 hex digits.
+    pub state_hash: String,
+}
+
+impl ClothFigures {
+    /// The figures of `cloth` as it is now (strain and energy of its last step).
+    pub fn of(cloth: &Cloth) -> Self {
+        let stats = cloth.stats();
+        Self {
+            particles: cloth.particles().len(),
+            triangles: cloth.triangles().len(),
+            pinned: cloth.pinned_count(),
+            max_strain: stats.max_strain,
+            mean_strain: stats.mean_strain,
+            kinetic_energy: stats.kinetic_energy,
+            torn_edges: cloth.torn_edges(),
+            pieces: cloth.piece_count(),
+            state_hash: format!("{:016x}", state_hash(cloth)),
+        }
+    }
+}
+
+/// The line `drape replay` prints: the keys of the app's `--frames` line (the ones that
+/// describe the cloth and the solver), plus the state hash and how the replay compares with
+/// the recording. The keys are a contract: extend, don't rename.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplayReport {
+    /// Solver frames replayed.
+    pub frames: u32,
+    /// The cloth at the end.
+    #[serde(flatten)]
+    pub cloth: ClothFigures,
     /// Frames replayed per wall-clock second.
     pub fps: f64,
     /// Mean wall time per frame (ms), export included.
@@ -40,8 +69,6 @@ pub struct ReplayReport {
     pub threads_requested: u32,
     /// The machine's cores.
     pub cores: usize,
-    /// [`super::state_hash`] at the end, 16 hex digits.
-    pub state_hash: String,
     /// The hash the recording ended with (none when it was not known).
     pub recorded_hash: Option<String>,
     /// Whether `state_hash` equals `recorded_hash`: only when the whole recording was
@@ -89,21 +116,13 @@ pub fn play(
     }
     let seconds = started.elapsed().as_secs_f64();
     let cloth = replay.cloth();
-    let stats = cloth.stats();
     let hash = state_hash(cloth);
     let recorded = replay.recording().final_hash;
     let params = replay.step_params();
     let per_second = |count: f64| if seconds > 0.0 { count / seconds } else { 0.0 };
     Ok(ReplayReport {
         frames: replay.frame(),
-        particles: cloth.particles().len(),
-        triangles: cloth.triangles().len(),
-        pinned: cloth.pinned_count(),
-        max_strain: stats.max_strain,
-        mean_strain: stats.mean_strain,
-        kinetic_energy: stats.kinetic_energy,
-        torn_edges: cloth.torn_edges(),
-        pieces: cloth.piece_count(),
+        cloth: ClothFigures::of(cloth),
         fps: per_second(replay.frame() as f64),
         step_ms: if replay.frame() > 0 {
             seconds * 1e3 / replay.frame() as f64
@@ -113,7 +132,6 @@ pub fn play(
         threads: cloth.threads_used(&params),
         threads_requested: params.threads,
         cores: available_cores(),
-        state_hash: format!("{hash:016x}"),
         recorded_hash: recorded.map(|h| format!("{h:016x}")),
         matches_recording: recorded.filter(|_| last == total).map(|h| h == hash),
         kernel: format!("{:?}", replay.kernel()),
