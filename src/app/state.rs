@@ -100,9 +100,15 @@ pub struct Playback {
     pub path: PathBuf,
     /// Playing (else paused at the frame shown).
     pub playing: bool,
+    /// A seek under way: the frame it goes to (far seeks are spread over the window's frames,
+    /// [`SEEK_BUDGET`] of replay each, so the window stays responsive).
+    pub seeking_to: Option<u32>,
     /// [`Replay::scenes_built`] when the shown scene was copied (a change re-frames it).
     shown_scenes: u32,
 }
+
+/// Wall time a seek may replay in one window frame.
+pub const SEEK_BUDGET: std::time::Duration = std::time::Duration::from_millis(30);
 
 /// Seconds of simulation "save the last 60 s" keeps in view.
 pub const LAST_SECONDS: f32 = 60.0;
@@ -313,11 +319,24 @@ impl AppState {
         }
     }
 
-    /// Player: replays `frames` frames if playing (stopping at the end), then shows the frame.
+    /// Player: continues a seek under way for [`SEEK_BUDGET`], else replays `frames` frames
+    /// if playing (stopping at the end); then shows the frame.
     pub fn play(&mut self, frames: u32) {
-        let Some(playback) = self.playback.as_mut().filter(|p| p.playing) else {
+        let Some(playback) = self.playback.as_mut() else { return };
+        if let Some(target) = playback.seeking_to {
+            let started = std::time::Instant::now();
+            let mut result = Ok(false);
+            while matches!(result, Ok(false)) && started.elapsed() < SEEK_BUDGET {
+                result = playback.replay.step_toward(target);
+            }
+            if !matches!(result, Ok(false)) {
+                playback.seeking_to = None;
+            }
+            return self.show_replay(result.map(|_| ()));
+        }
+        if !playback.playing {
             return;
-        };
+        }
         let mut result = Ok(());
         for _ in 0..frames {
             if playback.replay.at_end() {
@@ -635,8 +654,8 @@ pub fn apply(state: &mut AppState, action: Action) {
         Action::OpenRecording(path) => open_recording(state, path),
         Action::Seek(frame) => {
             if let Some(playback) = state.playback.as_mut() {
-                let result = playback.replay.seek(frame);
-                state.show_replay(result);
+                playback.seeking_to = Some(playback.replay.jump_toward(frame));
+                state.play(0);
             }
         }
         Action::TakeOver | Action::ClosePlayer => {
@@ -676,12 +695,11 @@ fn open_recording(state: &mut AppState, path: PathBuf) {
     let opened = Recording::load(&path)
         .map_err(|e| e.to_string())
         .and_then(|recording| Replay::new(std::sync::Arc::new(recording), state.threads_override).map_err(|e| e.to_string()));
-    let mut replay = match opened {
+    let replay = match opened {
         Ok(replay) => replay,
         Err(why) => return state.report_error(format!("cannot open the recording: {why}")),
     };
     let open_at = replay.recording().open_at;
-    let result = replay.seek(open_at);
     let (frames, kernel_note) = (
         replay.recording().frames,
         if replay.kernel_matches() {
@@ -696,9 +714,10 @@ fn open_recording(state: &mut AppState, path: PathBuf) {
         replay,
         path: path.clone(),
         playing: false,
+        seeking_to: Some(open_at),
         shown_scenes: 0,
     });
-    state.show_replay(result);
+    state.play(0);
     state.report(format!(
         "playing {}: frame {open_at} of {frames}{kernel_note} · Space plays, Take over continues by hand",
         path.display()
@@ -1256,6 +1275,13 @@ mod tests {
         state.step();
     }
 
+    /// Lets the player's seek under way run to its frame, as the window's frames would.
+    fn finish_seek(state: &mut AppState) {
+        while state.playback.as_ref().is_some_and(|p| p.seeking_to.is_some()) {
+            state.play(0);
+        }
+    }
+
     /// The replay of the recording at `path` to its end.
     fn replayed(path: &Path) -> (Recording, Cloth) {
         let recording = Recording::load(path).unwrap();
@@ -1293,6 +1319,7 @@ mod tests {
         assert_eq!(cloth.particles().len(), 9 * 5, "the loaded scene");
         assert_eq!(replay::state_hash(&cloth), replay::state_hash(&state.cloth));
         apply(&mut state, Action::OpenRecording(saved[0].clone()));
+        finish_seek(&mut state);
         assert_eq!(state.playback.as_ref().unwrap().replay.frame(), since, "{}", state.status.text);
     }
 
@@ -1337,6 +1364,7 @@ mod tests {
         let first = list_recordings(dir.path()).remove(0);
         apply(&mut state, Action::OpenRecording(first.clone()));
         apply(&mut state, Action::Seek(12));
+        finish_seek(&mut state);
         let shown = replay::state_hash(&state.cloth);
         apply(&mut state, Action::TogglePin(3));
         assert!(state.status.error, "the player refuses edits: {}", state.status.text);

@@ -654,7 +654,10 @@ fn player_bar(ui: &mut Ui, playback: &Playback, actions: &mut Vec<Action>) {
         if slider.on_hover_text("Drag to scrub back and forth").changed() {
             actions.push(Action::Seek(shown));
         }
-        ui.label(format!("{:.2} / {:.2} s", seconds(frame), seconds(frames)));
+        match playback.seeking_to {
+            Some(target) => ui.label(RichText::new(format!("seeking {frame} → {target}")).color(Color32::from_rgb(235, 170, 60))),
+            None => ui.label(format!("{:.2} / {:.2} s", seconds(frame), seconds(frames))),
+        };
         if ui
             .button("✋ Take over")
             .on_hover_text("Continue by hand from this frame (a recording started then replays from the recording's start)")

@@ -184,18 +184,35 @@ impl Replay {
     /// the nearest checkpoint before it. At the end, the inputs after the last frame are
     /// applied.
     pub fn seek(&mut self, frame: u32) -> Result<(), ReplayError> {
+        let frame = self.jump_toward(frame);
+        while !self.step_toward(frame)? {}
+        Ok(())
+    }
+
+    /// The first half of a seek that a window spreads over several of its frames: restores
+    /// the checkpoint a seek to `frame` starts from (when going back, or when one lies
+    /// between here and there) and returns the frame to go to (clamped to the recording);
+    /// then [`Self::step_toward`] until it says the replay is there.
+    pub fn jump_toward(&mut self, frame: u32) -> u32 {
         let frame = frame.min(self.recording.frames);
         let nearest = self.checkpoints.iter().rev().find(|c| c.frame <= frame).expect("frame 0 is kept");
         if frame < self.now.frame || nearest.frame > self.now.frame {
             self.now = nearest.clone();
         }
-        while self.now.frame < frame {
+        frame
+    }
+
+    /// One frame toward `frame` (at or after the current one); true once there (at the end,
+    /// with the inputs after the last frame applied).
+    pub fn step_toward(&mut self, frame: u32) -> Result<bool, ReplayError> {
+        if self.now.frame < frame {
             self.advance()?;
         }
-        if self.at_end() {
+        let there = self.now.frame >= frame;
+        if there && self.at_end() {
             self.apply_due()?;
         }
-        Ok(())
+        Ok(there)
     }
 
     /// Applies the inputs stamped with the current frame.
