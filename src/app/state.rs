@@ -660,8 +660,8 @@ pub fn apply(state: &mut AppState, action: Action) {
         }
         Action::TakeOver | Action::ClosePlayer => {
             if let Some(playback) = state.playback.take() {
-                let frame = playback.replay.frame();
-                state.log = SessionRecorder::resume(playback.replay.recording(), frame, &state.preset);
+                let (replay, frame) = (&playback.replay, playback.replay.frame());
+                state.log = SessionRecorder::resume(replay.recording(), replay.events_applied(), frame, &state.preset);
                 state.run_mode = RunMode::Paused;
                 state.report(format!("took over at frame {frame}: the scene is yours (Space runs it)"));
             }
@@ -1380,6 +1380,34 @@ mod tests {
         let second = list_recordings(dir.path()).into_iter().find(|p| p != &first).unwrap();
         let (recording, cloth) = replayed(&second);
         assert_eq!((recording.open_at, recording.frames), (12, 17));
+        assert_eq!(replay::state_hash(&cloth), replay::state_hash(&state.cloth));
+    }
+
+    /// Taking over at the end keeps the inputs made after the recording's last step (a pin
+    /// here): a recording started then replays to the live state.
+    #[test]
+    fn taking_over_at_the_end_keeps_the_inputs_after_the_last_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        state.recordings_dir = dir.path().to_path_buf();
+        apply(&mut state, Action::ToggleSessionRecording);
+        for _ in 0..4 {
+            state.step();
+        }
+        apply(&mut state, Action::TogglePin(8));
+        apply(&mut state, Action::ToggleSessionRecording);
+        let first = list_recordings(dir.path()).remove(0);
+        apply(&mut state, Action::OpenRecording(first.clone()));
+        apply(&mut state, Action::Seek(4));
+        finish_seek(&mut state);
+        assert!(state.cloth.particles().is_pinned(8), "the pin after the last step is shown");
+        apply(&mut state, Action::TakeOver);
+        apply(&mut state, Action::ToggleSessionRecording);
+        state.step();
+        apply(&mut state, Action::ToggleSessionRecording);
+        let second = list_recordings(dir.path()).into_iter().find(|p| p != &first).unwrap();
+        let (_, cloth) = replayed(&second);
+        assert!(cloth.particles().is_pinned(8));
         assert_eq!(replay::state_hash(&cloth), replay::state_hash(&state.cloth));
     }
 }

@@ -102,6 +102,13 @@ impl Replay {
         &self.recording
     }
 
+    /// Inputs of the recording applied so far (the first this many of its events): at the
+    /// end this includes the inputs after the last frame, which [`Self::frame`] alone does
+    /// not tell.
+    pub fn events_applied(&self) -> usize {
+        self.now.next_event
+    }
+
     /// Solver frames replayed so far.
     pub fn frame(&self) -> u32 {
         self.now.frame

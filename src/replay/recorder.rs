@@ -61,9 +61,10 @@ impl SessionRecorder {
         recorder
     }
 
-    /// Continues `recording` from frame `frame` of it (a replay taken over there): its inputs
-    /// before that frame are kept, the rest dropped, and `preset` is the scene as it is then.
-    pub fn resume(recording: &Recording, frame: u32, preset: &Preset) -> Self {
+    /// Continues `recording` from a replay taken over at `frame` after applying its first
+    /// `applied` inputs ([`super::Replay::events_applied`]): those are kept, the rest dropped,
+    /// and `preset` is the scene as it is then.
+    pub fn resume(recording: &Recording, applied: usize, frame: u32, preset: &Preset) -> Self {
         let frame = frame.min(recording.frames);
         let preset_index = recording.presets.iter().enumerate().map(|(k, t)| (t.clone(), k as u32)).collect();
         Self {
@@ -72,7 +73,7 @@ impl SessionRecorder {
             presets: recording.presets.clone(),
             preset_index,
             meshes: recording.meshes.clone(),
-            events: recording.events.iter().filter(|e| e.frame < frame).cloned().collect(),
+            events: recording.events.iter().take(applied).cloned().collect(),
             frame,
             settings: Settings::of(preset),
             playback: None,
