@@ -210,6 +210,8 @@ struct App {
     started: Instant,
     real_time: RealTimeRatio,
     recorder: Option<Recorder>,
+    /// Solver frames the last rendered frame ran (what the PNG recorder writes it for).
+    solver_frames: u32,
     settings_path: Option<PathBuf>,
     saved_settings: Settings,
     settings_checked: Instant,
@@ -245,6 +247,7 @@ impl App {
             started: Instant::now(),
             real_time: RealTimeRatio::default(),
             recorder: None,
+            solver_frames: 0,
             settings_path,
             saved_settings: settings,
             settings_checked: Instant::now(),
@@ -341,6 +344,7 @@ impl App {
         self.mouse.update(&input, &mut self.camera, &mut self.state);
 
         let (steps, step_ms) = self.advance(real_dt);
+        self.solver_frames = steps;
         let simulated = steps as f64 * self.state.preset.solver.dt as f64;
         self.real_time.record(real_dt, simulated, self.state.running());
         let upload_ms = self.draw(input.ctrl);
@@ -383,7 +387,7 @@ impl App {
     /// Starts a recording, or stops the current one and reports where it went.
     fn toggle_recording(&mut self) {
         self.state.status = match self.recorder.take() {
-            Some(recorder) => match recorder.finish() {
+            Some(recorder) => match recorder.finish(1.0 / self.state.preset.solver.dt as f64) {
                 Ok(summary) => state::Status {
                     text: summary,
                     error: false,
@@ -406,13 +410,16 @@ impl App {
         };
     }
 
-    /// Adds this frame's 3D view to the recording.
+    /// Adds this frame's 3D view to the recording, once per solver frame it ran.
     fn capture_recording(&mut self) {
         let Some(recorder) = self.recorder.as_mut() else { return };
-        let (rgba, width) = screen_rgba();
-        let Viewport { origin, size } = self.viewport;
-        let rect = (origin.x as usize, origin.y as usize, size.x as usize, size.y as usize);
-        recorder.add(size.x as u32, size.y as u32, recorder::crop(&rgba, width, rect));
+        if self.solver_frames > 0 {
+            let (rgba, width) = screen_rgba();
+            let Viewport { origin, size } = self.viewport;
+            let rect = (origin.x as usize, origin.y as usize, size.x as usize, size.y as usize);
+            let view = recorder::crop(&rgba, width, rect);
+            recorder.add(size.x as u32, size.y as u32, view, self.solver_frames);
+        }
         self.times.recording = Some((recorder.frames(), recorder.folder().display().to_string()));
     }
 

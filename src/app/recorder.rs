@@ -1,9 +1,14 @@
 //! Recording the 3D view as a numbered PNG sequence (`frame-00001.png`, …) in a fresh
-//! `drape-rec-<unix time>/` folder, for turning into a video or a GIF with any tool.
+//! `drape-rec-<unix time>/` folder, one file per **solver frame** (60 per simulated second at
+//! the default Δt), whatever the render rate: a rendered frame that ran three solver frames is
+//! written as three files, a paused one as none, so the sequence played at 1/Δt frames a
+//! second runs at the simulation's speed. With `ffmpeg` on the PATH the sequence is also
+//! encoded to `drape-rec-<time>.mp4` when the recording stops.
 //!
 //! Encoding a PNG takes longer than a frame, so a worker thread writes the files: the loop
-//! hands it each frame's pixels through a bounded queue and, when the queue is full, skips the
-//! frame rather than stalling the window (the count of skipped frames is reported at the end).
+//! hands it each rendered image through a bounded queue. When the queue is full the window does
+//! not wait: the new image's solver frames are written as repeats of the image still waiting
+//! (the count is reported at the end), so the sequence keeps one file per solver frame.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
@@ -12,9 +17,12 @@ use std::thread::JoinHandle;
 /// Frames waiting for the encoder before new ones are skipped.
 const QUEUE: usize = 8;
 
-/// One captured frame: RGBA rows top to bottom.
+/// One captured image: RGBA rows top to bottom, written as files `first`, `first + 1`, …,
+/// `first + copies − 1`.
 struct Picture {
-    path: PathBuf,
+    folder: PathBuf,
+    first: u32,
+    copies: u32,
     width: u32,
     height: u32,
     rgba: Vec<u8>,
@@ -24,7 +32,10 @@ struct Picture {
 pub struct Recorder {
     folder: PathBuf,
     frames: u32,
-    skipped: u32,
+    /// Solver frames written as repeats of an earlier image (the encoder was busy).
+    repeated: u32,
+    /// An image the queue had no room for, with the frames it stands for so far.
+    waiting: Option<Picture>,
     queue: Option<SyncSender<Picture>>,
     worker: Option<JoinHandle<Result<(), String>>>,
 }
@@ -49,9 +60,33 @@ pub fn crop(rgba: &[u8], image_width: usize, (x, y, width, height): (usize, usiz
 
 fn encode(pictures: Receiver<Picture>) -> Result<(), String> {
     for p in pictures {
-        super::write_png(&p.path, &p.rgba, p.width, p.height).map_err(|e| format!("writing {}: {e}", p.path.display()))?;
+        let path = frame_path(&p.folder, p.first);
+        super::write_png(&path, &p.rgba, p.width, p.height).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        for index in p.first + 1..p.first + p.copies {
+            let copy = frame_path(&p.folder, index);
+            std::fs::copy(&path, &copy).map_err(|e| format!("writing {}: {e}", copy.display()))?;
+        }
     }
     Ok(())
+}
+
+/// Encodes the frames in `folder` into `<folder>.mp4` with ffmpeg at `frames_per_second`;
+/// None when ffmpeg is not on the PATH.
+fn encode_video(folder: &Path, frames_per_second: f64) -> Option<Result<PathBuf, String>> {
+    let video = folder.with_extension("mp4");
+    let run = std::process::Command::new("ffmpeg")
+        .args(["-loglevel", "error", "-y", "-framerate", &format!("{frames_per_second}"), "-i"])
+        .arg(folder.join("frame-%05d.png"))
+        // H.264 in yuv420p (what players accept) needs even sides.
+        .args(["-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-pix_fmt", "yuv420p"])
+        .arg(&video)
+        .output();
+    match run {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(Err(format!("ffmpeg: {e}"))),
+        Ok(out) if out.status.success() => Some(Ok(video)),
+        Ok(out) => Some(Err(format!("ffmpeg: {}", String::from_utf8_lossy(&out.stderr).trim()))),
+    }
 }
 
 impl Recorder {
@@ -66,7 +101,8 @@ impl Recorder {
         Ok(Self {
             folder,
             frames: 0,
-            skipped: 0,
+            repeated: 0,
+            waiting: None,
             queue: Some(queue),
             worker: Some(worker),
         })
@@ -77,40 +113,78 @@ impl Recorder {
         &self.folder
     }
 
-    /// Frames queued so far.
+    /// Solver frames recorded so far (files written or to be written).
     pub fn frames(&self) -> u32 {
         self.frames
     }
 
-    /// Queues one frame (RGBA rows top to bottom); skips it when the encoder is behind.
-    pub fn add(&mut self, width: u32, height: u32, rgba: Vec<u8>) {
-        let Some(queue) = &self.queue else { return };
-        let picture = Picture {
-            path: frame_path(&self.folder, self.frames + 1),
-            width,
-            height,
-            rgba,
+    /// Adds the view (RGBA rows top to bottom) for the `solver_frames` solver frames that ran
+    /// in this rendered frame (none while paused: no file). When the encoder is behind, these
+    /// frames repeat the image already waiting instead.
+    pub fn add(&mut self, width: u32, height: u32, rgba: Vec<u8>, solver_frames: u32) {
+        if solver_frames == 0 || self.queue.is_none() {
+            return;
+        }
+        let first = self.frames + 1;
+        self.frames += solver_frames;
+        match self.waiting.as_mut() {
+            Some(waiting) => {
+                waiting.copies += solver_frames;
+                self.repeated += solver_frames;
+            }
+            None => {
+                self.waiting = Some(Picture {
+                    folder: self.folder.clone(),
+                    first,
+                    copies: solver_frames,
+                    width,
+                    height,
+                    rgba,
+                })
+            }
+        }
+        self.send_waiting();
+    }
+
+    /// Hands the waiting image to the encoder if it has room.
+    fn send_waiting(&mut self) {
+        let (Some(queue), Some(picture)) = (&self.queue, self.waiting.take()) else {
+            return;
         };
         match queue.try_send(picture) {
-            Ok(()) => self.frames += 1,
-            Err(TrySendError::Full(_)) => self.skipped += 1,
+            Ok(()) => {}
+            Err(TrySendError::Full(picture)) => self.waiting = Some(picture),
             Err(TrySendError::Disconnected(_)) => self.queue = None,
         }
     }
 
-    /// Waits for the encoder and returns a summary for the status line.
-    pub fn finish(mut self) -> Result<String, String> {
+    /// Waits for the encoder (and ffmpeg, when present, encoding at `frames_per_second`) and
+    /// returns a summary for the status line.
+    pub fn finish(mut self, frames_per_second: f64) -> Result<String, String> {
+        if let (Some(queue), Some(picture)) = (&self.queue, self.waiting.take()) {
+            queue.send(picture).map_err(|_| "the encoder stopped".to_string())?;
+        }
         self.queue = None; // closes the channel: the worker ends after the last frame
         let outcome = self
             .worker
             .take()
             .map_or(Ok(()), |w| w.join().unwrap_or_else(|_| Err("the encoder thread panicked".into())));
         outcome?;
-        let skipped = match self.skipped {
+        let repeated = match self.repeated {
             0 => String::new(),
-            n => format!(" ({n} skipped while the encoder was busy)"),
+            n => format!(" ({n} repeat the previous image: the encoder was busy)"),
         };
-        Ok(format!("recorded {} frames to {}/{skipped}", self.frames, self.folder.display()))
+        let video = match (self.frames, encode_video(&self.folder, frames_per_second)) {
+            (0, _) => String::new(),
+            (_, None) => " · no ffmpeg on the PATH for a video".into(),
+            (_, Some(Ok(video))) => format!(" and {}", video.display()),
+            (_, Some(Err(why))) => format!(" · video failed: {why}"),
+        };
+        Ok(format!(
+            "recorded {} solver frames to {}/{repeated}{video}",
+            self.frames,
+            self.folder.display()
+        ))
     }
 }
 
@@ -118,21 +192,57 @@ impl Recorder {
 mod tests {
     use super::*;
 
+    /// Issue 35: one file per solver frame: rendered frames that ran 1, 3, 0 and 2 solver
+    /// frames give 6 files, the second image three times, the paused frame none.
     #[test]
-    fn frames_are_written_as_numbered_pngs() {
+    fn one_png_is_written_per_solver_frame() {
         let dir = tempfile::tempdir().unwrap();
         let mut recorder = Recorder::start(dir.path(), 42).unwrap();
-        for shade in [0u8, 100, 200] {
-            recorder.add(4, 3, [shade, shade, shade, 255].repeat(12));
+        for (shade, solver_frames) in [(0u8, 1), (100, 3), (150, 0), (200, 2)] {
+            recorder.add(4, 3, [shade, shade, shade, 255].repeat(12), solver_frames);
         }
         let folder = recorder.folder().to_path_buf();
         assert_eq!(folder, dir.path().join("drape-rec-42"));
-        let summary = recorder.finish().unwrap();
-        assert!(summary.starts_with("recorded 3 frames"), "{summary}");
-        let second = image::open(frame_path(&folder, 2)).unwrap().to_rgba8();
-        assert_eq!(second.dimensions(), (4, 3));
-        assert_eq!(second.get_pixel(1, 1).0, [100, 100, 100, 255]);
-        assert!(!frame_path(&folder, 4).exists());
+        let summary = recorder.finish(60.0).unwrap();
+        assert!(summary.starts_with("recorded 6 solver frames"), "{summary}");
+        let shade_of = |index| image::open(frame_path(&folder, index)).unwrap().to_rgba8().get_pixel(1, 1).0[0];
+        let shades: Vec<u8> = (1..=6).map(shade_of).collect();
+        assert_eq!(shades, [0, 100, 100, 100, 200, 200]);
+        assert!(!frame_path(&folder, 7).exists());
+    }
+
+    /// A recorder whose encoder is behind never drops a solver frame: 200 rendered frames of
+    /// 2 solver frames each give 400 files, some repeating an earlier image.
+    #[test]
+    fn a_busy_encoder_repeats_images_instead_of_dropping_frames() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut recorder = Recorder::start(dir.path(), 7).unwrap();
+        for k in 0..200u32 {
+            recorder.add(64, 64, [(k % 251) as u8, 0, 0, 255].repeat(64 * 64), 2);
+        }
+        let folder = recorder.folder().to_path_buf();
+        recorder.finish(60.0).unwrap();
+        let files = std::fs::read_dir(&folder).unwrap().count();
+        assert_eq!(files, 400);
+    }
+
+    /// With ffmpeg on the PATH, stopping encodes the frames into `<folder>.mp4`.
+    #[test]
+    fn ffmpeg_when_present_encodes_a_video_of_the_frames() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut recorder = Recorder::start(dir.path(), 9).unwrap();
+        for shade in 0..30u8 {
+            recorder.add(33, 17, [shade * 8, 0, 0, 255].repeat(33 * 17), 1);
+        }
+        let summary = recorder.finish(60.0).unwrap();
+        let video = dir.path().join("drape-rec-9.mp4");
+        if summary.contains("no ffmpeg") {
+            eprintln!("ffmpeg_when_present…: no ffmpeg on the PATH, checked the message only");
+            assert!(!video.exists());
+            return;
+        }
+        assert!(summary.ends_with(&format!("and {}", video.display())), "{summary}");
+        assert!(std::fs::metadata(&video).unwrap().len() > 0);
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub const CONTROLS: &[(&str, &str)] = &[
     ("+ / −", "time scale ×2 / ÷2 (slow motion)"),
     ("W / P / M", "wireframe / particles / heat map (off, strain, force)"),
     ("S", "Stats panel open / one line"),
-    ("F9", "start / stop recording PNG frames of the view (drape-rec-<time>/)"),
+    ("F9", "start / stop recording PNG frames of the view, one per solver frame (drape-rec-<time>/; an .mp4 too with ffmpeg)"),
     ("F8", "start / stop recording the session (recordings/*.drec: replays bit for bit, exports to USD)"),
     ("F7", "save the last 60 s of the session as a recording"),
     ("F12", "save a screenshot (drape-<time>.png in the working directory)"),
