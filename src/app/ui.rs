@@ -593,6 +593,46 @@ fn compact_stats(state: &AppState, times: &FrameTimes) -> String {
 }
 
 /// The per-phase row: where the last step's time went.
+/// The part of a frame that costs the most: its name, its share of the frame (step and mesh
+/// upload), and what lowers it; None for a frame that took no time.
+fn slowest_part(phases: &PhaseTimes, upload_ms: f64) -> Option<(&'static str, f64, &'static str)> {
+    let resolution = "lower the resolution or the substeps";
+    let parts = [
+        (
+            "self-contacts",
+            phases.self_contacts_ms,
+            "raise the self thickness, or lower the resolution",
+        ),
+        ("distance constraints", phases.distances_ms, resolution),
+        ("bending", phases.hinges_ms, resolution),
+        ("collisions and tethers", phases.contacts_ms, resolution),
+        ("tearing", phases.tearing_ms, "lower the tear splits per step"),
+        ("moving particles", phases.predict_ms, resolution),
+        ("the mesh upload", upload_ms, "lower the resolution"),
+    ];
+    let total: f64 = parts.iter().map(|p| p.1).sum();
+    let (name, ms, advice) = parts.into_iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    (total > 0.0).then(|| (name, ms / total, advice))
+}
+
+/// The status bar's cue while the scene runs behind real time: what takes most of the frame.
+fn behind_cue(ui: &mut Ui, state: &AppState, times: &FrameTimes) {
+    let scale = state.time_scale as f64;
+    if !state.running() || !times.real_time.behind(scale) {
+        return;
+    }
+    let Some((part, share, advice)) = slowest_part(&times.phases, times.upload_ms) else {
+        return;
+    };
+    let frame_ms = state.cloth.stats().step_ms + times.upload_ms;
+    ui.label(RichText::new(format!("⚠ behind: {part} {:.0} %", share * 100.0)).color(Color32::from_rgb(240, 160, 40)))
+        .on_hover_text(format!(
+            "The scene runs slower than real time: {part} take {:.0} % of the {frame_ms:.1} ms a frame costs; {advice}",
+            share * 100.0
+        ));
+    ui.separator();
+}
+
 fn phase_rows(ui: &mut Ui, phases: &PhaseTimes, upload_ms: f64) {
     ui.label("time per phase (ms)")
         .on_hover_text("Where the last step's wall time went, and the mesh upload of the last frame");
@@ -715,6 +755,7 @@ fn status_bar(ui: &mut Ui, state: &AppState, times: &FrameTimes) {
                 .on_hover_text(format!("Recording to {} (F8 stops)", recording.path.display()));
             ui.separator();
         }
+        behind_cue(ui, state, times);
         if let Some((frames, folder)) = &times.recording {
             ui.label(RichText::new(format!("REC {frames} frames in {folder}/")).color(Color32::from_rgb(235, 80, 70)))
                 .on_hover_text("F9 stops the recording");
@@ -1219,6 +1260,24 @@ mod tests {
         assert_eq!(threads_label(8, 2, 2), "2 of 8 threads (2 cores)");
         // A cloth too small to split, on a bigger machine.
         assert_eq!(threads_label(8, 1, 4), "1 of 8 threads");
+    }
+
+    /// Issue 35: the status bar names the part of the frame that costs the most.
+    #[test]
+    fn the_slowest_part_of_a_frame_is_named_with_its_share() {
+        let phases = PhaseTimes {
+            predict_ms: 0.5,
+            distances_ms: 1.5,
+            hinges_ms: 1.0,
+            contacts_ms: 0.5,
+            tearing_ms: 0.0,
+            self_contacts_ms: 6.0,
+        };
+        let (part, share, _) = slowest_part(&phases, 0.5).unwrap();
+        assert_eq!((part, share), ("self-contacts", 0.6));
+        let (part, share, _) = slowest_part(&phases, 85.5).unwrap();
+        assert_eq!((part, share), ("the mesh upload", 0.9));
+        assert_eq!(slowest_part(&PhaseTimes::default(), 0.0), None);
     }
 
     #[test]
