@@ -277,7 +277,7 @@ impl Mouse {
     fn cut(&mut self, mut stroke: Stroke, input: &InputFrame, camera: &OrbitCamera, state: &mut AppState) -> Gesture {
         let (from, to) = (stroke.start(input, camera, state), input.cursor);
         if from.distance(to) >= CUT_STEP_PIXELS {
-            let cut = state.cut(&camera.ray(from, input.screen), &camera.ray(to, input.screen));
+            let cut = state.cut(&camera.ray(from, input.screen), &camera.ray(to, input.screen), stroke.cut);
             if cut > 0 {
                 state.report(cut_report(stroke.cut + cut, state.cloth.torn_edges(), state.pieces()));
             }

@@ -114,6 +114,19 @@ pub fn fired(route: KeyRoute, pressed: impl Fn(KeyCode) -> bool, shift: bool) ->
     out
 }
 
+/// Ctrl+Z undoes, Ctrl+Shift+Z and Ctrl+Y redo (when keys may fire shortcuts).
+pub fn undo_keys(route: KeyRoute, pressed: impl Fn(KeyCode) -> bool, ctrl: bool, shift: bool) -> Option<super::state::Action> {
+    use super::state::Action;
+    if !route.to_shortcuts() || !ctrl {
+        return None;
+    }
+    match (pressed(KeyCode::Z), pressed(KeyCode::Y), shift) {
+        (true, _, false) => Some(Action::Undo),
+        (true, _, true) | (false, true, _) => Some(Action::Redo),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,7 @@ mod render;
 mod settings;
 mod state;
 mod ui;
+mod undo;
 mod widgets;
 
 use std::cell::RefCell;
@@ -318,9 +319,15 @@ impl App {
             self.reset_view();
         }
         let shift = is_key_down(KeyCode::LeftShift) || is_key_down(KeyCode::RightShift);
-        for shortcut in keys::fired(route, is_key_pressed, shift) {
-            self.shortcut(shortcut, &mut actions, &mut requests);
+        let ctrl = is_key_down(KeyCode::LeftControl) || is_key_down(KeyCode::RightControl);
+        if let Some(undo) = keys::undo_keys(route, is_key_pressed, ctrl, shift) {
+            actions.push(undo);
+        } else {
+            for shortcut in keys::fired(route, is_key_pressed, shift) {
+                self.shortcut(shortcut, &mut actions, &mut requests);
+            }
         }
+        self.state.watch_settings();
         for action in actions {
             if matches!(
                 action,

@@ -10,7 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use drape::preset::Preset;
-use drape::replay::{self, Recording, Replay, SceneChange, SessionRecorder, SimInput};
+use drape::replay::{self, Recording, Replay, SceneChange, SceneSettings, SessionRecorder, SimInput};
+
+use super::undo::{History, Snapshot};
 use drape::sim::{Cloth, GridSpec, Material, Pick, PinMode, PinnedAt, Ray, SolverParams};
 use glam::Vec3;
 
@@ -90,6 +92,10 @@ pub enum Action {
     TakeOver,
     /// Player: close it, keeping the scene as shown (as [`Action::TakeOver`]).
     ClosePlayer,
+    /// Back to before the last undoable action (Ctrl+Z).
+    Undo,
+    /// Forward again to after the last undone action (Ctrl+Shift+Z or Ctrl+Y).
+    Redo,
 }
 
 /// A recording open in the player.
@@ -201,6 +207,8 @@ pub struct AppState {
     pub recordings_dir: PathBuf,
     /// The recording open in the player, if any: the mouse only moves the camera then.
     pub playback: Option<Playback>,
+    /// Undo and redo steps ([`super::undo`]).
+    pub history: History,
 }
 
 /// A session recording in progress.
@@ -237,6 +245,7 @@ impl AppState {
             session_recording: None,
             recordings_dir: PathBuf::from("recordings"),
             playback: None,
+            history: History::default(),
         };
         state.presets = list_presets(&state.presets_dir);
         Ok(state)
@@ -270,10 +279,13 @@ impl AppState {
         self.log.input(input);
     }
 
-    /// Grabs what `pick` found ([`Cloth::grab_pick`]); false when the engine refuses.
+    /// Grabs what `pick` found ([`Cloth::grab_pick`]), an undo step; false when the engine
+    /// refuses.
     pub fn grab(&mut self, pick: &Pick) -> bool {
+        let before = self.snapshot("grab");
         let grabbed = self.cloth.grab_pick(pick).is_ok();
         if grabbed {
+            self.history.push(before);
             self.log.input(SimInput::Grab(*pick));
         }
         grabbed
@@ -296,16 +308,71 @@ impl AppState {
         self.input(SimInput::ReleasePinned);
     }
 
-    /// Cuts every edge crossing the surface between two camera rays; returns how many.
-    pub fn cut(&mut self, from: &Ray, to: &Ray) -> usize {
+    /// Cuts every edge crossing the surface between two camera rays; returns how many. The
+    /// first segment of a stroke that cuts anything (`stroke_cut` 0 before it) is an undo
+    /// step for the whole stroke.
+    pub fn cut(&mut self, from: &Ray, to: &Ray, stroke_cut: usize) -> usize {
+        let before = (stroke_cut == 0).then(|| self.snapshot("cut"));
         let cut = self.cloth.cut(from, to);
         self.log.input(SimInput::Cut { from: *from, to: *to });
+        if let (Some(before), true) = (before, cut > 0) {
+            self.history.push(before);
+        }
         cut
     }
 
+    /// Keeps the scene as it is now as an undo step labelled `label`.
+    pub fn checkpoint(&mut self, label: &str) {
+        let snapshot = self.snapshot(label);
+        self.history.push(snapshot);
+    }
+
+    /// The scene as it is now, for the history.
+    fn snapshot(&self, label: &str) -> Snapshot {
+        Snapshot {
+            label: label.into(),
+            preset: self.preset.clone(),
+            cloth: self.cloth.clone(),
+            source: self.source.clone(),
+            log: self.log.clone(),
+            scene_version: self.scene_version,
+            selected_object: self.selected_object,
+        }
+    }
+
+    /// Puts a snapshot back (undo or redo); a snapshot of another scene re-frames the view.
+    fn restore(&mut self, snapshot: Snapshot) {
+        if snapshot.scene_version != self.scene_version {
+            self.scene_version += 1;
+        }
+        self.preset = snapshot.preset;
+        self.cloth = snapshot.cloth;
+        self.source = snapshot.source;
+        self.log = snapshot.log;
+        self.selected_object = snapshot.selected_object;
+        self.pending_overwrite = None;
+        self.pieces_cache.set((None, 1));
+    }
+
+    /// Called every frame after the panels: a settings edit that starts now becomes an undo
+    /// step holding the settings from before it ([`History::watch_settings`]).
+    pub fn watch_settings(&mut self) {
+        if self.playback.is_some() {
+            return;
+        }
+        if let Some(before) = self.history.watch_settings(SceneSettings::of(&self.preset)) {
+            let mut snapshot = self.snapshot("settings edit");
+            before.write_to(&mut snapshot.preset);
+            self.history.push(snapshot);
+        }
+    }
+
     /// Drags collider `index`'s centre to `to` (m); a target the engine refuses (outside
-    /// the world) leaves it where it is.
+    /// the world) leaves it where it is. A drag (the moves of one press) is one undo step.
     pub fn move_collider(&mut self, index: usize, to: Vec3) {
+        if !self.history.continues("collider drag") {
+            self.checkpoint("collider drag");
+        }
         if self.cloth.move_collider(index, to).is_ok() {
             self.log.input(SimInput::MoveCollider { index: index as u32, to });
         }
@@ -496,6 +563,15 @@ impl AppState {
         }
         match preset.build() {
             Ok(cloth) => {
+                if self.playback.is_none() {
+                    let label = match change {
+                        SceneChange::Load => "load",
+                        SceneChange::Resize => "resize",
+                        _ => "reset",
+                    };
+                    self.checkpoint(label);
+                }
+                self.history.forget_edit();
                 self.playback = None;
                 self.log_scene(&preset, &cloth, change);
                 self.preset = preset;
@@ -574,7 +650,12 @@ fn reset_message(edits: Option<&PinEdits>) -> String {
 pub fn apply(state: &mut AppState, action: Action) {
     let changes_the_replay = matches!(
         action,
-        Action::TogglePin(_) | Action::SetPressure { .. } | Action::ToggleSessionRecording | Action::SaveLastMinute
+        Action::TogglePin(_)
+            | Action::SetPressure { .. }
+            | Action::ToggleSessionRecording
+            | Action::SaveLastMinute
+            | Action::Undo
+            | Action::Redo
     );
     if state.playback.is_some() && changes_the_replay {
         return state.report_error("the player shows a recording: Take over to change or record it");
@@ -633,6 +714,7 @@ pub fn apply(state: &mut AppState, action: Action) {
             }
         }
         Action::TogglePin(i) => {
+            state.checkpoint("pin");
             state.input(SimInput::TogglePin(i));
             let pinned = state.cloth.particles().is_pinned(i as usize);
             state.report(format!("particle {i} {}", if pinned { "pinned" } else { "unpinned" }));
@@ -666,12 +748,31 @@ pub fn apply(state: &mut AppState, action: Action) {
                 state.report(format!("took over at frame {frame}: the scene is yours (Space runs it)"));
             }
         }
+        Action::Undo | Action::Redo => undo_or_redo(state, action == Action::Undo),
         Action::SaveLastMinute => {
             let frames = (LAST_SECONDS / state.preset.solver.dt).round() as u32;
             let since = state.log.frame().saturating_sub(frames);
             let path = new_recording_path(&state.recordings_dir, "last-60s");
             save_recording(state, &path, since);
         }
+    }
+}
+
+/// Undoes (or redoes) the last step, saying what.
+fn undo_or_redo(state: &mut AppState, undo: bool) {
+    let present = state.snapshot("");
+    let step = if undo {
+        state.history.undo(present)
+    } else {
+        state.history.redo(present)
+    };
+    match step {
+        Some(snapshot) => {
+            let what = if undo { "undid" } else { "redid" };
+            state.report(format!("{what} the {}", snapshot.label));
+            state.restore(snapshot);
+        }
+        None => state.report_error(if undo { "nothing to undo" } else { "nothing to redo" }),
     }
 }
 
@@ -834,6 +935,9 @@ pub fn list_presets(dir: &Path) -> Vec<PresetEntry> {
 
 /// Sets the pressure factor of mesh object `object` ([`replay::set_pressure`]), logged.
 fn set_pressure(state: &mut AppState, object: usize, factor: f32) {
+    if !state.history.continues("pressure") {
+        state.checkpoint("pressure");
+    }
     match replay::set_pressure(&mut state.preset, &mut state.cloth, object, factor) {
         Ok(()) => {
             state.log.input(SimInput::Pressure {
@@ -1409,5 +1513,144 @@ mod tests {
         let (_, cloth) = replayed(&second);
         assert!(cloth.particles().is_pinned(8));
         assert_eq!(replay::state_hash(&cloth), replay::state_hash(&state.cloth));
+    }
+
+    /// The scene's state for comparing undo steps: the cloth's bits, its pins and topology,
+    /// and the settings.
+    fn fingerprint(state: &AppState) -> (u64, usize, usize, usize, SceneSettings, u32) {
+        let cloth = &state.cloth;
+        let grid = state.preset.single_grid().map_or(0, |g| g.columns);
+        (
+            replay::state_hash(cloth),
+            cloth.pinned_count(),
+            cloth.torn_edges(),
+            cloth.triangles().len(),
+            SceneSettings::of(&state.preset),
+            grid,
+        )
+    }
+
+    /// Issue 35: every undoable action kind, undone, gives back the state from before it bit
+    /// for bit (the frames run after it included), and redone, the state from before the undo.
+    #[test]
+    fn every_action_kind_undoes_and_redoes_to_a_bit_identical_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("other.ron");
+        let mut wide = small_preset();
+        wide.single_grid_mut().unwrap().columns = 8;
+        wide.save(&other).unwrap();
+        type Act = Box<dyn Fn(&mut AppState)>;
+        let centre_ray = |state: &AppState| {
+            let centre = state.cloth.particles().positions().sum::<Vec3>() / state.cloth.particles().len() as f32;
+            Ray {
+                origin: centre + Vec3::Z * 2.0,
+                direction: -Vec3::Z,
+            }
+        };
+        let kinds: Vec<(&str, Act)> = vec![
+            ("grab", Box::new(grab_and_throw)),
+            (
+                "cut",
+                Box::new(move |s: &mut AppState| {
+                    let ray = centre_ray(s);
+                    let (from, to) = (
+                        Ray {
+                            origin: ray.origin - Vec3::X,
+                            ..ray
+                        },
+                        Ray {
+                            origin: ray.origin + Vec3::X,
+                            ..ray
+                        },
+                    );
+                    assert!(s.cut(&from, &to, 0) > 0);
+                }),
+            ),
+            ("pin", Box::new(|s: &mut AppState| apply(s, Action::TogglePin(12)))),
+            ("load", Box::new(move |s: &mut AppState| apply(s, Action::Load(other.clone())))),
+            ("reset", Box::new(|s: &mut AppState| apply(s, Action::Reset))),
+            (
+                "resize",
+                Box::new(|s: &mut AppState| {
+                    let size = GridSize {
+                        columns: 9,
+                        ..s.grid_size().unwrap()
+                    };
+                    apply(s, Action::ApplyGrid(size))
+                }),
+            ),
+            (
+                "settings edit",
+                Box::new(|s: &mut AppState| {
+                    s.preset.solver.gravity.x = 3.0;
+                    s.watch_settings();
+                }),
+            ),
+        ];
+        for (label, act) in kinds {
+            let mut state = state_in(dir.path());
+            // More frames than after the action, so a reset's state differs from this one.
+            for _ in 0..8 {
+                state.step();
+            }
+            state.watch_settings();
+            let before = fingerprint(&state);
+            act(&mut state);
+            for _ in 0..5 {
+                state.step();
+            }
+            let after = fingerprint(&state);
+            assert_ne!(before, after, "{label}: the action changed nothing");
+            assert_eq!(state.history.undo_label(), Some(label));
+            apply(&mut state, Action::Undo);
+            assert_eq!(fingerprint(&state), before, "{label}: undone");
+            apply(&mut state, Action::Redo);
+            assert_eq!(fingerprint(&state), after, "{label}: redone");
+        }
+    }
+
+    /// A collider drag and a run of pressure changes are one step each.
+    #[test]
+    fn a_collider_drag_and_a_pressure_slide_are_one_step_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let balloon = Preset::load(&root.join("presets/balloon.ron")).unwrap();
+        let mut state = AppState::new(balloon, None, dir.path().to_path_buf()).unwrap();
+        state.step();
+        let before = fingerprint(&state);
+        for factor in [1.2, 1.4, 1.6] {
+            apply(&mut state, Action::SetPressure { object: 0, factor });
+            state.step();
+        }
+        assert_eq!(state.history.len(), 1);
+        apply(&mut state, Action::Undo);
+        assert_eq!(fingerprint(&state), before);
+        let balls = Preset::load(&root.join("presets/curtain_and_ball.ron")).unwrap();
+        let mut state = AppState::new(balls, None, dir.path().to_path_buf()).unwrap();
+        state.step();
+        let (before, centre) = (fingerprint(&state), state.cloth.colliders()[1].position());
+        for k in 1..=4 {
+            state.move_collider(1, centre + Vec3::Z * 0.05 * k as f32);
+            state.step();
+        }
+        assert_eq!(state.history.len(), 1);
+        apply(&mut state, Action::Undo);
+        assert_eq!(fingerprint(&state), before);
+        assert_eq!(state.cloth.colliders()[1].position(), centre);
+    }
+
+    /// The history keeps at most 64 steps (the oldest go) and a new action clears redo.
+    #[test]
+    fn the_history_is_bounded_and_a_new_action_clears_redo() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = state_in(dir.path());
+        for k in 0..70 {
+            apply(&mut state, Action::TogglePin(k % 30));
+        }
+        assert_eq!(state.history.len(), super::super::undo::MAX_STEPS);
+        apply(&mut state, Action::Undo);
+        assert!(state.history.redo_label().is_some());
+        apply(&mut state, Action::TogglePin(3));
+        assert_eq!(state.history.redo_label(), None);
     }
 }

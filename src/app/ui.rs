@@ -52,6 +52,7 @@ pub const CONTROLS: &[(&str, &str)] = &[
     ("F9", "start / stop recording PNG frames of the view, one per solver frame (drape-rec-<time>/; an .mp4 too with ffmpeg)"),
     ("F8", "start / stop recording the session (recordings/*.drec: replays bit for bit, exports to USD)"),
     ("F7", "save the last 60 s of the session as a recording"),
+    ("Ctrl + Z  /  Ctrl + Shift + Z", "undo / redo (grabs, cuts, pins, collider drags, settings edits, loads, resets)"),
     ("F12", "save a screenshot (drape-<time>.png in the working directory)"),
     ("H  or  F1", "show / hide this help"),
 ];
@@ -256,6 +257,22 @@ impl Panels {
                 .clicked()
             {
                 actions.push(Action::Reset);
+            }
+            let undo = state.history.undo_label().map(|l| format!("Undo the {l} (Ctrl+Z)"));
+            if ui
+                .add_enabled(undo.is_some(), egui::Button::new("↶"))
+                .on_hover_text(undo.unwrap_or_else(|| "Nothing to undo".into()))
+                .clicked()
+            {
+                actions.push(Action::Undo);
+            }
+            let redo = state.history.redo_label().map(|l| format!("Redo the {l} (Ctrl+Shift+Z)"));
+            if ui
+                .add_enabled(redo.is_some(), egui::Button::new("↷"))
+                .on_hover_text(redo.unwrap_or_else(|| "Nothing to redo".into()))
+                .clicked()
+            {
+                actions.push(Action::Redo);
             }
             ui.separator();
             ui.add(

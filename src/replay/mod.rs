@@ -38,7 +38,7 @@ use crate::sim::{Cloth, Material, Pick, Ray, SolverParams, FRAME_WORK_BUDGET};
 
 pub use file::{RecordingError, FORMAT_VERSION, MAGIC, RECORDING_LIMIT};
 pub use player::{Replay, ReplayError};
-pub use recorder::SessionRecorder;
+pub use recorder::{SceneSettings, SessionRecorder};
 pub use report::{play, ClothFigures, PlayError, ReplayReport};
 
 /// Why the scene was replaced (for the player's display; the preset alone decides the physics).

@@ -8,21 +8,36 @@ use crate::scene::EmbeddedMeshes;
 use crate::sim::constraints::distance::Kernel;
 use crate::sim::{Cloth, Material, SolverParams};
 
-/// The settings a step reads from the preset, as last recorded: a step that sees them changed
-/// records the change first ([`SessionRecorder::before_step`]).
+/// The settings a step reads from a preset, which the app's sliders edit in place: the
+/// solver's, the scene's material and each object's own. A recorder keeps the last recorded
+/// ones (a step that sees them changed records the change first,
+/// [`SessionRecorder::before_step`]); the app's undo keeps the ones before an edit.
 #[derive(Debug, Clone, PartialEq)]
-struct Settings {
-    solver: SolverParams,
-    material: Material,
-    object_materials: Vec<Option<Material>>,
+pub struct SceneSettings {
+    /// The solver settings.
+    pub solver: SolverParams,
+    /// The scene's material.
+    pub material: Material,
+    /// Each object's own material (none: the scene's).
+    pub object_materials: Vec<Option<Material>>,
 }
 
-impl Settings {
-    fn of(preset: &Preset) -> Self {
+impl SceneSettings {
+    /// The settings of `preset`.
+    pub fn of(preset: &Preset) -> Self {
         Self {
             solver: preset.solver.clone(),
             material: preset.material.clone(),
             object_materials: preset.objects.iter().map(|o| o.material().cloned()).collect(),
+        }
+    }
+
+    /// Writes them into `preset` (objects it lacks are skipped).
+    pub fn write_to(&self, preset: &mut Preset) {
+        preset.solver = self.solver.clone();
+        preset.material = self.material.clone();
+        for (object, material) in preset.objects.iter_mut().zip(&self.object_materials) {
+            *object.material_mut() = material.clone();
         }
     }
 }
@@ -38,7 +53,7 @@ pub struct SessionRecorder {
     meshes: EmbeddedMeshes,
     events: Vec<Event>,
     frame: u32,
-    settings: Settings,
+    settings: SceneSettings,
     playback: Option<(bool, f32)>,
 }
 
@@ -54,7 +69,7 @@ impl SessionRecorder {
             meshes: EmbeddedMeshes::new(),
             events: Vec::new(),
             frame: 0,
-            settings: Settings::of(preset),
+            settings: SceneSettings::of(preset),
             playback: None,
         };
         recorder.scene(preset, SceneChange::Start);
@@ -75,7 +90,7 @@ impl SessionRecorder {
             meshes: recording.meshes.clone(),
             events: recording.events.iter().take(applied).cloned().collect(),
             frame,
-            settings: Settings::of(preset),
+            settings: SceneSettings::of(preset),
             playback: None,
         }
     }
@@ -104,7 +119,7 @@ impl SessionRecorder {
         if index == next {
             self.presets.push(text);
         }
-        self.settings = Settings::of(preset);
+        self.settings = SceneSettings::of(preset);
         self.input(SimInput::Scene { preset: index, change });
     }
 
@@ -119,7 +134,7 @@ impl SessionRecorder {
     /// Called before each step with the preset it steps with: records the solver and
     /// material settings that changed since the last step (the sliders edit them in place).
     pub fn before_step(&mut self, preset: &Preset) {
-        let now = Settings::of(preset);
+        let now = SceneSettings::of(preset);
         if now == self.settings {
             return;
         }
