@@ -114,17 +114,21 @@ pub fn fired(route: KeyRoute, pressed: impl Fn(KeyCode) -> bool, shift: bool) ->
     out
 }
 
-/// Ctrl+Z undoes, Ctrl+Shift+Z and Ctrl+Y redo (when keys may fire shortcuts).
-pub fn undo_keys(route: KeyRoute, pressed: impl Fn(KeyCode) -> bool, ctrl: bool, shift: bool) -> Option<super::state::Action> {
+/// Ctrl+Z undoes, Ctrl+Shift+Z and Ctrl+Y redo: read from egui's key events, which carry the
+/// modifiers held at the key press (the window's key state may already show Ctrl released when
+/// a quick chord arrives within one frame).
+pub fn undo_request(ctx: &egui_macroquad::egui::Context) -> Option<super::state::Action> {
     use super::state::Action;
-    if !route.to_shortcuts() || !ctrl {
-        return None;
-    }
-    match (pressed(KeyCode::Z), pressed(KeyCode::Y), shift) {
-        (true, _, false) => Some(Action::Undo),
-        (true, _, true) | (false, true, _) => Some(Action::Redo),
-        _ => None,
-    }
+    use egui_macroquad::egui::{Key, Modifiers};
+    ctx.input_mut(|input| {
+        if input.consume_key(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z) || input.consume_key(Modifiers::COMMAND, Key::Y) {
+            Some(Action::Redo)
+        } else if input.consume_key(Modifiers::COMMAND, Key::Z) {
+            Some(Action::Undo)
+        } else {
+            None
+        }
+    })
 }
 
 #[cfg(test)]

@@ -306,6 +306,9 @@ impl App {
             route = keys::route_around(ctx, |ctx| {
                 actions = self.panels.show(ctx, &mut self.state, &self.times, &mut requests);
             });
+            if route.to_shortcuts() {
+                actions.extend(keys::undo_request(ctx));
+            }
             pointer_on_ui = ctx.wants_pointer_input() || ctx.is_pointer_over_area();
             // What the panels leave free is the 3D viewport.
             let free = ctx.available_rect();
@@ -319,13 +322,8 @@ impl App {
             self.reset_view();
         }
         let shift = is_key_down(KeyCode::LeftShift) || is_key_down(KeyCode::RightShift);
-        let ctrl = is_key_down(KeyCode::LeftControl) || is_key_down(KeyCode::RightControl);
-        if let Some(undo) = keys::undo_keys(route, is_key_pressed, ctrl, shift) {
-            actions.push(undo);
-        } else {
-            for shortcut in keys::fired(route, is_key_pressed, shift) {
-                self.shortcut(shortcut, &mut actions, &mut requests);
-            }
+        for shortcut in keys::fired(route, is_key_pressed, shift) {
+            self.shortcut(shortcut, &mut actions, &mut requests);
         }
         self.state.watch_settings();
         for action in actions {

@@ -260,7 +260,7 @@ impl Panels {
             }
             let undo = state.history.undo_label().map(|l| format!("Undo the {l} (Ctrl+Z)"));
             if ui
-                .add_enabled(undo.is_some(), egui::Button::new("↶"))
+                .add_enabled(undo.is_some(), egui::Button::new("Undo"))
                 .on_hover_text(undo.unwrap_or_else(|| "Nothing to undo".into()))
                 .clicked()
             {
@@ -268,7 +268,7 @@ impl Panels {
             }
             let redo = state.history.redo_label().map(|l| format!("Redo the {l} (Ctrl+Shift+Z)"));
             if ui
-                .add_enabled(redo.is_some(), egui::Button::new("↷"))
+                .add_enabled(redo.is_some(), egui::Button::new("Redo"))
                 .on_hover_text(redo.unwrap_or_else(|| "Nothing to redo".into()))
                 .clicked()
             {

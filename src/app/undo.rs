@@ -1,4 +1,4 @@
-//! Undo and redo: Ctrl+Z / Ctrl+Shift+Z (or Ctrl+Y) and the toolbar's ↶ ↷.
+//! Undo and redo: Ctrl+Z / Ctrl+Shift+Z (or Ctrl+Y) and the toolbar's Undo and Redo.
 //!
 //! Every undoable action first keeps a [`Snapshot`] of the scene as it is: the scene
 //! description, the whole cloth (its particles, topology, contact lists, grab, tear state:
