@@ -46,6 +46,8 @@ pub enum Shortcut {
     HeatMap,
     /// S: Stats panel open / collapsed.
     Stats,
+    /// C: the side panel of controls open / collapsed to a strip.
+    Controls,
 }
 
 /// Every binding: key, whether Shift must be held (None = either), what it does.
@@ -71,6 +73,7 @@ pub const SHORTCUTS: &[(KeyCode, Option<bool>, Shortcut)] = &[
     (KeyCode::P, None, Shortcut::Particles),
     (KeyCode::M, None, Shortcut::HeatMap),
     (KeyCode::S, None, Shortcut::Stats),
+    (KeyCode::C, None, Shortcut::Controls),
 ];
 
 /// Who owns the keyboard this frame, from egui's focus before and after its pass.

@@ -232,6 +232,7 @@ impl App {
         let mut panels = Panels::new(&state);
         panels.sections = settings.sections;
         panels.stats_open = settings.stats_open;
+        panels.panel_open = settings.panel_open;
         let renderer = Renderer::new();
         egui_macroquad::cfg(|ctx| ctx.options_mut(|o| o.line_scroll_speed = line_scroll_speed(wheel_per_notch())));
         let mut app = Self {
@@ -386,6 +387,7 @@ impl App {
                 }
             }
             Shortcut::Stats => self.panels.stats_open = !self.panels.stats_open,
+            Shortcut::Controls => self.panels.panel_open = !self.panels.panel_open,
         }
     }
 
@@ -435,6 +437,7 @@ impl App {
             window_height: macroquad::window::screen_height().round() as u32,
             sections: self.panels.sections,
             stats_open: self.panels.stats_open,
+            panel_open: self.panels.panel_open,
             // Absolute, so the next run finds it from any working directory.
             last_preset: self.state.source.as_ref().map(|p| p.canonicalize().unwrap_or_else(|_| p.clone())),
         }

@@ -53,6 +53,8 @@ pub struct Settings {
     pub sections: Sections,
     /// The Stats panel is open (false = one compact line). Default true.
     pub stats_open: bool,
+    /// The side panel of controls is open (false = a narrow strip). Default true.
+    pub panel_open: bool,
     /// The preset open when the app last ran (opened again when no `--preset` is given).
     pub last_preset: Option<PathBuf>,
 }
@@ -64,6 +66,7 @@ impl Default for Settings {
             window_height: 800,
             sections: Sections::default(),
             stats_open: true,
+            panel_open: true,
             last_preset: None,
         }
     }
@@ -126,6 +129,7 @@ mod tests {
                 ..Sections::default()
             },
             stats_open: false,
+            panel_open: false,
             last_preset: Some(PathBuf::from("presets/hammock.ron")),
         };
         settings.save(&path).unwrap();

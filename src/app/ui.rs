@@ -70,6 +70,10 @@ const STRAIN_PLOT_FLOOR_PERCENT: f64 = 1.0;
 const STATUS_HEIGHT: f32 = 24.0;
 /// Width of the docked Stats panel in points.
 const STATS_WIDTH: f32 = 270.0;
+/// Width of the side panel collapsed to a strip, in points.
+const STRIP_WIDTH: f32 = 28.0;
+/// Least share of the window's width the 3D view keeps when the Stats panel docks.
+const MIN_VIEW_SHARE: f32 = 0.6;
 
 const YOUNGS_MODULUS: LogRange = LogRange::new(1e4, 1e9);
 const THICKNESS: LogRange = LogRange::new(1e-5, 5e-3);
@@ -120,6 +124,8 @@ pub struct Panels {
     pub sections: Sections,
     /// Stats docked open (false: one line).
     pub stats_open: bool,
+    /// The side panel of controls open (false: a narrow strip).
+    pub panel_open: bool,
     save_name: String,
     save_description: String,
     grid: Option<GridSize>,
@@ -135,6 +141,7 @@ impl Panels {
             view: ViewOptions::default(),
             sections: Sections::default(),
             stats_open: true,
+            panel_open: true,
             save_name: String::new(),
             save_description: String::new(),
             grid: state.grid_size(),
@@ -173,47 +180,39 @@ impl Panels {
         if let Some(playback) = &state.playback {
             egui::TopBottomPanel::bottom("player").show(ctx, |ui| player_bar(ui, playback, &mut actions));
         }
-        egui::SidePanel::right("panels")
-            .default_width(340.0)
-            .min_width(300.0)
-            .show(ctx, |ui| {
-                egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
-                    let s = &mut self.sections;
-                    section(ui, "Solver", &mut s.solver, |ui| solver_panel(ui, state));
-                    section(ui, "Wind & limits", &mut s.air, |ui| air_panel(ui, state));
-                    section(ui, "Material", &mut s.material, |ui| material_panel(ui, state));
-                    let mut scene_open = s.scene;
-                    section(ui, "Scene", &mut scene_open, |ui| self.scene_panel(ui, state, &mut actions));
-                    self.sections.scene = scene_open;
-                    section(ui, "View", &mut self.sections.view, |ui| view_panel(ui, &mut self.view));
-                    ui.add_space(8.0);
-                });
-            });
-        if self.stats_open {
-            egui::SidePanel::left("stats")
-                .exact_width(STATS_WIDTH)
-                .resizable(false)
+        let side_width = if self.panel_open {
+            let panel = egui::SidePanel::right("panels").default_width(340.0).min_width(300.0);
+            panel
                 .show(ctx, |ui| {
-                    egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
-                        if ui
-                            .button("◀ Stats")
-                            .on_hover_text("Collapse the Stats panel to one line (S)")
-                            .clicked()
-                        {
-                            self.stats_open = false;
-                        }
-                        self.stats_panel(ui, state, times);
-                    });
-                });
-        } else {
-            egui::TopBottomPanel::bottom("stats-line").show(ctx, |ui| {
-                ui.horizontal(|ui| {
-                    if ui.button("▶ Stats").on_hover_text("Open the Stats panel (S)").clicked() {
-                        self.stats_open = true;
+                    if ui
+                        .small_button("Hide ▶")
+                        .on_hover_text("Collapse the controls to a strip, giving the view the room (C)")
+                        .clicked()
+                    {
+                        self.panel_open = false;
                     }
-                    ui.label(compact_stats(state, times));
-                });
+                    self.side_panel(ui, state, &mut actions);
+                })
+                .response
+                .rect
+                .width()
+        } else {
+            let strip = egui::SidePanel::right("panels-strip").exact_width(STRIP_WIDTH).resizable(false);
+            strip.show(ctx, |ui| {
+                if ui.small_button("◀").on_hover_text("Show the controls (C)").clicked() {
+                    self.panel_open = true;
+                }
             });
+            STRIP_WIDTH
+        };
+        // Docked, the Stats panel must leave the view most of the window; in a narrow window it
+        // shows as one line until there is room (or the controls are hidden).
+        let window_width = ctx.screen_rect().width();
+        let stats_fit = window_width - side_width - STATS_WIDTH >= MIN_VIEW_SHARE * window_width;
+        if self.stats_open && stats_fit {
+            self.stats_docked(ctx, state, times);
+        } else {
+            self.stats_line(ctx, state, times, stats_fit);
         }
         if self.view.heat != HeatMode::Off {
             heat_legend(ctx, &self.view, times.heat_force_max);
@@ -227,8 +226,65 @@ impl Panels {
         actions
     }
 
+    /// The side panel's sections.
+    fn side_panel(&mut self, ui: &mut Ui, state: &mut AppState, actions: &mut Vec<Action>) {
+        egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
+            let s = &mut self.sections;
+            section(ui, "Solver", &mut s.solver, |ui| solver_panel(ui, state));
+            section(ui, "Wind & limits", &mut s.air, |ui| air_panel(ui, state));
+            section(ui, "Material", &mut s.material, |ui| material_panel(ui, state));
+            let mut scene_open = s.scene;
+            section(ui, "Scene", &mut scene_open, |ui| self.scene_panel(ui, state, actions));
+            self.sections.scene = scene_open;
+            section(ui, "View", &mut self.sections.view, |ui| view_panel(ui, &mut self.view));
+            ui.add_space(8.0);
+        });
+    }
+
+    /// The Stats panel docked on the left.
+    fn stats_docked(&mut self, ctx: &egui::Context, state: &AppState, times: &FrameTimes) {
+        egui::SidePanel::left("stats")
+            .exact_width(STATS_WIDTH)
+            .resizable(false)
+            .show(ctx, |ui| {
+                egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
+                    if ui
+                        .button("◀ Stats")
+                        .on_hover_text("Collapse the Stats panel to one line (S)")
+                        .clicked()
+                    {
+                        self.stats_open = false;
+                    }
+                    self.stats_panel(ui, state, times);
+                });
+            });
+    }
+
+    /// The Stats panel as one line at the bottom (collapsed, or no room to dock it).
+    fn stats_line(&mut self, ctx: &egui::Context, state: &AppState, times: &FrameTimes, fits: bool) {
+        egui::TopBottomPanel::bottom("stats-line").show(ctx, |ui| {
+            ui.horizontal(|ui| {
+                let tip = if fits {
+                    "Open the Stats panel (S)"
+                } else {
+                    "The window is too narrow to dock the Stats panel beside the controls: widen it or hide the controls (C)"
+                };
+                if ui
+                    .add_enabled(fits, egui::Button::new("▶ Stats"))
+                    .on_hover_text(tip)
+                    .on_disabled_hover_text(tip)
+                    .clicked()
+                {
+                    self.stats_open = true;
+                }
+                ui.label(compact_stats(state, times));
+            });
+        });
+    }
+
     fn run_bar(&mut self, ui: &mut Ui, state: &mut AppState, times: &FrameTimes, requests: &mut WindowRequests, actions: &mut Vec<Action>) {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
+            // Wrapped: in a narrow window the buttons that do not fit go to a second row.
             // Fixed sizes: labels that change (Run/Pause, the real-time reading) never push
             // the buttons after them around.
             let running = state.running();
