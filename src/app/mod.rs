@@ -539,6 +539,9 @@ impl App {
         let highlight = self.mouse.highlighted_collider();
         let upload_ms = self.renderer.draw(&self.state, &self.camera, &self.panels.view, substep, highlight);
         set_default_camera();
+        if let Some(collider) = highlight.and_then(|k| cloth.colliders().get(k)) {
+            self.renderer.draw_collider_outline(collider, &self.camera, self.viewport);
+        }
         if let (Some(held), Some(from)) = (self.mouse.held(), cloth.grabbed_point()) {
             self.renderer.draw_grab(from, held.target, &self.camera, self.viewport);
         }

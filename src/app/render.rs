@@ -283,6 +283,8 @@ pub struct Renderer {
     meshes: Vec<Mesh>,
     edges: Vec<[u32; 2]>,
     solids: Vec<Mesh>,
+    /// The colliders' shadows on the ground (empty without one).
+    solid_shadows: Vec<Mesh>,
     /// What `solids` and the ground were built for: the scene version, the colliders' poses
     /// and the highlighted collider.
     solids_key: Option<(u64, Vec<Collider>, Option<usize>)>,
@@ -322,6 +324,7 @@ impl Renderer {
             meshes: Vec::new(),
             edges: Vec::new(),
             solids: Vec::new(),
+            solid_shadows: Vec::new(),
             solids_key: None,
             ground: None,
             ground_mesh: None,
@@ -417,6 +420,10 @@ impl Renderer {
         });
         self.ground = ground.zip(scene_bounds(cloth));
         self.ground_mesh = self.ground.map(|(height, bounds)| ground_mesh(height, bounds));
+        self.solid_shadows = match ground {
+            Some(height) => self.solids.iter().map(|mesh| shadow_mesh(mesh, height)).collect(),
+            None => Vec::new(),
+        };
         self.solids_key = Some((scene_version, cloth.colliders().to_vec(), highlight));
     }
 
@@ -451,6 +458,7 @@ impl Renderer {
         gl_use_default_material();
         if view.colliders {
             self.draw_shadow(cloth);
+            self.solid_shadows.iter().for_each(draw_mesh);
             self.draw_ground_grid();
         }
         if view.wireframe {
@@ -510,6 +518,25 @@ impl Renderer {
         let (color, ring) = if pin { (HOVER_PIN, 13.0) } else { (HOVER, 7.0) };
         draw_circle_lines(px.x, px.y, ring, 2.0, color);
         draw_circle(px.x, px.y, 2.5, color);
+    }
+
+    /// The edges of collider `collider` drawn over everything, faintly: the highlighted
+    /// collider (hovered or dragged) stays visible through the cloth. Call with the default
+    /// (screen) camera.
+    pub fn draw_collider_outline(&self, collider: &Collider, camera: &OrbitCamera, viewport: Viewport) {
+        let Some(mesh) = collider_mesh(collider, SOLID_HOVER) else { return };
+        let pixel = |i: u16| {
+            let p = mesh.vertices[i as usize].position;
+            camera.project(p, viewport.size).map(|px| px + viewport.origin)
+        };
+        let color = Color { a: 0.45, ..SOLID_HOVER };
+        for triangle in mesh.indices.chunks_exact(3) {
+            for (a, b) in [(triangle[0], triangle[1]), (triangle[1], triangle[2])] {
+                if let (Some(a), Some(b)) = (pixel(a), pixel(b)) {
+                    draw_line(a.x, a.y, b.x, b.y, 1.0, color);
+                }
+            }
+        }
     }
 
     /// Draws cut strokes (pixels, with their age in s) as lines fading out over
@@ -680,6 +707,19 @@ fn chunk_meshes(chunks: &[Chunk]) -> Vec<Mesh> {
 /// `p` moved toward `eye` by [`WIRE_LIFT`] of the distance: the same pixel, nearer the eye.
 pub fn lift_toward(p: Vec3, eye: Vec3) -> Vec3 {
     p + (eye - p) * WIRE_LIFT
+}
+
+/// `mesh` flattened along the key light onto the ground at `height`, in the shadow colour.
+fn shadow_mesh(mesh: &Mesh, height: f32) -> Mesh {
+    Mesh {
+        vertices: mesh
+            .vertices
+            .iter()
+            .map(|v| vertex(shadow_point(v.position, KEY_LIGHT, height), Vec3::Y, SHADOW, false))
+            .collect(),
+        indices: mesh.indices.clone(),
+        texture: None,
+    }
 }
 
 /// Where the shadow of `p` falls on the ground at `height` with the light toward `light`
