@@ -380,7 +380,8 @@ impl Panels {
                 self.show_help = !self.show_help;
             }
             ui.separator();
-            ui.label(RichText::new(&state.preset.name).strong())
+            // Whole, never broken across the toolbar's rows.
+            ui.add(egui::Label::new(RichText::new(&state.preset.name).strong()).extend())
                 .on_hover_text(&state.preset.description);
         });
     }
