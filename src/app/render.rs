@@ -30,10 +30,11 @@
 use glam::{EulerRot, Quat, Vec3, Vec4};
 use macroquad::color::Color;
 use macroquad::material::{gl_use_default_material, gl_use_material, load_material, Material, MaterialParams};
-use macroquad::miniquad::{Comparison, PipelineParams, ShaderSource, UniformDesc, UniformType};
+use macroquad::miniquad::{Comparison, MipmapFilterMode, PipelineParams, ShaderSource, TextureWrap, UniformDesc, UniformType};
 use macroquad::models::{draw_cube, draw_line_3d, draw_mesh, Mesh, Vertex};
 use macroquad::shapes::{draw_circle, draw_circle_lines, draw_line};
 use macroquad::texture::{FilterMode, Texture2D};
+use macroquad::window::get_internal_gl;
 
 use drape::preset::{Appearance, Preset};
 use drape::sim::{Cloth, Collider, TexturedVertices};
@@ -236,8 +237,9 @@ void main() {
         n = -n;
         base = mix(base, BackColor.rgb, v_two_tone);
     }
-    // The fabric pattern (white when there is none), tiled by hand: textures clamp here.
-    base *= texture2D(Texture, fract(v_uv)).rgb;
+    // The fabric pattern (white when there is none), tiled by the texture's repeat wrap, so the
+    // mipmaps are picked from smooth coordinates (fract() would jump at every tile's edge).
+    base *= texture2D(Texture, v_uv).rgb;
     vec3 to_eye = normalize(Eye.xyz - v_position);
     vec3 key = normalize(Key.xyz);
     // Sky/ground ambient (faces turned down are darker), the key light, a weak head light so
@@ -576,7 +578,7 @@ impl Renderer {
                     HeatMode::Off => (look.front, true),
                     _ => (heat_color(self.heat[g] / scale), false),
                 };
-                // The repeat is applied here; the shader tiles with `fract`.
+                // The repeat is applied here; the pattern texture wraps to tile.
                 textured_vertex(particles.position(g), uv * look.repeat, self.normals[g], color, two_tone)
             }));
             // The pattern only on the fabric's own colours, not over a heat map.
@@ -660,7 +662,8 @@ impl Look {
     }
 }
 
-/// Reads a PNG pattern into a texture (smoothly filtered, tiled by the shader).
+/// Reads a PNG pattern into a texture: repeating, and mipmapped so a pattern seen small (a
+/// far or slanted cloth) averages instead of shimmering.
 fn load_pattern(path: &std::path::Path) -> Result<Texture2D, String> {
     let bytes = drape::input_file::read_limited(path, drape::input_file::TEXTURE_LIMIT).map_err(|e| e.to_string())?;
     let image = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png)
@@ -672,6 +675,14 @@ fn load_pattern(path: &std::path::Path) -> Result<Texture2D, String> {
     };
     let texture = Texture2D::from_rgba8(width, height, image.as_raw());
     texture.set_filter(FilterMode::Linear);
+    let id = texture.raw_miniquad_id();
+    // SAFETY: the window's GL context is live while the app draws (this runs in its loop), and
+    // nothing else holds the context during this call.
+    let gl = unsafe { get_internal_gl() };
+    gl.quad_context.texture_set_wrap(id, TextureWrap::Repeat, TextureWrap::Repeat);
+    gl.quad_context.texture_generate_mipmaps(id);
+    gl.quad_context
+        .texture_set_min_filter(id, FilterMode::Linear, MipmapFilterMode::Linear);
     Ok(texture)
 }
 
