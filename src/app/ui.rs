@@ -314,21 +314,23 @@ impl Panels {
             {
                 actions.push(Action::Reset);
             }
-            let undo = state.history.undo_label().map(|l| format!("Undo the {l} (Ctrl+Z)"));
-            if ui
-                .add_enabled(undo.is_some(), egui::Button::new("Undo"))
-                .on_hover_text(undo.unwrap_or_else(|| "Nothing to undo".into()))
-                .clicked()
-            {
-                actions.push(Action::Undo);
-            }
-            let redo = state.history.redo_label().map(|l| format!("Redo the {l} (Ctrl+Shift+Z)"));
-            if ui
-                .add_enabled(redo.is_some(), egui::Button::new("Redo"))
-                .on_hover_text(redo.unwrap_or_else(|| "Nothing to redo".into()))
-                .clicked()
-            {
-                actions.push(Action::Redo);
+            let steps = [
+                ("Undo", state.history.undo_label(), "Ctrl+Z", Action::Undo),
+                ("Redo", state.history.redo_label(), "Ctrl+Shift+Z", Action::Redo),
+            ];
+            for (verb, step, keys, action) in steps {
+                let tip = step.map_or_else(
+                    || format!("Nothing to {}", verb.to_lowercase()),
+                    |l| format!("{verb} the {l} ({keys})"),
+                );
+                if ui
+                    .add_enabled(step.is_some(), egui::Button::new(verb))
+                    .on_hover_text(&tip)
+                    .on_disabled_hover_text(&tip)
+                    .clicked()
+                {
+                    actions.push(action);
+                }
             }
             ui.separator();
             ui.add(
