@@ -49,6 +49,7 @@ pub const CONTROLS: &[(&str, &str)] = &[
     ("+ / −", "time scale ×2 / ÷2 (slow motion)"),
     ("W / P / M", "wireframe / particles / heat map (off, strain, force)"),
     ("S", "Stats panel open / one line"),
+    ("C", "controls panel open / a strip at the right edge"),
     ("F9", "start / stop recording PNG frames of the view, one per solver frame (drape-rec-<time>/; an .mp4 too with ffmpeg)"),
     ("F8", "start / stop recording the session (recordings/*.drec: replays bit for bit, exports to USD)"),
     ("F7", "save the last 60 s of the session as a recording"),
@@ -58,7 +59,7 @@ pub const CONTROLS: &[(&str, &str)] = &[
 ];
 
 /// The one-line reminder at the bottom of the window.
-pub const HINT: &str = "Left-drag: grab (collider: move, background: orbit) · Ctrl+click: pin · Right-drag: cut · Shift-drag: pan · Wheel: zoom · Space: run/pause · R: reset · F9: record · H: help";
+pub const HINT: &str = "Left-drag: grab (collider: move, background: orbit) · Ctrl+click: pin · Right-drag: cut · Shift-drag: pan · Wheel: zoom · Space: run/pause · R: reset · Ctrl+Z: undo · F8: record session · H: help";
 
 /// Seconds of history in the stats plots.
 const HISTORY_SECONDS: f64 = 10.0;
@@ -1365,7 +1366,20 @@ mod tests {
     #[test]
     fn the_help_lists_every_shortcut_key() {
         let keys: String = CONTROLS.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(" ");
-        for key in ["Space", "R", "Shift + R", "W / P / M", "S", "F9", "F12", "H"] {
+        for key in [
+            "Space",
+            "R",
+            "Shift + R",
+            "W / P / M",
+            "S",
+            "C",
+            "F9",
+            "F8",
+            "F7",
+            "Ctrl + Z",
+            "F12",
+            "H",
+        ] {
             assert!(keys.contains(key), "{key} missing from the help");
         }
     }
