@@ -277,7 +277,7 @@ impl Mouse {
     fn cut(&mut self, mut stroke: Stroke, input: &InputFrame, camera: &OrbitCamera, state: &mut AppState) -> Gesture {
         let (from, to) = (stroke.start(input, camera, state), input.cursor);
         if from.distance(to) >= CUT_STEP_PIXELS {
-            let cut = state.cut(&camera.ray(from, input.screen), &camera.ray(to, input.screen), stroke.cut);
+            let cut = state.cut(&camera.ray(from, input.screen), &camera.ray(to, input.screen));
             if cut > 0 {
                 state.report(cut_report(stroke.cut + cut, state.cloth.torn_edges(), state.pieces()));
             }
@@ -290,6 +290,7 @@ impl Mouse {
             Gesture::Cut(stroke)
         } else {
             self.trail.push_back((input.time, None));
+            state.end_stroke();
             Gesture::Idle
         }
     }
@@ -315,6 +316,7 @@ impl Mouse {
         }
         if input.pressed.right {
             self.trail.push_back((input.time, Some(input.cursor)));
+            state.begin_stroke();
             Gesture::Cut(Stroke::ending_at(input, camera, state, 0))
         } else if input.pressed.middle {
             camera_move(Button::Middle)
@@ -330,7 +332,10 @@ impl Mouse {
             // background it turns the camera, as in most 3D viewers.
             let Some(pick) = pick_under_cursor(input, camera, state) else {
                 return match collider_under_cursor(input, camera, state) {
-                    Some((index, t)) => start_collider_move(index, t, input, camera, state),
+                    Some((index, t)) => {
+                        state.checkpoint("collider drag");
+                        start_collider_move(index, t, input, camera, state)
+                    }
                     None => camera_move(Button::Left),
                 };
             };
@@ -538,6 +543,23 @@ mod tests {
         let later = 0.11 + TRAIL_SECONDS + 0.01;
         mouse.update(&frame(Vec2::new(right, y), later, NONE, NONE), &mut camera, &mut state);
         assert!(mouse.cut_trail(later).is_empty(), "the trail fades out");
+        // The stroke is one undo step: undo gives the whole cloth back.
+        assert_eq!((state.history.len(), state.history.undo_label()), (1, Some("cut")));
+        apply(&mut state, Action::Undo);
+        assert_eq!((state.cloth.torn_edges(), state.pieces()), (0, 1));
+    }
+
+    /// A right-drag that cuts nothing (over the background) leaves no undo step.
+    #[test]
+    fn a_stroke_that_cuts_nothing_is_no_undo_step() {
+        let (mut state, mut camera) = scene();
+        let mut mouse = Mouse::default();
+        let (from, to) = (Vec2::new(20.0, 20.0), Vec2::new(200.0, 30.0));
+        mouse.update(&frame(from, 0.0, RIGHT, RIGHT), &mut camera, &mut state);
+        mouse.update(&frame(to, 0.05, NONE, RIGHT), &mut camera, &mut state);
+        mouse.update(&frame(to, 0.1, NONE, NONE), &mut camera, &mut state);
+        assert_eq!(state.cloth.torn_edges(), 0);
+        assert_eq!(state.history.len(), 0);
     }
 
     /// Issue 16 item 5: a right button held still over the cloth while the cloth moves under
@@ -782,6 +804,10 @@ mod tests {
         assert_eq!(mouse.highlighted_collider(), Some(0), "still under the cursor");
         mouse.update(&frame(Vec2::new(5.0, 5.0), 0.4, NONE, NONE), &mut camera, &mut state);
         assert_eq!(mouse.highlighted_collider(), None);
+        // The drag is one undo step, taken at the press: undo puts the ball back.
+        assert_eq!((state.history.len(), state.history.undo_label()), (1, Some("collider drag")));
+        apply(&mut state, Action::Undo);
+        assert_eq!(state.cloth.colliders()[0].position(), center);
     }
 
     /// Issue 19: a left-drag on the empty background did nothing.

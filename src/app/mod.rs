@@ -599,11 +599,10 @@ impl App {
             return Ok(());
         };
         let path = &recording.path;
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        }
-        self.state.recording(recording.since).save(path)?;
-        Ok(())
+        let written = self.state.write_recording(path, recording.since);
+        written
+            .map(|_| ())
+            .map_err(|why| anyhow::anyhow!("recording not saved to {}: {why}", path.display()))
     }
 
     /// Ends an automated run: screenshot, mesh, recording, then the stats line.

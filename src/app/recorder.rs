@@ -211,19 +211,29 @@ mod tests {
         assert!(!frame_path(&folder, 7).exists());
     }
 
-    /// A recorder whose encoder is behind never drops a solver frame: 200 rendered frames of
-    /// 2 solver frames each give 400 files, some repeating an earlier image.
+    /// A recorder whose encoder is behind never drops a solver frame: 40 rendered frames of
+    /// 2 solver frames each, of images large enough that encoding lags (1 MB each, handed over
+    /// far faster than PNG-encoded, past the 8-image queue), give 80 files, some repeating an
+    /// earlier image byte for byte, and the summary says how many repeat.
     #[test]
     fn a_busy_encoder_repeats_images_instead_of_dropping_frames() {
         let dir = tempfile::tempdir().unwrap();
         let mut recorder = Recorder::start(dir.path(), 7).unwrap();
-        for k in 0..200u32 {
-            recorder.add(64, 64, [(k % 251) as u8, 0, 0, 255].repeat(64 * 64), 2);
+        let side = 512usize;
+        for k in 0..40u32 {
+            let noise = (0..side * side).flat_map(|i| [(i as u32 * 31 + k * 17) as u8, k as u8, (i / side) as u8, 255]);
+            recorder.add(side as u32, side as u32, noise.collect(), 2);
         }
         let folder = recorder.folder().to_path_buf();
-        recorder.finish(60.0).unwrap();
-        let files = std::fs::read_dir(&folder).unwrap().count();
-        assert_eq!(files, 400);
+        let summary = recorder.finish(60.0).unwrap();
+        assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 80);
+        assert!(summary.contains("repeat the previous image"), "the queue never filled: {summary}");
+        let bytes = |index| std::fs::read(frame_path(&folder, index)).unwrap();
+        let repeats = (2..=80).filter(|&k| bytes(k) == bytes(k - 1)).count();
+        assert!(
+            repeats >= 40,
+            "each image is written for its 2 solver frames, and more when busy: {repeats}"
+        );
     }
 
     /// With ffmpeg on the PATH, stopping encodes the frames into `<folder>.mp4`.

@@ -782,9 +782,6 @@ fn player_bar(ui: &mut Ui, playback: &Playback, actions: &mut Vec<Action>) {
         {
             actions.push(Action::TakeOver);
         }
-        if ui.button("Close").on_hover_text("Close the player, keeping this frame").clicked() {
-            actions.push(Action::ClosePlayer);
-        }
     });
 }
 
