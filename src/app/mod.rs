@@ -17,6 +17,7 @@ mod clock;
 mod input;
 mod interaction;
 mod keys;
+mod param_widgets;
 mod recorder;
 mod render;
 mod settings;

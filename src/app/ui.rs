@@ -14,11 +14,13 @@ use egui_macroquad::egui::{self, Color32, RichText, Ui};
 use egui_plot::{Line, Plot, PlotPoints};
 
 use super::clock::RealTimeRatio;
+use super::param_widgets::param_widget;
 use super::render::{heat_color, HeatMode, ViewOptions};
 use super::settings::Sections;
 use super::state::{list_recordings, Action, AppState, GridSize, Playback, RunMode};
-use super::widgets::{axis_label, parse_si, si, LogRange};
+use super::widgets::{axis_label, si};
 use drape::scene::{MeshSpec, SceneObject};
+use drape::sim::param_table::{self, Param};
 use drape::sim::pressure::MAX_PRESSURE_FACTOR;
 use drape::sim::PhaseTimes;
 
@@ -75,13 +77,6 @@ const STATS_WIDTH: f32 = 270.0;
 const STRIP_WIDTH: f32 = 28.0;
 /// Least share of the window's width the 3D view keeps when the Stats panel docks.
 const MIN_VIEW_SHARE: f32 = 0.6;
-
-const YOUNGS_MODULUS: LogRange = LogRange::new(1e4, 1e9);
-const THICKNESS: LogRange = LogRange::new(1e-5, 5e-3);
-const AREAL_DENSITY: LogRange = LogRange::new(0.01, 5.0);
-const COMPLIANCE_SCALE: LogRange = LogRange::new(0.01, 100.0);
-const EDGE_MULTIPLIER: LogRange = LogRange::new(0.1, 10.0);
-const BEND_MULTIPLIER: LogRange = LogRange::new(0.01, 100.0);
 
 /// Timing and other per-frame facts measured by the loop, shown in the panels.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -907,200 +902,67 @@ fn heat_legend(ctx: &egui::Context, view: &ViewOptions, force_max: f32) {
         });
 }
 
-/// A slider with a tooltip.
-fn slider<N: egui::emath::Numeric>(ui: &mut Ui, value: &mut N, range: std::ops::RangeInclusive<N>, label: &str, tip: &str) {
-    ui.add(egui::Slider::new(value, range).text(label).clamping(egui::SliderClamping::Edits))
-        .on_hover_text(tip);
-}
+/// The Solver section's rows, in order (keys of [`param_table::SOLVER`]).
+const SOLVER_ROWS: &[&str] = &["dt", "substeps", "iterations", "constraint_damping", "air_damping", "gravity"];
+/// The self-collision rows shown while it is on.
+const SELF_COLLISION_ROWS: &[&str] = &["self_thickness", "self_friction", "self_vertex_triangle", "self_edge_edge"];
+/// The Wind & limits section's rows.
+const AIR_ROWS: &[&str] = &[
+    "wind",
+    "wind_gust",
+    "aerodynamic_drag",
+    "max_speed",
+    "collision_thickness",
+    "max_splits_per_step",
+];
+/// The grab's rows.
+const GRAB_ROWS: &[&str] = &["grab_radius", "grab_max_force", "grab_slip_strain"];
+/// Solver fields only a preset (or the command line) sets: the thread count has `--threads`
+/// and changes nothing but speed; the grab's compliance is tuned once for the feel of the
+/// mouse.
+#[cfg(test)]
+const SOLVER_PRESET_ONLY: &[&str] = &["threads", "grab_compliance"];
+/// The Material section's rows before the tethers.
+const MATERIAL_ROWS: &[&str] = &[
+    "youngs_modulus",
+    "poisson_ratio",
+    "thickness",
+    "areal_density",
+    "compliance_scale",
+    "stretch_stiffness",
+    "shear_stiffness",
+    "bend_stiffness",
+    "stretch_damping_time",
+    "friction_static",
+    "friction_kinetic",
+];
+/// The tearing rows under its switch.
+const TEARING_ROWS: &[&str] = &["tear_strain", "tear_length", "tear_debilitation", "tear_response_time"];
+/// The tear strain a switched-on tearing starts at (30 %: a firm pull tears, the cloth's own
+/// weight does not).
+const TEAR_STRAIN_SWITCHED_ON: f32 = 0.3;
 
-/// A logarithmic slider over `range` (see [`super::widgets`]): the rail spans the range, the
-/// value box drags at a fixed number of pixels per decade and takes typed values such as
-/// "5 MPa", applied when the edit ends (Enter, Tab or a click elsewhere) — applying each
-/// keystroke would run the cloth at "5 Pa" while "5 MPa" is being typed. With a `unit` the
-/// value is shown with an SI prefix.
-fn log_slider(ui: &mut Ui, value: &mut f32, range: LogRange, label: &str, unit: Option<&'static str>, tip: &str) {
-    let mut exponent = LogRange::exponent(*value as f64);
-    let before = exponent;
-    let format = move |x: f64| match unit {
-        Some(unit) => si(LogRange::value(x), unit),
-        None => format!("{}", LogRange::value(x)),
-    };
-    ui.horizontal(|ui| {
-        ui.add(
-            egui::Slider::new(&mut exponent, range.exponents())
-                .show_value(false)
-                .clamping(egui::SliderClamping::Edits),
-        )
-        .on_hover_text(tip);
-        ui.add(
-            egui::DragValue::new(&mut exponent)
-                .range(range.exponents())
-                .clamp_existing_to_range(false)
-                .speed(LogRange::drag_speed())
-                .update_while_editing(false)
-                .custom_formatter(move |x, _| format(x))
-                .custom_parser(|text| parse_si(text).filter(|v| *v > 0.0).map(LogRange::exponent)),
-        )
-        .on_hover_text(tip);
-        ui.label(label).on_hover_text(tip);
-    });
-    if exponent != before {
-        *value = LogRange::value(exponent) as f32;
+/// The widgets of `keys`' rows of `table`, in order.
+fn rows<T: Default>(ui: &mut Ui, table: &[Param<T>], keys: &[&str], target: &mut T) {
+    for key in keys {
+        let param = param_table::find(table, key).unwrap_or_else(|| panic!("no parameter `{key}`"));
+        param_widget(ui, param, target);
     }
 }
 
 fn solver_panel(ui: &mut Ui, state: &mut AppState) {
     let s = &mut state.preset.solver;
-    ui.add(
-        egui::Slider::new(&mut s.dt, 1.0 / 480.0..=1.0 / 20.0)
-            .logarithmic(true)
-            .text("Δt")
-            .clamping(egui::SliderClamping::Edits)
-            .custom_formatter(|v, _| format!("{:.2} ms", v * 1e3))
-            .custom_parser(|t| parse_si(t.trim_end_matches("ms").trim()).map(|ms| ms * 1e-3)),
-    )
-    .on_hover_text("Simulated time per solver frame. Smaller is more accurate but slower. Default 16.67 ms (1/60 s)");
-    slider(
-        ui,
-        &mut s.substeps,
-        1..=100,
-        "substeps",
-        "How many small steps each frame is cut into. More = stiffer, more accurate cloth, but slower. Default 15",
-    );
-    slider(
-        ui,
-        &mut s.iterations,
-        1..=20,
-        "iterations",
-        "Constraint passes per small step. Raising substeps usually helps more. Default 1",
-    );
-    slider(
-        ui,
-        &mut s.constraint_damping,
-        0.0..=10.0,
-        "constraint damping",
-        "Calms stretching and bending wobble without slowing the cloth's fall (N·s/m). 0 = none",
-    );
-    slider(
-        ui,
-        &mut s.air_damping,
-        0.0..=10.0,
-        "air damping",
-        "Slows every motion a little each step, like moving through thick air (1/s). Default 0.05",
-    );
-    ui.horizontal(|ui| {
-        ui.label("gravity")
-            .on_hover_text("Gravity in m/s² along x, y, z; Earth is (0, −9.81, 0)");
-        for (axis, v) in ["x", "y", "z"].iter().zip([&mut s.gravity.x, &mut s.gravity.y, &mut s.gravity.z]) {
-            ui.add(egui::DragValue::new(v).speed(0.05).range(-100.0..=100.0).prefix(format!("{axis} ")))
-                .on_hover_text(format!("Gravity {axis} component in m/s²"));
-        }
-    });
-    self_collision_controls(ui, s);
-}
-
-/// A slider over a length in m shown and typed in mm (clamped only when typed).
-fn millimetres(value: &mut f32, range: std::ops::RangeInclusive<f32>) -> egui::Slider<'_> {
-    egui::Slider::new(value, range)
-        .clamping(egui::SliderClamping::Edits)
-        .custom_formatter(|v, _| format!("{:.1} mm", v * 1e3))
-        .custom_parser(|t| parse_si(t.trim_end_matches("mm").trim()).map(|mm| mm * 1e-3))
-}
-
-/// Self-collision on/off, thickness and friction between layers.
-fn self_collision_controls(ui: &mut Ui, s: &mut drape::sim::SolverParams) {
-    ui.checkbox(&mut s.self_collision, "self-collision").on_hover_text(
-        "The cloth collides with itself: folds lie on each other instead of passing through. \
-         Slows fast motion to a fifth of the thickness per substep. Default on",
-    );
-    ui.add_enabled_ui(s.self_collision, |ui| {
-        ui.add(
-            millimetres(&mut s.self_thickness, 0.001..=0.05)
-                .logarithmic(true)
-                .text("self thickness"),
-        )
-        .on_hover_text("Distance kept between layers of the cloth (1–50 mm). Keep it near the particle spacing. Default 10 mm");
-        slider(
-            ui,
-            &mut s.self_friction,
-            0.0..=2.0,
-            "self friction",
-            "Friction between layers of the cloth (Coulomb coefficient). Default 0.3",
-        );
-        ui.checkbox(&mut s.self_vertex_triangle, "particles against faces").on_hover_text(
-            "Particles also keep the thickness from the faces of other triangles, so a layer \
-             cannot slip between the particles of a mesh coarser than the thickness. Default on",
-        );
-        ui.checkbox(&mut s.self_edge_edge, "edges against edges").on_hover_text(
-            "Edges long enough to pass between particles kept the thickness apart (a stretched \
-             or coarse mesh) also keep the thickness from each other, so layers cannot cross \
-             edge through edge. Default on",
-        );
-    });
+    rows(ui, param_table::SOLVER, SOLVER_ROWS, s);
+    rows(ui, param_table::SOLVER, &["self_collision"], s);
+    let on = s.self_collision;
+    ui.add_enabled_ui(on, |ui| rows(ui, param_table::SOLVER, SELF_COLLISION_ROWS, s));
 }
 
 fn air_panel(ui: &mut Ui, state: &mut AppState) {
     let s = &mut state.preset.solver;
-    ui.horizontal(|ui| {
-        ui.label("wind")
-            .on_hover_text("Wind velocity in m/s along x, y, z (needs aerodynamic drag above 0 to push the cloth)");
-        for (axis, v) in ["x", "y", "z"].iter().zip([&mut s.wind.x, &mut s.wind.y, &mut s.wind.z]) {
-            ui.add(egui::DragValue::new(v).speed(0.05).range(-50.0..=50.0).prefix(format!("{axis} ")))
-                .on_hover_text(format!("Wind {axis} component in m/s"));
-        }
-    });
-    ui.add(percent_slider(&mut s.wind_gust, 0.0..=1.0, "gusts"))
-        .on_hover_text("How much the wind varies over time: 0 = steady, 100 % = strong gusts");
-    slider(
-        ui,
-        &mut s.aerodynamic_drag,
-        0.0..=3.0,
-        "aerodynamic drag",
-        "How strongly air pushes on the cloth's faces (0 = no air forces, 1 ≈ a flat plate)",
-    );
-    slider(
-        ui,
-        &mut s.max_speed,
-        0.0..=200.0,
-        "max speed (m/s)",
-        "Particles never move faster than this, so a wild drag cannot blow the cloth up. 0 = no limit. Default 50",
-    );
-    ui.add(millimetres(&mut s.collision_thickness, 0.0..=0.05).text("collision thickness"))
-        .on_hover_text("Gap kept between the cloth and colliders or the ground. Default 10 mm");
-    ui.add(
-        egui::Slider::new(&mut s.max_splits_per_step, 1..=1024)
-            .logarithmic(true)
-            .text("splits per step")
-            .clamping(egui::SliderClamping::Edits),
-    )
-    .on_hover_text("At most this many tear splits per frame, so a tear runs across the cloth instead of all at once. Default 1");
-    grab_settings(ui, s);
-}
-
-/// A slider over a fraction, shown and typed in percent.
-fn percent_slider<'a>(value: &'a mut f32, range: std::ops::RangeInclusive<f32>, text: &str) -> egui::Slider<'a> {
-    egui::Slider::new(value, range)
-        .text(text)
-        .custom_formatter(|v, _| format!("{:.0} %", v * 100.0))
-        .custom_parser(|t| t.trim_end_matches('%').trim().parse::<f64>().ok().map(|p| p / 100.0))
-}
-
-/// The mouse's grab: how big a patch it holds, how hard it pulls and when its grip slips.
-fn grab_settings(ui: &mut Ui, s: &mut drape::sim::SolverParams) {
+    rows(ui, param_table::SOLVER, AIR_ROWS, s);
     ui.label(RichText::new("Grab").strong());
-    ui.add(millimetres(&mut s.grab_radius, 0.0..=0.2).text("grab radius"))
-        .on_hover_text(
-            "The mouse holds the cloth within this distance of the point pressed, like fingers. 0 = that point alone. Default 50 mm",
-        );
-    slider(
-        ui,
-        &mut s.grab_max_force,
-        0.1..=200.0,
-        "grab force (N)",
-        "The hardest the mouse pulls the cloth. Default 40 N",
-    );
-    ui.add(percent_slider(&mut s.grab_slip_strain, 0.01..=0.5, "grip slips at"))
-        .on_hover_text("The grip slips once the cloth is stretched this much (never on cloth that tears: it tears). Default 5 %");
+    rows(ui, param_table::SOLVER, GRAB_ROWS, s);
 }
 
 /// The Material panel: the scene's material, or, in a scene of several objects, the material
@@ -1129,152 +991,38 @@ fn material_panel(ui: &mut Ui, state: &mut AppState) {
 
 /// Every field of a material, live.
 fn material_fields(ui: &mut Ui, m: &mut drape::sim::Material) {
-    log_slider(
-        ui,
-        &mut m.youngs_modulus,
-        YOUNGS_MODULUS,
-        "Young's modulus E",
-        Some("Pa"),
-        "How hard the fabric resists stretching (cotton ≈ 5 MPa, rubber ≈ 1.5 MPa). Lower = stretchier. Type e.g. 5 MPa",
-    );
-    slider(
-        ui,
-        &mut m.poisson_ratio,
-        0.0..=0.499,
-        "Poisson ratio ν",
-        "How much the fabric narrows when stretched (0 to 0.5); slightly changes bending",
-    );
-    log_slider(
-        ui,
-        &mut m.thickness,
-        THICKNESS,
-        "thickness t",
-        Some("m"),
-        "Sheet thickness. Thicker cloth stretches less and bends much less (bending grows with t³)",
-    );
-    log_slider(
-        ui,
-        &mut m.areal_density,
-        AREAL_DENSITY,
-        "areal density (kg/m²)",
-        None,
-        "Weight per square metre (light cotton 0.15, denim 0.4)",
-    );
-    log_slider(
-        ui,
-        &mut m.compliance_scale,
-        COMPLIANCE_SCALE,
-        "compliance scale",
-        None,
-        "Softens (above 1) or stiffens (below 1) everything at once; 1 = the material as given",
-    );
-    log_slider(
-        ui,
-        &mut m.stretch_stiffness,
-        EDGE_MULTIPLIER,
-        "stretch ×",
-        None,
-        "Extra factor on resistance to stretching along the threads",
-    );
-    log_slider(
-        ui,
-        &mut m.shear_stiffness,
-        EDGE_MULTIPLIER,
-        "shear ×",
-        None,
-        "Extra factor on resistance to diagonal (shear) deformation",
-    );
-    log_slider(
-        ui,
-        &mut m.bend_stiffness,
-        BEND_MULTIPLIER,
-        "bending ×",
-        None,
-        "Extra factor on resistance to bending: higher = broader, stiffer folds",
-    );
-    stretch_damping_slider(ui, m);
-    slider(
-        ui,
-        &mut m.friction_static,
-        0.0..=2.0,
-        "static friction μs",
-        "How strongly resting cloth sticks to colliders before it starts sliding",
-    );
-    slider(
-        ui,
-        &mut m.friction_kinetic,
-        0.0..=2.0,
-        "kinetic friction μk",
-        "How strongly sliding cloth is slowed by colliders",
-    );
-    tether_controls(ui, m);
+    rows(ui, param_table::MATERIAL, MATERIAL_ROWS, m);
+    rows(ui, param_table::MATERIAL, &["tethers"], m);
+    // The slack row stays laid out, disabled while tethers are off.
+    let on = m.tethers;
+    ui.add_enabled_ui(on, |ui| rows(ui, param_table::MATERIAL, &["tether_slack"], m));
     tearing_controls(ui, m);
 }
 
-/// The stretch damping time τ, shown in µs (0 = off).
-fn stretch_damping_slider(ui: &mut Ui, m: &mut drape::sim::Material) {
-    ui.add(
-        egui::Slider::new(&mut m.stretch_damping_time, 0.0..=1.0e-4)
-            .text("stretch damping")
-            .clamping(egui::SliderClamping::Edits)
-            .custom_formatter(|v, _| format!("{:.1} µs", v * 1e6))
-            .custom_parser(|t| t.trim().trim_end_matches("µs").trim().parse::<f64>().ok().map(|us| us / 1e6)),
-    )
-    .on_hover_text(
-        "Internal damping of stretching: fine cloth stops buzzing after a pull. 0 = none; swinging, folding and flapping are not slowed",
-    );
-}
-
-/// Tethers on / off and their slack (the slack row stays laid out, disabled when off).
-fn tether_controls(ui: &mut Ui, m: &mut drape::sim::Material) {
-    ui.checkbox(&mut m.tethers, "tethers").on_hover_text(
-        "Keep every point within reach of its nearest pins, so a big cloth does not over-stretch near them. Turn off for stretchy materials",
-    );
-    ui.add_enabled(
-        m.tethers,
-        egui::Slider::new(&mut m.tether_slack, 1.0..=2.0)
-            .text("tether slack")
-            .clamping(egui::SliderClamping::Edits)
-            .custom_formatter(|v, _| format!("+{:.0} %", (v - 1.0) * 100.0))
-            .custom_parser(|t| {
-                let percent = t.trim().trim_start_matches('+').trim_end_matches('%').trim();
-                percent.parse::<f64>().ok().map(|p| 1.0 + p / 100.0)
-            }),
-    )
-    .on_hover_text("How much farther than at rest a point may get from its pins: +0 % = not at all, +10 % = a tenth");
-}
-
-/// Tear strain (off or a value), tear length and debilitation. The rows are always laid out (disabled
-/// while tearing is off) so toggling tearing never moves the sections below.
+/// Tearing on/off and its rows. The rows are always laid out (disabled while tearing is off,
+/// showing the strain it would start at) so toggling tearing never moves the sections below.
 fn tearing_controls(ui: &mut Ui, m: &mut drape::sim::Material) {
     let mut tearing = m.tear_strain.is_some();
     ui.checkbox(&mut tearing, "tearing")
         .on_hover_text("Let edges tear when stretched too far (right-drag cuts either way)");
     match (tearing, m.tear_strain) {
-        (true, None) => m.tear_strain = Some(0.3),
+        (true, None) => m.tear_strain = Some(TEAR_STRAIN_SWITCHED_ON),
         (false, Some(_)) => m.tear_strain = None,
         _ => {}
     }
-    let mut shown = m.tear_strain.unwrap_or(0.3);
-    ui.add_enabled(
-        tearing,
-        egui::Slider::new(&mut shown, 0.02..=3.0)
-            .logarithmic(true)
-            .text("tear strain")
-            .clamping(egui::SliderClamping::Edits)
-            .custom_formatter(|v, _| format!("{:.1} %", v * 100.0))
-            .custom_parser(|t| t.trim_end_matches('%').trim().parse::<f64>().ok().map(|p| p / 100.0)),
-    )
-    .on_hover_text("How far an edge may stretch before it tears: 30 % = 1.3× its rest length");
-    if let Some(strain) = m.tear_strain.as_mut() {
-        *strain = shown;
-    }
-    ui.add_enabled(tearing, millimetres(&mut m.tear_length, 0.0..=0.5).text("tear length"))
-        .on_hover_text(
-            "The strain a tear reads is averaged over about this length: a corner pulled off comes away about this size, on any mesh",
-        );
-    ui.add_enabled(tearing, egui::Slider::new(&mut m.tear_debilitation, 0.0..=0.9).text("debilitation"))
-        .on_hover_text("How much a tear weakens the cloth just ahead of its tip, so tears run in lines (0 = not at all)");
+    ui.add_enabled_ui(tearing, |ui| {
+        let mut shown = drape::sim::Material {
+            tear_strain: Some(m.tear_strain.unwrap_or(TEAR_STRAIN_SWITCHED_ON)),
+            ..m.clone()
+        };
+        rows(ui, param_table::MATERIAL, TEARING_ROWS, &mut shown);
+        if tearing {
+            m.tear_strain = shown.tear_strain;
+            m.tear_length = shown.tear_length;
+            m.tear_debilitation = shown.tear_debilitation;
+            m.tear_response_time = shown.tear_response_time;
+        }
+    });
 }
 
 fn view_panel(ui: &mut Ui, view: &mut ViewOptions) {
@@ -1326,6 +1074,41 @@ fn threads_label(asked: u32, ran: u32, cores: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every key in `lists` and how often it appears.
+    fn appearances<'k>(lists: &[&[&'k str]]) -> std::collections::HashMap<&'k str, usize> {
+        let mut seen = std::collections::HashMap::new();
+        for key in lists.iter().flat_map(|list| list.iter()) {
+            *seen.entry(*key).or_insert(0) += 1;
+        }
+        seen
+    }
+
+    /// Issue 35: every parameter of the table has exactly one widget in the panels (or is said
+    /// to be a preset's alone), and every row the panels ask for exists.
+    #[test]
+    fn the_panels_show_every_parameter_of_the_table_once() {
+        let solver = appearances(&[
+            SOLVER_ROWS,
+            &["self_collision"],
+            SELF_COLLISION_ROWS,
+            AIR_ROWS,
+            GRAB_ROWS,
+            SOLVER_PRESET_ONLY,
+        ]);
+        let material = appearances(&[MATERIAL_ROWS, &["tethers", "tether_slack"], TEARING_ROWS]);
+        for (table, seen) in [
+            (param_table::SOLVER.iter().map(|p| p.key).collect::<Vec<_>>(), &solver),
+            (param_table::MATERIAL.iter().map(|p| p.key).collect(), &material),
+        ] {
+            for key in &table {
+                assert_eq!(seen.get(key), Some(&1), "`{key}` appears {:?} times in the panels", seen.get(key));
+            }
+            for key in seen.keys() {
+                assert!(table.contains(key), "the panels ask for `{key}`, which the table does not have");
+            }
+        }
+    }
 
     #[test]
     fn the_step_row_says_when_fewer_threads_ran_than_were_asked() {

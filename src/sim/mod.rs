@@ -64,6 +64,7 @@ pub mod mesh;
 pub mod model;
 pub mod motion;
 mod parallel;
+pub mod param_table;
 pub mod params;
 pub mod particles;
 pub mod pressure;

@@ -1,6 +1,8 @@
-//! Solver and material parameters: plain structs with public, documented fields (units,
-//! defaults and accepted ranges on every field), edited in place by the app and serialised
-//! verbatim into presets.
+//! Solver and material parameters: plain structs with public, documented fields (units and
+//! defaults on every field), edited in place by the app and serialised verbatim into presets.
+//! Each field's accepted range, slider, units as shown and help text are its row of
+//! [`super::param_table`], which the validation here, the app's panels and docs/presets.md
+//! are all made from.
 //!
 //! Every field may change between two steps; [`crate::sim::Cloth::step`] validates the whole
 //! set first and derives everything it needs from them, so a live edit never needs a rebuild.
@@ -18,9 +20,9 @@
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use super::constraints::MAX_PARTS as MAX_THREADS;
-use super::error::{check_components, check_count, check_range, SimError};
+use super::error::SimError;
 use super::model::{Compliance, DistanceConstraint, EdgeKind, Hinge};
+use super::param_table;
 use super::self_contact::SelfContactSettings;
 
 /// Largest α̃ = α/h² a step accepts (f32 overflows at 3.4e38; the headroom covers the
@@ -31,32 +33,30 @@ const MAX_ALPHA_TILDE: f32 = 1.0e34;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SolverParams {
-    /// Frame step Δt in s. Default 1/60; range [1e-5, 10].
+    /// Frame step Δt in s. Default 1/60.
     pub dt: f32,
-    /// Substeps S per frame (h = Δt / S). Default 15; range 1 to 1000. More substeps =
+    /// Substeps S per frame (h = Δt / S). Default 15. More substeps =
     /// stiffer, more accurate.
     pub substeps: u32,
-    /// Gauss–Seidel sweeps per substep. Default 1 ("small steps": substeps beat iterations);
-    /// range 1 to 1000.
+    /// Gauss–Seidel sweeps per substep. Default 1 ("small steps": substeps beat iterations).
     pub iterations: u32,
     /// Gravity in m/s². Default (0, −9.81, 0); each component in [−100, 100].
     pub gravity: Vec3,
     /// Constraint damping β of XPBD eq. 26 (N·s/m for distances). Damps motion along constraint
-    /// gradients only, so it never slows free fall. Default 0; range [0, 100].
+    /// gradients only, so it never slows free fall. Default 0.
     pub constraint_damping: f32,
     /// Air (velocity) damping k in 1/s: v ← v·exp(−k h) every substep. Slows everything,
-    /// including free fall. Default 0.05; range [0, 100].
+    /// including free fall. Default 0.05.
     pub air_damping: f32,
     /// Wind velocity in m/s. Default (0, 0, 0); each component in [−100, 100].
     pub wind: Vec3,
-    /// Gustiness of the wind: relative amplitude of its slow variation (0 = steady). Default 0;
-    /// range [0, 1].
+    /// Gustiness of the wind: relative amplitude of its slow variation (0 = steady). Default 0.
     pub wind_gust: f32,
     /// Aerodynamic drag coefficient C_d of the cloth's triangles (0 = no air forces, 1 ≈ flat
-    /// plate). Default 0; range [0, 10].
+    /// plate). Default 0.
     pub aerodynamic_drag: f32,
     /// Particle speed limit in m/s (0 = none); guards against explosions after huge drags.
-    /// Default 50; range [0, 1000].
+    /// Default 50.
     pub max_speed: f32,
     /// Distance kept between cloth particles and collider surfaces, in m. Default 0.01; range
     /// [0, 0.5].
@@ -69,27 +69,26 @@ pub struct SolverParams {
     /// Threads for the constraint solve (0 = pick by cloth size and the machine's cores),
     /// never more than the machine's cores ([`crate::sim::Cloth::threads_used`]). Results are
     /// bit-identical for every thread count. A cloth of fewer than 4 096 particles runs on
-    /// one. Default 0; range 0 to [`super::MAX_THREADS`] (16).
+    /// one. Default 0.
     pub threads: u32,
     /// Compliance α of the soft grab ([`crate::sim::Cloth::grab_point`]) in m/N: how far the
     /// grabbed patch trails the cursor per newton of pull (the hard grab,
     /// [`crate::sim::Cloth::grab`], has none). Default 1e-4 m/N: a 10 N pull leaves the patch
     /// 1 mm behind, so the grab feels firm. 0 holds the patch as stiffly as the substeps allow.
-    /// Range [0, 1] m/N.
     pub grab_compliance: f32,
     /// Radius R of the patch the soft grab holds, in m: the particles within R of the hit
     /// point (in the rest shape, connected to it through the cloth) follow the cursor like
     /// cloth between fingers, the nearer the centre the firmer (docs/physics.md §1, "The
-    /// grab"). 0 holds the hit point alone. Default 0.05 m (two fingertips); range [0, 0.5].
+    /// grab"). 0 holds the hit point alone. Default 0.05 m (two fingertips).
     pub grab_radius: f32,
     /// Largest force the soft grab pulls with, in N: beyond it the grip slips and the cloth
     /// stays where its own pull balances the grip. Default 40 N — a firm pinch, many times a
-    /// curtain's weight. Range [0.01, 10 000].
+    /// curtain's weight.
     pub grab_max_force: f32,
     /// Strain at which the grip slips: while the cloth's largest strain is past it, the force
     /// the grab holds with drops, so a pull beyond the cloth's reach stretches it this far
     /// and no further (docs/physics.md §1, "The grab"). A cloth that tears never makes it
-    /// slip: it gives way by tearing. Default 0.05 (5 %); range [0.001, 10].
+    /// slip: it gives way by tearing. Default 0.05 (5 %).
     pub grab_slip_strain: f32,
     /// Self-collision: particles of the cloth keep `self_thickness` apart, with friction
     /// between layers (docs/physics.md §4, "Self-contact"). While on, velocities are clamped
@@ -97,10 +96,10 @@ pub struct SolverParams {
     /// otherwise pass through itself.
     pub self_collision: bool,
     /// Distance kept between particles of the cloth when self-collision is on, in m (pairs
-    /// closer at rest keep their rest distance). Default 0.01; range [1e-3, 0.05].
+    /// closer at rest keep their rest distance). Default 0.01.
     pub self_thickness: f32,
     /// Coulomb friction coefficient between layers of the cloth (static and kinetic alike).
-    /// Default 0.3; range [0, 10].
+    /// Default 0.3.
     pub self_friction: f32,
     /// Vertex–triangle self-contacts: while `self_collision` is on, a particle also keeps
     /// `self_thickness` from the face of every triangle it is not a corner of (pushed along
@@ -169,45 +168,10 @@ impl SolverParams {
         self.dt / self.substeps as f32
     }
 
-    /// Checks every field against its documented range; returns the first problem found.
+    /// Checks every field against its range in [`param_table::SOLVER`]; returns the first
+    /// problem found.
     pub fn validate(&self) -> Result<(), SimError> {
-        check_range("dt", self.dt, 1e-5, 10.0, "a time step in [1e-5, 10] s")?;
-        check_count("substeps", self.substeps, 1, 1000, "1 to 1000 substeps")?;
-        check_count("iterations", self.iterations, 1, 1000, "1 to 1000 iterations")?;
-        check_components("gravity", self.gravity, -100.0, 100.0, "components in [-100, 100] m/s²")?;
-        check_range(
-            "constraint_damping",
-            self.constraint_damping,
-            0.0,
-            100.0,
-            "a damping in [0, 100] N·s/m",
-        )?;
-        check_range("air_damping", self.air_damping, 0.0, 100.0, "a damping rate in [0, 100] 1/s")?;
-        check_components("wind", self.wind, -100.0, 100.0, "components in [-100, 100] m/s")?;
-        check_range("wind_gust", self.wind_gust, 0.0, 1.0, "a fraction in [0, 1]")?;
-        check_range(
-            "aerodynamic_drag",
-            self.aerodynamic_drag,
-            0.0,
-            10.0,
-            "a drag coefficient in [0, 10]",
-        )?;
-        check_range("max_speed", self.max_speed, 0.0, 1000.0, "a speed in [0, 1000] m/s (0 = no limit)")?;
-        check_range(
-            "collision_thickness",
-            self.collision_thickness,
-            0.0,
-            0.5,
-            "a distance in [0, 0.5] m",
-        )?;
-        check_count("max_splits_per_step", self.max_splits_per_step, 0, 1_000_000, "0 to 1000000 splits")?;
-        check_count("threads", self.threads, 0, MAX_THREADS as u32, "0 (auto) to 16 threads")?;
-        check_range("grab_compliance", self.grab_compliance, 0.0, 1.0, "a compliance in [0, 1] m/N")?;
-        check_range("grab_radius", self.grab_radius, 0.0, 0.5, "a radius in [0, 0.5] m")?;
-        check_range("grab_max_force", self.grab_max_force, 0.01, 10_000.0, "a force in [0.01, 10000] N")?;
-        check_range("grab_slip_strain", self.grab_slip_strain, 0.001, 10.0, "a strain in [0.001, 10]")?;
-        check_range("self_thickness", self.self_thickness, 1e-3, 0.05, "a distance in [1e-3, 0.05] m")?;
-        check_range("self_friction", self.self_friction, 0.0, 10.0, "a coefficient in [0, 10]")
+        param_table::check_all(param_table::SOLVER, self)
     }
 
     /// The self-contact settings when self-collision is on.
@@ -249,7 +213,7 @@ impl SolverParams {
             Err(SimError::InvalidParameter {
                 name: "substeps",
                 value: self.substeps as f64,
-                expected: "fewer substeps or a longer dt for so soft a material (compliance / h² above 1e34)",
+                expected: "fewer substeps or a longer dt for so soft a material (compliance / h² above 1e34)".into(),
             })
         }
     }
@@ -266,19 +230,18 @@ pub struct Material {
     /// Poisson ratio ν (dimensionless). Enters the bending rigidity. Default 0.3; range
     /// [0, 0.499].
     pub poisson_ratio: f32,
-    /// Sheet thickness t in m. Default 0.5 mm; range [1e-5, 0.05] (a 10 µm film to felt).
+    /// Sheet thickness t in m. Default 0.5 mm (a 10 µm film to felt).
     pub thickness: f32,
-    /// Mass per area ρ_A in kg/m². Default 0.15 (a light cotton); range [1e-3, 100] (tissue to
-    /// sheet steel).
+    /// Mass per area ρ_A in kg/m². Default 0.15 (a light cotton).
     pub areal_density: f32,
     /// Global compliance scaling: multiplies every compliance (1 = physical). Default 1; range
     /// [1e-3, 1e4].
     pub compliance_scale: f32,
-    /// Multiplier on stretch (structural edge) stiffness. Default 1; range [1e-3, 1e3].
+    /// Multiplier on stretch (structural edge) stiffness. Default 1.
     pub stretch_stiffness: f32,
-    /// Multiplier on shear (diagonal edge) stiffness. Default 1; range [1e-3, 1e3].
+    /// Multiplier on shear (diagonal edge) stiffness. Default 1.
     pub shear_stiffness: f32,
-    /// Multiplier on bending stiffness. Default 1; range [1e-3, 1e3].
+    /// Multiplier on bending stiffness. Default 1.
     pub bend_stiffness: f32,
     /// Time constant τ in s of the cloth's internal stretch damping (Kelvin–Voigt viscosity,
     /// docs/physics.md §3, "Stretch viscosity"): at the end of every frame each stretch and
@@ -288,20 +251,20 @@ pub struct Material {
     /// the cloth (falling, swinging, folding, flapping) is untouched. Default 2e-5 s; range
     /// [0, 1] (0 = none).
     pub stretch_damping_time: f32,
-    /// Static friction coefficient μ_s against colliders. Default 0.5; range [0, 10].
+    /// Static friction coefficient μ_s against colliders. Default 0.5.
     pub friction_static: f32,
-    /// Kinetic friction coefficient μ_k against colliders. Default 0.4; range [0, 10].
+    /// Kinetic friction coefficient μ_k against colliders. Default 0.4.
     pub friction_kinetic: f32,
     /// Engineering strain at which an edge tears (e.g. 0.5 = 50 % stretch); `None` = never.
-    /// Default `None`; range [1e-3, 100].
+    /// Default `None`.
     pub tear_strain: Option<f32>,
     /// Debilitation: the edges at a crack's new tip lose this fraction of their tear strain
-    /// (per split that reaches them), so tears run in lines. Default 0; range [0, 0.99].
+    /// (per split that reaches them), so tears run in lines. Default 0.
     pub tear_debilitation: f32,
     /// Response time τ in s of the tear criterion: an edge fails when its strain, averaged
     /// over about the last τ seconds (an exponential average sampled once per frame), exceeds
     /// the tear strain, so a snap lasting a frame or two does not tear while a steady pull does
-    /// (0 = the strain of the frame alone). Default 0.1 s; range [0, 10].
+    /// (0 = the strain of the frame alone). Default 0.1 s.
     pub tear_response_time: f32,
     /// Length ℓ in m over which the tear criterion averages the cloth's strain (a Gaussian of
     /// standard deviation ℓ/2; docs/physics.md §8): the strain at a point load or a crack tip,
@@ -309,7 +272,7 @@ pub struct Material {
     /// starts and runs in the same place on a coarse and a fine mesh of the same cloth. Keep it
     /// above the mesh spacing of the coarsest mesh it should agree with. With several tearing
     /// materials the largest applies. It also sets the scale of what a tear leaves: a corner
-    /// pulled off comes away about ℓ across. Default 0.1 m; range [0, 1] (0 = the strain at
+    /// pulled off comes away about ℓ across. Default 0.1 m (0 = the strain at
     /// each vertex's own triangles).
     pub tear_length: f32,
     /// Long-range attachments (tethers, Kim, Chentanez and Müller 2012): every free particle
@@ -319,7 +282,7 @@ pub struct Material {
     /// (rubber) turns them off or raises the slack. Default `true`.
     pub tethers: bool,
     /// Factor (≥ 1) on every tether's rest distance: 1 = no stretch beyond the rest geodesic,
-    /// 1.1 = 10 % allowed. Default 1; range [1, 10].
+    /// 1.1 = 10 % allowed. Default 1.
     pub tether_slack: f32,
 }
 
@@ -416,27 +379,9 @@ impl Material {
         self.compliance_scale / (self.bend_stiffness * self.bending_rigidity())
     }
 
-    /// Checks every field against its documented range; returns the first problem found.
+    /// Checks every field against its range in [`param_table::MATERIAL`]; returns the first
+    /// problem found.
     pub fn validate(&self) -> Result<(), SimError> {
-        check_range("youngs_modulus", self.youngs_modulus, 1e3, 1e12, "a modulus in [1e3, 1e12] Pa")?;
-        check_range("poisson_ratio", self.poisson_ratio, 0.0, 0.499, "a Poisson ratio in [0, 0.499]")?;
-        check_range("thickness", self.thickness, 1e-5, 0.05, "a thickness in [1e-5, 0.05] m")?;
-        check_range("areal_density", self.areal_density, 1e-3, 100.0, "a density in [1e-3, 100] kg/m²")?;
-        check_range("compliance_scale", self.compliance_scale, 1e-3, 1e4, "a factor in [1e-3, 1e4]")?;
-        let multiplier = "a multiplier in [1e-3, 1e3]";
-        check_range("stretch_stiffness", self.stretch_stiffness, 1e-3, 1e3, multiplier)?;
-        check_range("shear_stiffness", self.shear_stiffness, 1e-3, 1e3, multiplier)?;
-        check_range("bend_stiffness", self.bend_stiffness, 1e-3, 1e3, multiplier)?;
-        check_range("stretch_damping_time", self.stretch_damping_time, 0.0, 1.0, "a time in [0, 1] s")?;
-        check_range("friction_static", self.friction_static, 0.0, 10.0, "a coefficient in [0, 10]")?;
-        check_range("friction_kinetic", self.friction_kinetic, 0.0, 10.0, "a coefficient in [0, 10]")?;
-        if let Some(strain) = self.tear_strain {
-            check_range("tear_strain", strain, 1e-3, 100.0, "a strain in [1e-3, 100]")?;
-        }
-        check_range("tear_debilitation", self.tear_debilitation, 0.0, 0.99, "a fraction in [0, 0.99]")?;
-        check_range("tear_response_time", self.tear_response_time, 0.0, 10.0, "a time in [0, 10] s")?;
-        check_range("tear_length", self.tear_length, 0.0, 1.0, "a length in [0, 1] m")?;
-        check_range("tether_slack", self.tether_slack, 1.0, 10.0, "a factor in [1, 10]")?;
-        Ok(())
+        param_table::check_all(param_table::MATERIAL, self)
     }
 }

@@ -36,6 +36,8 @@
 //!   placed, colliders and pin lists capped, a missing mesh placed in its preset);
 //! - [`cli`]: the `drape simulate`, `drape bench` and `drape soak` commands (and the window
 //!   run's `--out`, refused without `--frames`);
+//! - [`param_table`]: issue 35's one table of parameters against the validation and
+//!   docs/presets.md (ranges, defaults, rails, the reference's rows);
 //! - [`usd_export`]: issue 33's USD file (a cut sheet, a whole one and moving colliders,
 //!   read back by OpenUSD where Python has it);
 //! - [`architecture`]: issue 30's layout rules (file length, imports inside the engine).
@@ -51,6 +53,7 @@ mod hostile_inputs;
 mod materials;
 mod moving_colliders;
 mod obj_export;
+mod param_table;
 mod presets;
 mod pressure;
 mod realism;

@@ -72,7 +72,7 @@ impl Colliders {
             return Err(SimError::InvalidParameter {
                 name: "collider",
                 value: index as f64,
-                expected: "the index of an existing collider",
+                expected: "the index of an existing collider".into(),
             });
         };
         let moved = now.translated(to - now.position());

@@ -251,7 +251,7 @@ impl Cloth {
             custom::check(constraint, n).map_err(|expected| SimError::InvalidParameter {
                 name: "custom constraint",
                 value: k as f64,
-                expected,
+                expected: expected.into(),
             })?;
         }
         self.constraints.add_custom(constraints, n);
