@@ -387,8 +387,8 @@ impl App {
                     HeatMode::Force => HeatMode::Off,
                 }
             }
-            Shortcut::Stats => self.panels.stats_open = !self.panels.stats_open,
-            Shortcut::Controls => self.panels.panel_open = !self.panels.panel_open,
+            Shortcut::Stats => self.panels.toggle_stats(),
+            Shortcut::Controls => self.panels.toggle_controls(),
         }
     }
 

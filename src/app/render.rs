@@ -7,7 +7,7 @@
 //! `normal.w` = 1 (plain cloth), take the back colour instead of the vertex colour. Heat-mapped
 //! cloth and colliders set `normal.w` = 0 so both sides show the vertex colour. The light is a
 //! key light from above ([`KEY_LIGHT`]) with a sky/ground ambient, a weak head light and a
-//! small highlight, so folds read as folds; the cloth casts a shadow along the key light onto
+//! small highlight, so folds read as folds; the cloth casts a shadow along a steeper [`SHADOW_LIGHT`] onto
 //! the ground (each vertex projected onto the plane, drawn as one opaque darker patch so
 //! overlapping layers do not darken twice).
 //!
@@ -72,6 +72,12 @@ const SHADOW: Color = Color::new(0.78 * 0.62, 0.79 * 0.62, 0.76 * 0.64, 1.0);
 /// left of the default view, so the front of a hanging curtain is lit and its shadow falls
 /// behind and beside it where the camera sees it.
 pub const KEY_LIGHT: Vec3 = Vec3::new(-0.4, 1.0, 0.5);
+/// Direction the shadows are cast along: the key light's azimuth, but steeper (72° above the
+/// horizon instead of 57°), so a shadow reads as the ground contact cue it is for: a sheet
+/// hanging 2 m up casts it 0.64 m to the side, not 1.3 m, and a collider's sits close under
+/// it. (At the key light's own angle the shadow of a tall sheet fell far off to the side
+/// while the light looked overhead; issue 35.)
+pub const SHADOW_LIGHT: Vec3 = Vec3::new(-0.2, 1.0, 0.25);
 /// Fraction of the distance to the eye by which wireframe line ends are moved toward it.
 const WIRE_LIFT: f32 = 0.003;
 /// Height of the shadow above the ground plane, in m (below the grid lines at 2 mm).
@@ -628,7 +634,7 @@ impl Renderer {
             mesh.vertices.clear();
             mesh.vertices.extend(chunk.globals.iter().map(|&r| {
                 let g = corners.particle[r as usize] as usize;
-                let at = shadow_point(particles.position(g), KEY_LIGHT, height);
+                let at = shadow_point(particles.position(g), SHADOW_LIGHT, height);
                 vertex(at, Vec3::Y, SHADOW, false)
             }));
         }
@@ -720,13 +726,13 @@ pub fn lift_toward(p: Vec3, eye: Vec3) -> Vec3 {
     p + (eye - p) * WIRE_LIFT
 }
 
-/// `mesh` flattened along the key light onto the ground at `height`, in the shadow colour.
+/// `mesh` flattened along [`SHADOW_LIGHT`] onto the ground at `height`, in the shadow colour.
 fn shadow_mesh(mesh: &Mesh, height: f32) -> Mesh {
     Mesh {
         vertices: mesh
             .vertices
             .iter()
-            .map(|v| vertex(shadow_point(v.position, KEY_LIGHT, height), Vec3::Y, SHADOW, false))
+            .map(|v| vertex(shadow_point(v.position, SHADOW_LIGHT, height), Vec3::Y, SHADOW, false))
             .collect(),
         indices: mesh.indices.clone(),
         texture: None,
@@ -1007,6 +1013,18 @@ mod tests {
             // 24-bit depth at 3 m with a 1 cm near plane resolves about 0.05 mm.
             assert!(nearer > 5e-3, "{nearer}");
         }
+    }
+
+    /// Issue 35 item 6: the shadow of a point 2 m up falls within 0.7 m of its foot, on the
+    /// key light's side.
+    #[test]
+    fn a_tall_sheets_shadow_falls_near_it_away_from_the_key_light() {
+        let p = Vec3::new(0.0, 2.0, 0.0);
+        let s = shadow_point(p, SHADOW_LIGHT, 0.0);
+        let offset = Vec3::new(s.x, 0.0, s.z);
+        assert!(offset.length() < 0.7, "{offset}");
+        let away = -Vec3::new(KEY_LIGHT.x, 0.0, KEY_LIGHT.z).normalize();
+        assert!(offset.normalize().dot(away) > 0.999, "{offset}");
     }
 
     #[test]

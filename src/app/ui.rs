@@ -73,6 +73,8 @@ const STRAIN_PLOT_FLOOR_PERCENT: f64 = 1.0;
 const STATUS_HEIGHT: f32 = 24.0;
 /// Width of the docked Stats panel in points.
 const STATS_WIDTH: f32 = 270.0;
+/// Width of the open controls panel until the user drags it, in points.
+const CONTROLS_WIDTH: f32 = 340.0;
 /// Width of the side panel collapsed to a strip, in points.
 const STRIP_WIDTH: f32 = 28.0;
 /// Least share of the window's width the 3D view keeps when the Stats panel docks.
@@ -122,11 +124,48 @@ pub struct Panels {
     pub stats_open: bool,
     /// The side panel of controls open (false: a narrow strip).
     pub panel_open: bool,
+    /// The Stats panel was opened (S, ▶ Stats) while the controls were hidden and it would not
+    /// fit beside them: it docks until the controls are shown again.
+    stats_called_up: bool,
+    /// Whether the Stats panel docked in the last frame.
+    stats_docked: bool,
+    /// Width of the open controls panel in the last frame it was open, in points.
+    controls_width: f32,
     save_name: String,
     save_description: String,
     grid: Option<GridSize>,
     grid_scene: Option<u64>,
     history: VecDeque<[f64; 3]>,
+}
+
+/// Where the Stats panel has room. Docked, it must leave the view [`MIN_VIEW_SHARE`] of the
+/// window; it docks on its own only where it would also fit beside the open controls, so
+/// showing or hiding the controls never makes it appear or go and hidden controls give the
+/// view the whole width (less the strip). Called up while the controls are hidden (S,
+/// ▶ Stats), it docks wherever it fits now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct StatsLayout {
+    /// It fits beside the controls as they are now.
+    fits_now: bool,
+    /// It fits beside the controls when they are open.
+    fits_beside_controls: bool,
+}
+
+impl StatsLayout {
+    /// The layout of a `window` points wide whose controls take `controls_now` points now and
+    /// `controls_open` when open.
+    fn of(window: f32, controls_now: f32, controls_open: f32) -> Self {
+        let fits = |controls: f32| window - controls - STATS_WIDTH >= MIN_VIEW_SHARE * window;
+        Self {
+            fits_now: fits(controls_now),
+            fits_beside_controls: fits(controls_open),
+        }
+    }
+
+    /// Whether a Stats panel the user keeps open docks.
+    fn docks(&self, called_up: bool) -> bool {
+        self.fits_now && (self.fits_beside_controls || called_up)
+    }
 }
 
 impl Panels {
@@ -138,6 +177,9 @@ impl Panels {
             sections: Sections::default(),
             stats_open: true,
             panel_open: true,
+            stats_called_up: false,
+            stats_docked: false,
+            controls_width: CONTROLS_WIDTH,
             save_name: String::new(),
             save_description: String::new(),
             grid: state.grid_size(),
@@ -151,6 +193,23 @@ impl Panels {
         self.history.push_back([time, energy, max_strain as f64]);
         while self.history.front().is_some_and(|s| time - s[0] > HISTORY_SECONDS) {
             self.history.pop_front();
+        }
+    }
+
+    /// Shows or hides the controls (C, the panel's buttons). The Stats panel keeps its place:
+    /// one called up while they were hidden goes back to one line with them.
+    pub fn toggle_controls(&mut self) {
+        self.panel_open = !self.panel_open;
+        self.stats_called_up = false;
+    }
+
+    /// Docks the Stats panel, or collapses it to one line when docked (S, the Stats buttons).
+    pub fn toggle_stats(&mut self) {
+        if self.stats_docked {
+            self.stats_open = false;
+        } else {
+            self.stats_open = true;
+            self.stats_called_up = !self.panel_open;
         }
     }
 
@@ -177,38 +236,38 @@ impl Panels {
             egui::TopBottomPanel::bottom("player").show(ctx, |ui| player_bar(ui, playback, &mut actions));
         }
         let side_width = if self.panel_open {
-            let panel = egui::SidePanel::right("panels").default_width(340.0).min_width(300.0);
-            panel
+            let panel = egui::SidePanel::right("panels").default_width(CONTROLS_WIDTH).min_width(300.0);
+            let width = panel
                 .show(ctx, |ui| {
                     if ui
                         .small_button("Hide ▶")
                         .on_hover_text("Collapse the controls to a strip, giving the view the room (C)")
                         .clicked()
                     {
-                        self.panel_open = false;
+                        self.toggle_controls();
                     }
                     self.side_panel(ui, state, &mut actions);
                 })
                 .response
                 .rect
-                .width()
+                .width();
+            self.controls_width = width;
+            width
         } else {
             let strip = egui::SidePanel::right("panels-strip").exact_width(STRIP_WIDTH).resizable(false);
             strip.show(ctx, |ui| {
                 if ui.small_button("◀").on_hover_text("Show the controls (C)").clicked() {
-                    self.panel_open = true;
+                    self.toggle_controls();
                 }
             });
             STRIP_WIDTH
         };
-        // Docked, the Stats panel must leave the view most of the window; in a narrow window it
-        // shows as one line until there is room (or the controls are hidden).
-        let window_width = ctx.screen_rect().width();
-        let stats_fit = window_width - side_width - STATS_WIDTH >= MIN_VIEW_SHARE * window_width;
-        if self.stats_open && stats_fit {
+        let layout = StatsLayout::of(ctx.screen_rect().width(), side_width, self.controls_width);
+        self.stats_docked = self.stats_open && layout.docks(self.stats_called_up);
+        if self.stats_docked {
             self.stats_docked(ctx, state, times);
         } else {
-            self.stats_line(ctx, state, times, stats_fit);
+            self.stats_line(ctx, state, times, layout.fits_now);
         }
         if self.view.heat != HeatMode::Off {
             heat_legend(ctx, &self.view, times.heat_force_max);
@@ -249,7 +308,7 @@ impl Panels {
                         .on_hover_text("Collapse the Stats panel to one line (S)")
                         .clicked()
                     {
-                        self.stats_open = false;
+                        self.toggle_stats();
                     }
                     self.stats_panel(ui, state, times);
                 });
@@ -271,7 +330,7 @@ impl Panels {
                     .on_disabled_hover_text(tip)
                     .clicked()
                 {
-                    self.stats_open = true;
+                    self.toggle_stats();
                 }
                 ui.label(compact_stats(state, times));
             });
@@ -1108,6 +1167,23 @@ mod tests {
                 assert!(table.contains(key), "the panels ask for `{key}`, which the table does not have");
             }
         }
+    }
+
+    /// Issue 35 item 3: at 1024 points the open controls leave the view at least 60 % and the
+    /// hidden ones all of it but the strip; hiding the controls never docks the Stats panel by
+    /// itself, and a Stats panel called up with them hidden docks.
+    #[test]
+    fn a_small_window_gives_the_view_the_room() {
+        let window = 1024.0;
+        let open = StatsLayout::of(window, CONTROLS_WIDTH, CONTROLS_WIDTH);
+        assert!(!open.docks(false));
+        assert!((window - CONTROLS_WIDTH) / window >= MIN_VIEW_SHARE);
+        let hidden = StatsLayout::of(window, STRIP_WIDTH, CONTROLS_WIDTH);
+        assert!(!hidden.docks(false), "hiding the controls docked the Stats panel");
+        assert!((window - STRIP_WIDTH) / window > 0.97);
+        assert!(hidden.docks(true), "called up, the Stats panel docks where it fits");
+        // A wide window docks it beside the open controls.
+        assert!(StatsLayout::of(1920.0, CONTROLS_WIDTH, CONTROLS_WIDTH).docks(false));
     }
 
     #[test]
