@@ -755,6 +755,33 @@ fn v8_constraint_damping_keeps_the_hanging_mass_equilibrium() {
     }
 }
 
+/// Issue 34 item 8: a 1 kg mass at rest on one soft constraint (α = 0.1 m/N) carries m g to
+/// f32 rounding whatever the damping. Folded into an effective rest length, β = 5 N·s/m at
+/// h = 1/7680 s (γ = αβ/h = 3840) amplified the rounding of the lengths by 1 + γ: 9.8079 N.
+#[test]
+fn v8_a_damped_soft_constraint_carries_m_g_at_rest_to_f32_rounding() {
+    let (alpha, substeps) = (0.1f32, 128u32);
+    let h = DT / substeps as f32;
+    for beta in [5.0f32, 20.0] {
+        let mut cloth = pendulum(Vec3::new(0.0, 1.0, 0.0), Vec3::new(0.0, -1.0, 0.0), 1.0, alpha, &untethered());
+        let params = SolverParams {
+            constraint_damping: beta,
+            air_damping: 0.0,
+            ..validation_params(DT, substeps, 1)
+        };
+        // 40 s: the slower mode of β = 20 (overdamped, ζ = 3.2) decays as exp(−t k/β) = exp(−t/2 s).
+        run(&mut cloth, &params, &untethered(), 2400);
+        let tension = cloth.tension(0, h).expect("constraint 0") as f64;
+        let extension = (cloth.particles().position(1).as_dvec3() - glam::DVec3::new(0.0, 1.0, 0.0)).length() - 1.0;
+        // The tension from λ within 4 f32 ulps of m g (1 ulp is 9.5e-7 N), and from the
+        // extension (T = e/α) within 4 ulps of the 1 m position's 6e-8 m, over α.
+        let ulp = (G.next_up() - G) as f64;
+        assert_close(&format!("β={beta}: tension"), tension, G as f64, 4.0 * ulp);
+        let position_ulp = (1.0f32.next_up() - 1.0) as f64;
+        assert_close(&format!("β={beta}: extension / α"), extension / alpha as f64, G as f64, 4.0 * position_ulp / alpha as f64);
+    }
+}
+
 #[test]
 fn v8_constraint_damping_has_no_effect_on_rigid_constraints() {
     // α = 0 makes γ = αβ/h = 0: a swinging rigid pendulum must not notice β.

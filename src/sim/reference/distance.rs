@@ -6,11 +6,10 @@
 //! it as f = Δλ/|d| (one division), Δλ = f |d|, Δx_a = w_a f d, Δx_b = −w_b f d; so does
 //! this file. Skipped when |d| ≤ [`MIN_LENGTH`] or the denominator is not positive.
 //!
-//! **Damping** (XPBD eq. 26, γ = α β/h): Δλ = (−C − α̃λ − γ (l − l_prev))/((1 + γ)(w_a + w_b) + α̃),
-//! l_prev the edge's length at the substep's start. Divided through by 1 + γ this is the
-//! undamped update with the effective rest length L' = (L + γ l_prev)/(1 + γ) and compliance
-//! α' = α/(1 + γ), which is how the engine computes it (once per substep), so this file does
-//! too. Rigid edges (α = 0) have γ = 0 and are untouched.
+//! **Damping** (XPBD eq. 26, γ = α β/h):
+//! Δλ = (−C − α̃λ − γ n·(Δx_a − Δx_b))/((1 + γ)(w_a + w_b) + α̃), Δx the ends' motions since
+//! the substep's start ((x − x_prev) + (comp − comp_prev)), evaluated as the engine's `solve_damped` does (f = Δλ/|d| with the
+//! damping term d·(Δx_a − Δx_b)/|d|). Rigid edges (α = 0) have γ = 0 and round as undamped.
 //!
 //! **Sweep order.** By edge kind (stretch, shear, bend), then index distance |b − a| (the
 //! edge's direction on a grid numbered row by row), then model order: the order of a
@@ -32,8 +31,8 @@ const MAX_GRID_RUNS: usize = 64;
 pub(super) struct Distances {
     constraints: Vec<Distance>,
     lambda: Vec<f32>,
-    /// Each constraint's (L', α') this substep; empty while undamped.
-    damped: Vec<(f32, f32)>,
+    /// β/h of this substep in N/m (γ = α β/h; 0 while undamped).
+    damping_over_h: f32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -81,7 +80,7 @@ impl Distances {
         Self {
             lambda: vec![0.0; constraints.len()],
             constraints,
-            damped: Vec::new(),
+            damping_over_h: 0.0,
         }
     }
 
@@ -90,37 +89,41 @@ impl Distances {
         self.constraints.len()
     }
 
-    /// Start of a substep (after the prediction): λ = 0, and with damping β/h
-    /// (`damping_over_h`, N/m) > 0 every compliant edge's L' and α' from the start positions.
-    pub fn start_substep(&mut self, particles: &[RefParticle], damping_over_h: f32) {
+    /// Start of a substep (after the prediction): λ = 0, and the damping β/h
+    /// (`damping_over_h`, N/m) of its sweeps.
+    pub fn start_substep(&mut self, damping_over_h: f32) {
         self.lambda.fill(0.0);
-        self.damped.clear();
-        if damping_over_h > 0.0 {
-            let effective = |c: &Distance| {
-                let gamma = c.compliance * damping_over_h;
-                let length = (particles[c.a].prev - particles[c.b].prev).length();
-                ((c.rest + gamma * length) / (1.0 + gamma), c.compliance / (1.0 + gamma))
-            };
-            self.damped.extend(self.constraints.iter().map(effective));
-        }
+        self.damping_over_h = damping_over_h;
     }
 
     /// One sweep over every constraint in order (`inv_h2` = 1/h²); corrections summed
     /// compensated when `compensated`.
     pub fn sweep(&mut self, particles: &mut [RefParticle], inv_h2: f32, compensated: bool) {
-        let damped = !self.damped.is_empty();
-        for (j, (c, lambda)) in self.constraints.iter().zip(self.lambda.iter_mut()).enumerate() {
-            let (rest, compliance) = if damped { self.damped[j] } else { (c.rest, c.compliance) };
+        for (c, lambda) in self.constraints.iter().zip(self.lambda.iter_mut()) {
             let (pa, pb) = (particles[c.a], particles[c.b]);
             let d = pa.x - pb.x;
             let len = (d.x * d.x + d.y * d.y + d.z * d.z).sqrt();
-            let alpha_tilde = compliance * inv_h2;
-            let denom = pa.w + pb.w + alpha_tilde;
+            let alpha_tilde = c.compliance * inv_h2;
+            let damped = self.damping_over_h > 0.0 && c.compliance > 0.0;
+            let gamma = if damped { c.compliance * self.damping_over_h } else { 0.0 };
+            let denom = if damped {
+                (1.0 + gamma) * (pa.w + pb.w) + alpha_tilde
+            } else {
+                pa.w + pb.w + alpha_tilde
+            };
             if !(len > MIN_LENGTH && denom > 0.0) {
                 continue;
             }
-            // Δλ = (−C − α̃λ)/denom moves x_a by w_a Δλ d/|d|: f = Δλ/|d| in one division.
-            let f = (rest - len - alpha_tilde * *lambda) / (denom * len);
+            // Δλ = (−C − α̃λ − γ n·Δ)/denom moves x_a by w_a Δλ d/|d|: f = Δλ/|d| in one division.
+            let undamped = c.rest - len - alpha_tilde * *lambda;
+            let numerator = if damped {
+                let relative = ((pa.x - pa.prev) + (pa.comp - pa.comp_prev)) - ((pb.x - pb.prev) + (pb.comp - pb.comp_prev));
+                let along = (d.x * relative.x + d.y * relative.y + d.z * relative.z) / len;
+                undamped - gamma * along
+            } else {
+                undamped
+            };
+            let f = numerator / (denom * len);
             *lambda += f * len;
             particles[c.a].shift(pa.w * f * d, compensated);
             particles[c.b].shift(-(pb.w * f * d), compensated);

@@ -60,6 +60,7 @@ mod tether;
 
 use glam::Vec3;
 
+use super::float_mode::FlushSubnormals;
 use super::collision::{Collider, ContactSettings};
 use super::model::Model;
 use super::params::{Material, SolverParams};
@@ -189,6 +190,10 @@ impl ReferenceSolver {
     /// Advances one frame of `params.dt` (substeps, iterations, gravity, damping, speed clamp
     /// and collision thickness from `params`; what the module docs leave out is not read).
     pub fn step(&mut self, params: &SolverParams) {
+        // Subnormals off, as on the engine's solver threads (`float_mode`): the damping term of
+        // a particle that barely moves sideways goes subnormal, and flushed or kept it rounds
+        // differently.
+        let _subnormals_off = FlushSubnormals::enable();
         let h = params.substep_dt();
         let inv_h2 = 1.0 / (h * h);
         let compensated = h < COMPENSATED_BELOW_SUBSTEP;
@@ -211,7 +216,7 @@ impl ReferenceSolver {
                 // x + (comp + v h) summed exactly (TwoSum), so tiny steps add up.
                 (p.x, p.comp) = two_sum(p.x, p.comp + p.v * h);
             }
-            self.distances.start_substep(&self.particles, params.constraint_damping / h);
+            self.distances.start_substep(params.constraint_damping / h);
             self.hinges.start_substep();
             for _ in 0..params.iterations {
                 self.distances.sweep(&mut self.particles, inv_h2, compensated);

@@ -170,6 +170,14 @@ pub(crate) struct Frame<'a> {
 unsafe impl Sync for Frame<'_> {}
 
 impl Frame<'_> {
+    /// Where the particles were when the substep began (start positions and compensations).
+    pub(crate) fn start(&self) -> crate::sim::constraints::distance::SubstepStart {
+        crate::sim::constraints::distance::SubstepStart {
+            prev: self.prev,
+            comp: Some((self.comp, self.comp_prev)),
+        }
+    }
+
     /// Particles of part `part`'s per-particle passes: its range, and for part 0 also the
     /// particles added after the split (by tearing).
     fn part_particles(&self, part: usize) -> [Range<usize>; 2] {

@@ -188,8 +188,8 @@ unsafe fn distance_unit(frame: &Frame, copy: Option<AosPtr>, batches: &mut [Dist
     // SAFETY: the caller guarantees the pointers valid and the unit's particles not shared.
     unsafe {
         match copy {
-            Some(copy) => distance_copy::project_group(frame.kernel, copy, frame.prev, batches, chained, k, at.first),
-            None => distance::project_group(frame.kernel, frame.pos, frame.prev, batches, chained, k, at.first),
+            Some(copy) => distance_copy::project_group(frame.kernel, copy, frame.start(), batches, chained, k, at.first),
+            None => distance::project_group(frame.kernel, frame.pos, frame.start(), batches, chained, k, at.first),
         }
     }
 }
@@ -200,8 +200,8 @@ unsafe fn distance_tail(frame: &Frame, group: &mut Group<DistanceBatch>, at: Swe
     let k = frame.settings.constants;
     // SAFETY: the caller guarantees the pointers valid and no other thread running.
     unsafe {
-        distance::project_group(frame.kernel, frame.pos, frame.prev, &mut group.batches, group.chained, k, at.first);
-        distance::project_raw(Kernel::Scalar, frame.pos, frame.prev, &mut group.tail, k, at.first);
+        distance::project_group(frame.kernel, frame.pos, frame.start(), &mut group.batches, group.chained, k, at.first);
+        distance::project_raw(Kernel::Scalar, frame.pos, frame.start(), &mut group.tail, k, at.first);
     }
 }
 

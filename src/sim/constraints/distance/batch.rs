@@ -1,11 +1,8 @@
-//! The storage of distance constraints: a batch in structure-of-arrays layout, and the
-//! effective rest lengths and compliances that fold constraint damping into it (see
-//! [`super`]'s damping).
+//! The storage of distance constraints: a batch in structure-of-arrays layout.
 
 use super::SubstepConstants;
 use crate::sim::constraints::Batch;
 use crate::sim::model::EdgeKind;
-use crate::sim::particles::VecPtr;
 
 /// One distance constraint as handed to a batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,9 +49,6 @@ pub struct DistanceBatch {
     pub kind: Vec<EdgeKind>,
     /// Model id of each slot.
     pub id: Vec<u32>,
-    /// The effective rest lengths L' (m) and compliances α' (m/N) of constraint damping (see
-    /// [`super`]'s damping), swapped with `rest` and `compliance` while a damped substep projects.
-    damped: [Vec<f32>; 2],
     /// True while every slot j joins particles `a[0] + j` and `b[0] + j` (a level along a row of
     /// a grid): the AVX2 kernel then reads no indices. Kept by `push` and `swap_remove`, so
     /// `a` and `b` must change only through them.
@@ -144,68 +138,7 @@ impl DistanceBatch {
 
     /// Whether constraint damping acts on this batch (γ = αβ/h vanishes for rigid constraints,
     /// so β leaves them bit-for-bit untouched, V8).
-    fn is_damped(&self, k: SubstepConstants) -> bool {
+    pub(super) fn is_damped(&self, k: SubstepConstants) -> bool {
         k.damping_over_h > 0.0 && self.compliance.iter().any(|&alpha| alpha > 0.0)
-    }
-
-    /// Computes the effective rest lengths and compliances of damping from the substep's start
-    /// positions `prev`: L' = (L + γ l_prev)/(1 + γ), α' = α/(1 + γ), γ = α β/h.
-    ///
-    /// # Safety
-    /// Every index in bounds of `prev`; no other thread writing those particles.
-    unsafe fn prepare_damping(&mut self, prev: VecPtr, k: SubstepConstants) {
-        // SAFETY: the caller upholds this function's # Safety contract: every index in bounds of
-        // `prev`; no other thread writing those particles.
-        unsafe {
-            let n = self.id.len();
-            let [rest, compliance] = &mut self.damped;
-            rest.resize(n, 0.0);
-            compliance.resize(n, 0.0);
-            for j in 0..n {
-                let gamma = self.compliance[j] * k.damping_over_h;
-                let length = (prev.get(self.a[j] as usize) - prev.get(self.b[j] as usize)).length();
-                rest[j] = (self.rest[j] + gamma * length) / (1.0 + gamma);
-                compliance[j] = self.compliance[j] / (1.0 + gamma);
-            }
-        }
-    }
-
-    /// Swaps the effective damping values in for the rest lengths and compliances (or back).
-    fn swap_damped(&mut self) {
-        let [rest, compliance] = &mut self.damped;
-        std::mem::swap(&mut self.rest, rest);
-        std::mem::swap(&mut self.compliance, compliance);
-    }
-}
-
-/// Runs `project` on `batches` with constraint damping folded into their rest lengths and
-/// compliances (see [`super`]'s damping), computed on the first sweep of a substep (`first`).
-///
-/// # Safety
-/// As [`project_raw`](super::project_raw) for every batch.
-pub(crate) unsafe fn with_damping(
-    batches: &mut [DistanceBatch],
-    prev: VecPtr,
-    k: SubstepConstants,
-    first: bool,
-    project: impl FnOnce(&mut [DistanceBatch]),
-) {
-    // SAFETY: the caller upholds this function's # Safety contract: as `project_raw` for every
-    // batch.
-    unsafe {
-        if !batches.iter().any(|b| b.is_damped(k)) {
-            return project(batches);
-        }
-        for batch in batches.iter_mut().filter(|b| b.is_damped(k)) {
-            if first {
-                batch.prepare_damping(prev, k);
-            }
-            batch.swap_damped();
-        }
-        project(batches);
-        // Swapped in, the effective compliances are positive exactly where the real ones are.
-        for batch in batches.iter_mut().filter(|b| b.is_damped(k)) {
-            batch.swap_damped();
-        }
     }
 }

@@ -16,9 +16,9 @@
 //! [`SweepPlan::placements`](crate::sim::constraints::SweepPlan::placements)), instead of before
 //! the hinge phases.
 
-use super::kernel::project_slot;
-use super::{with_damping, DistanceBatch, Kernel, SubstepConstants};
-use crate::sim::particles::{AosPtr, VecPtr};
+use super::kernel::{project_slot, with_damping};
+use super::{DistanceBatch, Kernel, SubstepConstants, SubstepStart};
+use crate::sim::particles::AosPtr;
 
 /// Projects a group's batches in order on the `[x, y, z, w]` copy `copy` (`prev`, the start
 /// positions, is only read for damping). Strips (`chained`) run one slot at a time in slot
@@ -30,7 +30,7 @@ use crate::sim::particles::{AosPtr, VecPtr};
 pub(crate) unsafe fn project_group(
     kernel: Kernel,
     copy: AosPtr,
-    prev: VecPtr,
+    start: SubstepStart,
     batches: &mut [DistanceBatch],
     chained: bool,
     k: SubstepConstants,
@@ -40,7 +40,7 @@ pub(crate) unsafe fn project_group(
     // `batches` must be in bounds of `copy` and `prev`, no other thread may touch those particles
     // during the call, and `kernel` must be supported by this CPU.
     unsafe {
-        with_damping(batches, prev, k, first, |batches| {
+        with_damping(batches, copy, start, k, first, |batches| {
             for batch in batches {
                 let vector = if chained { Kernel::Scalar } else { kernel };
                 let scalar_from = whole_vectors(vector, copy, batch, k.inv_h2, first);

@@ -4,8 +4,8 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::{avx2, avx512};
-use super::{solve, with_damping, DistanceBatch, SubstepConstants};
-use crate::sim::particles::{AosPtr, ParticleAccess, PosPtr, PosW, Positions, VecPtr, Vectors};
+use super::{solve, solve_damped, DistanceBatch, SubstepConstants, SubstepStart};
+use crate::sim::particles::{AosPtr, ParticleAccess, PosPtr, PosW, Positions, Vectors};
 
 /// Which projection loops run the batches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -77,7 +77,11 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
         "particle index out of range"
     );
     // SAFETY: indices checked above; the arrays are borrowed exclusively.
-    unsafe { project_raw(kernel, pos.raw(), prev.read_only(), batch, k, first) }
+    let start = SubstepStart {
+        prev: prev.read_only(),
+        comp: None,
+    };
+    unsafe { project_raw(kernel, pos.raw(), start, batch, k, first) }
 }
 
 /// The projection on raw particle arrays, so that the parts of a phase can be solved by as many
@@ -86,12 +90,12 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
 /// # Safety
 /// Every particle index in `batch` must be in bounds of `pos` and `prev`, no other thread may
 /// touch those particles during the call, and `kernel` must be supported by this CPU.
-pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
+pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, start: SubstepStart, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
     // SAFETY: the caller upholds this function's # Safety contract: every particle index in `batch`
     // must be in bounds of `pos` and `prev`, no other thread may touch those particles during the
     // call, and `kernel` must be supported by this CPU.
     unsafe {
-        with_damping(std::slice::from_mut(batch), prev, k, first, |batches| {
+        with_damping(std::slice::from_mut(batch), pos, start, k, first, |batches| {
             let batch = &mut batches[0];
             match kernel {
                 #[cfg(target_arch = "x86_64")]
@@ -111,7 +115,7 @@ pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, prev: VecPtr, batc
 pub(crate) unsafe fn project_group(
     kernel: Kernel,
     pos: PosPtr,
-    prev: VecPtr,
+    start: SubstepStart,
     batches: &mut [DistanceBatch],
     chained: bool,
     k: SubstepConstants,
@@ -122,7 +126,7 @@ pub(crate) unsafe fn project_group(
     unsafe {
         // Compensated corrections (tiny substeps) take the scalar loop, which rounds as the kernels.
         let vector = if pos.comp.is_some() { Kernel::Scalar } else { kernel };
-        with_damping(batches, prev, k, first, |batches| match vector {
+        with_damping(batches, pos, start, k, first, |batches| match vector {
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512 if chained => avx512::project_strips(pos, batches, k.inv_h2, first),
             #[cfg(target_arch = "x86_64")]
@@ -137,9 +141,66 @@ pub(crate) unsafe fn project_group(
                 let undamped = SubstepConstants { damping_over_h: 0.0, ..k };
                 batches
                     .iter_mut()
-                    .for_each(|batch| project_raw(kernel, pos, prev, batch, undamped, first));
+                    .for_each(|batch| project_raw(kernel, pos, start, batch, undamped, first));
             }
         });
+    }
+}
+
+/// Runs `project` on `batches`, or, when constraint damping acts on any of them, projects
+/// them in order slot by slot with the damped update ([`project_slot_damped`]; see
+/// [`super`]'s damping). The slot order is the one every kernel keeps, so the results are the
+/// same whichever kernel and however many threads.
+///
+/// # Safety
+/// As [`project_raw`] for every batch.
+pub(super) unsafe fn with_damping<P: Shift>(
+    batches: &mut [DistanceBatch],
+    pos: P,
+    start: SubstepStart,
+    k: SubstepConstants,
+    first: bool,
+    project: impl FnOnce(&mut [DistanceBatch]),
+) {
+    if !batches.iter().any(|b| b.is_damped(k)) {
+        return project(batches);
+    }
+    for batch in batches {
+        for j in 0..batch.id.len() {
+            // SAFETY: the caller upholds this function's # Safety contract (as `project_raw`),
+            // and j < batch.len().
+            unsafe { project_slot_damped(pos, start, batch, j, k, first) };
+        }
+    }
+}
+
+/// [`project_slot`] with constraint damping: [`solve_damped`] with γ = α β/h and the ends'
+/// motions since the substep began ([`SubstepStart::motion`]).
+///
+/// # Safety
+/// As [`project_raw`], and `j` < `batch.len()`.
+#[inline(always)]
+unsafe fn project_slot_damped(pos: impl Shift, start: SubstepStart, batch: &mut DistanceBatch, j: usize, k: SubstepConstants, first: bool) {
+    // SAFETY: the caller upholds this function's # Safety contract: as `project_raw`, and `j` <
+    // `batch.len()`.
+    unsafe {
+        let (ia, ib) = (*batch.a.get_unchecked(j) as usize, *batch.b.get_unchecked(j) as usize);
+        let (pa, pb) = (pos.get(ia), pos.get(ib));
+        let compliance = *batch.compliance.get_unchecked(j);
+        let (alpha_tilde, gamma) = (compliance * k.inv_h2, compliance * k.damping_over_h);
+        let lambda = batch.lambda.get_unchecked_mut(j);
+        let old = if first { 0.0 } else { *lambda };
+        let [xa, ya, za, wa] = pa;
+        let [xb, yb, zb, wb] = pb;
+        let motion = [start.motion(ia, [xa, ya, za]), start.motion(ib, [xb, yb, zb])];
+        let rest = *batch.rest.get_unchecked(j);
+        let Some(correction) = solve_damped([xa, ya, za], wa, [xb, yb, zb], wb, motion, rest, alpha_tilde, gamma, old) else {
+            *lambda = old;
+            return;
+        };
+        *lambda = old + correction.delta_lambda;
+        pos.shift(ia, pa, correction.delta_a);
+        pos.shift(ib, pb, correction.delta_b);
     }
 }
 

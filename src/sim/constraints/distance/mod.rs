@@ -7,14 +7,15 @@
 //! α̃ = α/h² and γ = αβ/h (XPBD eq. 26; Δx the motion since the substep began).
 //! Tension (N) is −λ/h².
 //!
-//! **Damping without a damped kernel.** With n·(Δx_a − Δx_b) taken as the length change since
-//! the substep began, l − l_prev (the same to first order, and exact along the edge), the damped
-//! update divided through by (1 + γ) is the undamped one,
-//! Δλ = (L' − l − α̃'λ) / (w_a + w_b + α̃'), with the *effective* rest length
-//! L' = (L + γ l_prev)/(1 + γ) and compliance α' = α/(1 + γ). So a damped batch computes L' and
-//! α' once per substep from the start positions ([`DistanceBatch::prepare_damping`]), swaps them
-//! in for its rest lengths and compliances, and runs the same vector kernels as an undamped one:
-//! damping costs one pass over the start positions per substep instead of a scalar solve.
+//! **Damping, exactly as eq. 26.** A substep with constraint damping projects its batches
+//! slot by slot with [`solve_damped`], which evaluates γ n·(Δx_a − Δx_b) from the positions'
+//! motion since the substep began (x − x_prev, computed exactly for nearby positions) apart
+//! from C. (Folding it into an effective rest length L' = (L + γ l_prev)/(1 + γ), as this
+//! solver once did, let the rounding of the lengths l and l_prev — a few 1e-8 m each — through
+//! amplified by 1 + γ: a 1 kg mass on α = 0.1 m/N with β = 5 N·s/m at h = 1/7680 s
+//! (γ = 3840) rested at 9.8106 N instead of m g.) With γ = 0 (a rigid constraint) the damped
+//! update rounds exactly as the undamped one, so β leaves rigid constraints untouched (V8).
+//! The damped path is scalar; damping is off by default and in every shipped preset but one.
 //!
 //! **One rounding everywhere.** The undamped update is [`solve`], a pure function of one
 //! constraint. Every kernel evaluates its operations in its order (true square root and
@@ -44,13 +45,47 @@ mod tests;
 mod vector;
 
 pub use crate::sim::particles::PosW;
-pub(crate) use batch::with_damping;
+use crate::sim::particles::VecPtr;
 pub use batch::{DistanceBatch, DistanceItem};
 pub use kernel::{project, project_with, Kernel};
 pub(crate) use kernel::{project_group, project_raw};
 
 /// Below this length (m) an edge has no direction; it is skipped, never divided by.
 pub(crate) const MIN_LENGTH: f32 = 1e-9;
+
+/// Where the particles were when the substep began, for the damping's motion Δx: the start
+/// positions, and the positions' compensations now and at the start when they are kept
+/// ([`crate::sim::particles`]): the exact motion is (x − x_prev) + (comp − comp_prev), which
+/// counts the part of a tiny substep's move an f32 position cannot hold.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SubstepStart {
+    /// Positions at the start of the substep.
+    pub prev: VecPtr,
+    /// The compensations (now, at the start), when kept.
+    pub comp: Option<(VecPtr, VecPtr)>,
+}
+
+impl SubstepStart {
+    /// Particle `i`'s motion since the substep began, now at `x` (m).
+    ///
+    /// # Safety
+    /// `i` in bounds of every array; no other thread writing particle `i`.
+    #[inline(always)]
+    pub(crate) unsafe fn motion(self, i: usize, [x, y, z]: [f32; 3]) -> [f32; 3] {
+        // SAFETY: the caller upholds this function's # Safety contract.
+        unsafe {
+            let start = self.prev.get(i);
+            let moved = [x - start.x, y - start.y, z - start.z];
+            match self.comp {
+                Some((now, then)) => {
+                    let residual = now.get(i) - then.get(i);
+                    [moved[0] + residual.x, moved[1] + residual.y, moved[2] + residual.z]
+                }
+                None => moved,
+            }
+        }
+    }
+}
 
 /// Per-substep constants of the projection.
 #[derive(Debug, Clone, Copy)]
@@ -93,6 +128,41 @@ pub fn solve(x_a: [f32; 3], w_a: f32, x_b: [f32; 3], w_b: f32, rest: f32, alpha_
         return None;
     }
     let f = (rest - len - alpha_tilde * lambda) / (denom * len);
+    let (fa, fb) = (w_a * f, w_b * f);
+    Some(Correction {
+        delta_a: [fa * d[0], fa * d[1], fa * d[2]],
+        delta_b: [-(fb * d[0]), -(fb * d[1]), -(fb * d[2])],
+        delta_lambda: f * len,
+    })
+}
+
+/// One damped XPBD projection (XPBD eq. 26): [`solve`] with the damping term
+/// γ n·(Δx_a − Δx_b), where `motion_a` and `motion_b` are the ends' motions since the substep
+/// began (m) and `gamma` = α β / h. With d = x_a − x_b,
+/// f = Δλ/|d| = (−C − α̃λ − γ d·(Δx_a − Δx_b)/|d|) / (((1 + γ)(w_a + w_b) + α̃)|d|). With
+/// `gamma` = 0 it rounds exactly as [`solve`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn solve_damped(
+    x_a: [f32; 3],
+    w_a: f32,
+    x_b: [f32; 3],
+    w_b: f32,
+    [motion_a, motion_b]: [[f32; 3]; 2],
+    rest: f32,
+    alpha_tilde: f32,
+    gamma: f32,
+    lambda: f32,
+) -> Option<Correction> {
+    let d = [x_a[0] - x_b[0], x_a[1] - x_b[1], x_a[2] - x_b[2]];
+    let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+    let denom = (1.0 + gamma) * (w_a + w_b) + alpha_tilde;
+    if !(len > MIN_LENGTH && denom > 0.0) {
+        return None;
+    }
+    let relative = [motion_a[0] - motion_b[0], motion_a[1] - motion_b[1], motion_a[2] - motion_b[2]];
+    let along = (d[0] * relative[0] + d[1] * relative[1] + d[2] * relative[2]) / len;
+    let f = (rest - len - alpha_tilde * lambda - gamma * along) / (denom * len);
     let (fa, fb) = (w_a * f, w_b * f);
     Some(Correction {
         delta_a: [fa * d[0], fa * d[1], fa * d[2]],
