@@ -14,7 +14,7 @@ use egui_macroquad::egui::{self, Color32, RichText, Ui};
 use egui_plot::{Line, Plot, PlotPoints};
 
 use super::clock::RealTimeRatio;
-use super::param_widgets::param_widget;
+use super::param_widgets::{param_widget, tooltip};
 use super::render::{heat_color, HeatMode, ViewOptions};
 use super::settings::Sections;
 use super::state::{list_recordings, Action, AppState, GridSize, Playback, RunMode};
@@ -522,19 +522,10 @@ impl Panels {
             return;
         };
         egui::Grid::new("grid").num_columns(2).show(ui, |ui| {
-            ui.label("Columns").on_hover_text("Particles along the width (2–1024)");
-            ui.add(egui::DragValue::new(&mut grid.columns).range(2..=1024));
-            ui.end_row();
-            ui.label("Rows").on_hover_text("Particles along the height (2–1024)");
-            ui.add(egui::DragValue::new(&mut grid.rows).range(2..=1024));
-            ui.end_row();
-            ui.label("Width").on_hover_text("Cloth width in metres");
-            ui.add(egui::DragValue::new(&mut grid.width).range(0.05..=20.0).speed(0.01).suffix(" m"));
-            ui.end_row();
-            ui.label("Height")
-                .on_hover_text("Cloth height (or depth, when lying flat) in metres");
-            ui.add(egui::DragValue::new(&mut grid.height).range(0.05..=20.0).speed(0.01).suffix(" m"));
-            ui.end_row();
+            size_field(ui, "columns", "Columns", &mut grid.columns, 1.0, "");
+            size_field(ui, "rows", "Rows", &mut grid.rows, 1.0, "");
+            size_field(ui, "width", "Width", &mut grid.width, 0.01, " m");
+            size_field(ui, "height", "Height", &mut grid.height, 0.01, " m");
         });
         let changed = Some(*grid) != state.grid_size();
         if ui
@@ -1000,6 +991,18 @@ const TEARING_ROWS: &[&str] = &["tear_strain", "tear_length", "tear_debilitation
 /// The tear strain a switched-on tearing starts at (30 %: a firm pull tears, the cloth's own
 /// weight does not).
 const TEAR_STRAIN_SWITCHED_ON: f32 = 0.3;
+
+/// One of the Scene panel's size fields: a label and a value box with the range and tooltip
+/// of the grid's `key` row.
+fn size_field<N: egui::emath::Numeric>(ui: &mut Ui, key: &str, label: &str, value: &mut N, speed: f64, suffix: &str) {
+    let param = param_table::find(param_table::GRID, key).unwrap_or_else(|| panic!("no grid parameter `{key}`"));
+    let tip = tooltip(param);
+    ui.label(label).on_hover_text(&tip);
+    let range = N::from_f64(param.accepted.min)..=N::from_f64(param.accepted.max);
+    ui.add(egui::DragValue::new(value).range(range).speed(speed).suffix(suffix))
+        .on_hover_text(&tip);
+    ui.end_row();
+}
 
 /// The widgets of `keys`' rows of `table`, in order.
 fn rows<T: Default>(ui: &mut Ui, table: &[Param<T>], keys: &[&str], target: &mut T) {

@@ -41,8 +41,9 @@ use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
 use super::appearance::Appearance;
-use super::error::{check_components, check_count, check_len, check_range, SimError, WORLD_EXTENT};
+use super::error::{check_len, SimError, WORLD_EXTENT};
 use super::model::{Compliance, EdgeKind, Model, ModelBuilder};
+use super::param_table;
 use super::params::Material;
 
 /// Which plane the cloth lies in when built.
@@ -168,14 +169,9 @@ impl GridSpec {
         }
     }
 
-    /// Checks sizes and resolution.
+    /// Checks sizes and resolution (their ranges in [`param_table::GRID`]) and the pins.
     pub fn validate(&self) -> Result<(), SimError> {
-        check_range("width", self.width, 0.01, 100.0, "a width in [0.01, 100] m")?;
-        check_range("height", self.height, 0.01, 100.0, "a height in [0.01, 100] m")?;
-        check_components("origin", self.origin, -1000.0, 1000.0, "components in [-1000, 1000] m")?;
-        check_count("columns", self.columns, 2, 1024, "2 to 1024 particles per side")?;
-        check_count("rows", self.rows, 2, 1024, "2 to 1024 particles per side")?;
-        check_range("jitter", self.jitter, 0.0, 0.01, "a distance in [0, 0.01] m")?;
+        param_table::check_all(param_table::GRID, self)?;
         let outside = |what: &str, (c, r): (u32, u32)| {
             SimError::InvalidGeometry(format!("{what} ({c}, {r}) lies outside the {} × {} grid", self.columns, self.rows))
         };

@@ -3,6 +3,9 @@
 //! may give it, the range of its slider and how the slider maps (linear or logarithmic,
 //! integer steps), how the panels show it and its help text.
 //!
+//! [`GRID`] holds the numbers of a grid ([`GridSpec`]) the same way; the Scene panel's size
+//! fields take their ranges and tooltips from it and docs/presets.md's Grid table has its rows.
+//!
 //! Three things are made from it, so they cannot disagree:
 //! - validation: [`SolverParams::validate`] and [`Material::validate`] check every field
 //!   against its [`Param::accepted`] range ([`check_all`]), with a message built from the row;
@@ -21,6 +24,7 @@ use glam::Vec3;
 
 use super::constraints::MAX_PARTS as MAX_THREADS;
 use super::error::{check_components, check_count, check_range, SimError};
+use super::grid::GridSpec;
 use super::params::{Material, SolverParams};
 
 /// A field's value, read from its struct.
@@ -831,6 +835,79 @@ pub static MATERIAL: &[Param<Material>] = &[
         help: "Factor on every tether's length: 1 (0 % slack) = no stretch beyond the rest distance through the cloth, 1.1 = 10 % allowed.",
         more: "",
         access: access!(Real, tether_slack),
+    },
+];
+
+/// A grid's extent's row (width, height).
+const fn extent(key: &'static str, label: &'static str, help: &'static str, access: Access<GridSpec>) -> Param<GridSpec> {
+    Param {
+        key,
+        label,
+        unit: "m",
+        quantity: "a length",
+        accepted: Bounds::new(0.01, 100.0),
+        slider: Bounds::new(0.1, 10.0),
+        scale: Scale::Logarithmic,
+        shown: Shown::Plain,
+        help,
+        more: "",
+        access,
+    }
+}
+
+/// A grid's resolution's row (columns, rows).
+const fn resolution(key: &'static str, label: &'static str, help: &'static str, access: Access<GridSpec>) -> Param<GridSpec> {
+    Param {
+        key,
+        label,
+        unit: "",
+        quantity: "particles per side",
+        accepted: Bounds::new(2.0, 1024.0),
+        slider: Bounds::new(2.0, 256.0),
+        scale: Scale::Logarithmic,
+        shown: Shown::Plain,
+        help,
+        more: "",
+        access,
+    }
+}
+
+/// The numbers of a grid ([`GridSpec`]), in the struct's order.
+pub static GRID: &[Param<GridSpec>] = &[
+    extent("width", "width", "Size along x (a swatch to a sail).", access!(Real, width)),
+    extent(
+        "height",
+        "height",
+        "Size down y (`Vertical`) or along z (`Horizontal`).",
+        access!(Real, height),
+    ),
+    resolution("columns", "columns", "Particles along the width.", access!(Count, columns)),
+    resolution("rows", "rows", "Particles along the height.", access!(Count, rows)),
+    Param {
+        key: "origin",
+        label: "origin",
+        unit: "m",
+        quantity: "components",
+        accepted: Bounds::new(-1000.0, 1000.0),
+        slider: Bounds::new(-1000.0, 1000.0),
+        scale: Scale::Linear,
+        shown: Shown::Plain,
+        help: "Centre of the top edge (`Vertical`) or of the sheet (`Horizontal`).",
+        more: "",
+        access: access!(Vector, origin),
+    },
+    Param {
+        key: "jitter",
+        label: "jitter",
+        unit: "m",
+        quantity: "a distance",
+        accepted: Bounds::new(0.0, 0.01),
+        slider: Bounds::new(0.0, 0.01),
+        scale: Scale::Linear,
+        shown: Shown::milli("mm"),
+        help: "Moves each particle off the plane by a fixed pseudo-random amount in [−jitter, jitter] (the same on every build), so a sheet that would fold exactly in its plane buckles.",
+        more: "",
+        access: access!(Real, jitter),
     },
 ];
 

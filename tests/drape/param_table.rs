@@ -2,13 +2,13 @@
 //! made from it. Validation accepts exactly each row's range (its ends in, just beyond them
 //! out, with the row's name), every default lies inside its accepted range and on its slider's
 //! rail, every rail lies inside the accepted range, and docs/presets.md's Material and Solver
-//! tables are the table's own rendering. (The panels' side is tested in the app:
+//! tables are the table's own rendering (and its Grid table holds the grid's rows). (The panels' side is tested in the app:
 //! `the_panels_show_every_parameter_of_the_table_once`, `counts_move_in_fine_steps_near_their_defaults`.)
 
 use std::path::Path;
 
 use drape::sim::param_table::{self, Bounds, FieldMut, Param, Scale, Value};
-use drape::sim::{Material, SimError, SolverParams};
+use drape::sim::{GridSpec, Material, SimError, SolverParams};
 
 /// `target` with the row's field set to `x` (each component of a vector; a count rounded).
 fn with<T: Default>(param: &Param<T>, x: f64) -> T {
@@ -88,6 +88,7 @@ fn check_table<T: Default>(table: &[Param<T>], validate: fn(&T) -> Result<(), Si
 fn validation_accepts_exactly_the_ranges_of_the_table() {
     let mut problems = check_table(param_table::SOLVER, SolverParams::validate);
     problems.extend(check_table(param_table::MATERIAL, Material::validate));
+    problems.extend(check_table(param_table::GRID, GridSpec::validate));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -136,4 +137,18 @@ fn the_reference_tables_are_the_parameter_table() {
             "docs/presets.md's table under `{heading}` is not the parameter table's; replace it with:\n\n{generated}"
         );
     }
+    // The grid's table also has rows for its pins, orientation and switches: each numeric row
+    // is the table's.
+    let heading = "## Grid: `cloth` and `Grid(…)` objects";
+    let documented = documented_table(&doc, heading);
+    let missing: Vec<String> = param_table::GRID
+        .iter()
+        .map(|param| param.markdown_row())
+        .filter(|row| !documented.contains(&row.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/presets.md's Grid table lacks the parameter table's rows:\n{}",
+        missing.join("\n")
+    );
 }

@@ -778,7 +778,12 @@ fn v8_a_damped_soft_constraint_carries_m_g_at_rest_to_f32_rounding() {
         let ulp = (G.next_up() - G) as f64;
         assert_close(&format!("β={beta}: tension"), tension, G as f64, 4.0 * ulp);
         let position_ulp = (1.0f32.next_up() - 1.0) as f64;
-        assert_close(&format!("β={beta}: extension / α"), extension / alpha as f64, G as f64, 4.0 * position_ulp / alpha as f64);
+        assert_close(
+            &format!("β={beta}: extension / α"),
+            extension / alpha as f64,
+            G as f64,
+            4.0 * position_ulp / alpha as f64,
+        );
     }
 }
 

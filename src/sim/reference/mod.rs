@@ -60,8 +60,8 @@ mod tether;
 
 use glam::Vec3;
 
-use super::float_mode::FlushSubnormals;
 use super::collision::{Collider, ContactSettings};
+use super::float_mode::FlushSubnormals;
 use super::model::Model;
 use super::params::{Material, SolverParams};
 use super::particles::{two_sum, COMPENSATED_BELOW_SUBSTEP};

@@ -200,7 +200,15 @@ unsafe fn distance_tail(frame: &Frame, group: &mut Group<DistanceBatch>, at: Swe
     let k = frame.settings.constants;
     // SAFETY: the caller guarantees the pointers valid and no other thread running.
     unsafe {
-        distance::project_group(frame.kernel, frame.pos, frame.start(), &mut group.batches, group.chained, k, at.first);
+        distance::project_group(
+            frame.kernel,
+            frame.pos,
+            frame.start(),
+            &mut group.batches,
+            group.chained,
+            k,
+            at.first,
+        );
         distance::project_raw(Kernel::Scalar, frame.pos, frame.start(), &mut group.tail, k, at.first);
     }
 }

@@ -90,7 +90,14 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
 /// # Safety
 /// Every particle index in `batch` must be in bounds of `pos` and `prev`, no other thread may
 /// touch those particles during the call, and `kernel` must be supported by this CPU.
-pub(crate) unsafe fn project_raw(kernel: Kernel, pos: PosPtr, start: SubstepStart, batch: &mut DistanceBatch, k: SubstepConstants, first: bool) {
+pub(crate) unsafe fn project_raw(
+    kernel: Kernel,
+    pos: PosPtr,
+    start: SubstepStart,
+    batch: &mut DistanceBatch,
+    k: SubstepConstants,
+    first: bool,
+) {
     // SAFETY: the caller upholds this function's # Safety contract: every particle index in `batch`
     // must be in bounds of `pos` and `prev`, no other thread may touch those particles during the
     // call, and `kernel` must be supported by this CPU.
