@@ -76,11 +76,11 @@ pub fn project_with(kernel: Kernel, pos: &mut Positions, prev: &Vectors, batch: 
         batch.a.iter().chain(&batch.b).all(|&i| (i as usize) < n),
         "particle index out of range"
     );
-    // SAFETY: indices checked above; the arrays are borrowed exclusively.
     let start = SubstepStart {
         prev: prev.read_only(),
         comp: None,
     };
+    // SAFETY: indices checked above; the arrays are borrowed exclusively.
     unsafe { project_raw(kernel, pos.raw(), start, batch, k, first) }
 }
 

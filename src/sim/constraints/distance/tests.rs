@@ -96,11 +96,11 @@ fn contiguous_levels_match_the_scalar_loop_bit_for_bit_at_every_width() {
         let run = |kernel: Kernel| {
             let (mut p, prev, mut batches) = (Positions::from(pos.as_slice()), Vectors::from(pos.as_slice()), [level.clone()]);
             for first in [true, false] {
-                // SAFETY: indices in range, single thread, kernel supported.
                 let start = super::SubstepStart {
                     prev: prev.read_only(),
                     comp: None,
                 };
+                // SAFETY: indices in range, single thread, kernel supported.
                 unsafe { project_group(kernel, p.raw(), start, &mut batches, false, K, first) };
             }
             (p.to_vec(), batches[0].lambda.clone())
