@@ -25,9 +25,9 @@
 //! ([`crate::sim::ReferenceSolver`]). So they all round identically, and a sweep in the same
 //! order gives bit-identical positions with any kernel and on any number of threads.
 //!
-//! **Files.** This module holds the maths; [`batch`] the storage (structure of arrays) and the
-//! damping's effective values; [`kernel`] the choice of kernel and the projection of a batch or
-//! a group of batches; `avx2` and `avx512` the vector kernels, `vector` what the two widths
+//! **Files.** This module holds the maths; [`batch`] the storage (structure of arrays);
+//! [`kernel`] the choice of kernel, the projection of a batch or a group of batches and the
+//! damped slot loop; `avx2` and `avx512` the vector kernels, `vector` what the two widths
 //! share (one vector's projection, the tiled loop over strips); [`copy`] the kernel on the
 //! solver's `[x, y, z, w]` copy; `tests.rs` the tests comparing the kernels. The strain
 //! statistics are in [`crate::sim::stats`].
