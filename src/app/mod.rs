@@ -98,8 +98,8 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
     }
     if let Some(path) = &args.replay {
         // A broken file is bad input (exit 2), said before any window opens.
-        drape::replay::Recording::load(path)?;
-        apply(&mut state, Action::OpenRecording(path.clone()));
+        let recording = drape::replay::Recording::load(path)?;
+        state::open_loaded_recording(&mut state, path.clone(), recording);
         if let Some(playback) = state.playback.as_mut() {
             playback.playing = true;
         } else {

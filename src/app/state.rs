@@ -815,9 +815,16 @@ fn player_run_mode(state: &mut AppState, mode: RunMode) {
 /// Opens a recording in the player at the frame it opens at, paused; a broken file is
 /// reported and the running scene kept.
 fn open_recording(state: &mut AppState, path: PathBuf) {
-    let opened = Recording::load(&path)
-        .map_err(|e| e.to_string())
-        .and_then(|recording| Replay::new(std::sync::Arc::new(recording), state.threads_override).map_err(|e| e.to_string()));
+    match Recording::load(&path) {
+        Ok(recording) => open_loaded_recording(state, path, recording),
+        Err(e) => state.report_error(format!("cannot open the recording: {e}")),
+    }
+}
+
+/// [`open_recording`] of a recording already read from `path` (the `--replay` flag reads it
+/// first, so a broken file is an error before any window opens).
+pub fn open_loaded_recording(state: &mut AppState, path: PathBuf, recording: Recording) {
+    let opened = Replay::new(std::sync::Arc::new(recording), state.threads_override).map_err(|e| e.to_string());
     let replay = match opened {
         Ok(replay) => replay,
         Err(why) => return state.report_error(format!("cannot open the recording: {why}")),
