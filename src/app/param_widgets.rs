@@ -23,20 +23,27 @@ pub const PIXELS_PER_COUNT: f64 = 8.0;
 /// is edited while present; its on/off switch is the caller's.
 pub fn param_widget<T: Default>(ui: &mut Ui, param: &Param<T>, target: &mut T) {
     ui.spacing_mut().slider_width = RAIL_WIDTH;
-    let tip = tooltip(param);
     match (param.access.write)(target) {
         FieldMut::Toggle(on) => {
-            ui.checkbox(on, param.label).on_hover_text(tip);
+            with_tooltip(ui.checkbox(on, param.label), param);
         }
-        FieldMut::Real(value) => real(ui, param, value, &tip),
+        FieldMut::Real(value) => real(ui, param, value),
         FieldMut::OptionalReal(value) => {
             if let Some(value) = value.as_mut() {
-                real(ui, param, value, &tip);
+                real(ui, param, value);
             }
         }
-        FieldMut::Count(value) => count(ui, param, value, &tip),
-        FieldMut::Vector(value) => vector(ui, param, value, &tip),
+        FieldMut::Count(value) => count(ui, param, value),
+        FieldMut::Vector(value) => vector(ui, param, value),
     }
+}
+
+/// `response` with the row's [`tooltip`], written only while the pointer is on it (every
+/// row's widgets are laid out every frame).
+pub fn with_tooltip<T: Default>(response: egui::Response, param: &Param<T>) -> egui::Response {
+    response.on_hover_ui(|ui| {
+        ui.label(tooltip(param));
+    })
 }
 
 /// The tooltip: help, default and accepted range in the units the panel shows.
@@ -86,25 +93,27 @@ pub fn typed<T>(param: &Param<T>, text: &str) -> Option<f64> {
 }
 
 /// A real number on the row's rail.
-fn real<T>(ui: &mut Ui, param: &Param<T>, value: &mut f32, tip: &str) {
+fn real<T: Default>(ui: &mut Ui, param: &Param<T>, value: &mut f32) {
     match param.scale {
-        Scale::Linear => linear(ui, param, value, tip),
-        Scale::Logarithmic => logarithmic(ui, param, value, tip),
+        Scale::Linear => linear(ui, param, value),
+        Scale::Logarithmic => logarithmic(ui, param, value),
     }
 }
 
 /// A linear slider: egui's, unclamped so typed values may leave the rail, then clamped to the
 /// accepted range.
-fn linear<T>(ui: &mut Ui, param: &Param<T>, value: &mut f32, tip: &str) {
+fn linear<T: Default>(ui: &mut Ui, param: &Param<T>, value: &mut f32) {
     let mut edited = *value as f64;
-    ui.add(
-        egui::Slider::new(&mut edited, param.slider.min..=param.slider.max)
-            .text(param.label)
-            .clamping(egui::SliderClamping::Never)
-            .custom_formatter(|v, _| shown(param, v))
-            .custom_parser(|text| typed(param, text)),
-    )
-    .on_hover_text(tip);
+    with_tooltip(
+        ui.add(
+            egui::Slider::new(&mut edited, param.slider.min..=param.slider.max)
+                .text(param.label)
+                .clamping(egui::SliderClamping::Never)
+                .custom_formatter(|v, _| shown(param, v))
+                .custom_parser(|text| typed(param, text)),
+        ),
+        param,
+    );
     store(param.accepted, edited, value);
 }
 
@@ -119,30 +128,34 @@ fn store(accepted: Bounds, edited: f64, value: &mut f32) {
 /// row's slider range; the value box drags at a fixed number of pixels per decade and takes
 /// typed values ("5 MPa"), applied when the edit ends (Enter, Tab or a click elsewhere):
 /// applying each keystroke would run the cloth at "5 Pa" while "5 MPa" is being typed.
-fn logarithmic<T>(ui: &mut Ui, param: &Param<T>, value: &mut f32, tip: &str) {
+fn logarithmic<T: Default>(ui: &mut Ui, param: &Param<T>, value: &mut f32) {
     let rail = LogRange::new(param.slider.min, param.slider.max);
     // A field whose accepted range reaches 0 is typed down to the rail's end.
     let accepted = LogRange::new(param.accepted.min.max(param.slider.min), param.accepted.max);
     let mut exponent = LogRange::exponent(*value as f64);
     let before = exponent;
     ui.horizontal(|ui| {
-        ui.add(
-            egui::Slider::new(&mut exponent, rail.exponents())
-                .show_value(false)
-                .clamping(egui::SliderClamping::Edits),
-        )
-        .on_hover_text(tip);
-        ui.add(
-            egui::DragValue::new(&mut exponent)
-                .range(accepted.exponents())
-                .clamp_existing_to_range(false)
-                .speed(LogRange::drag_speed())
-                .update_while_editing(false)
-                .custom_formatter(|x, _| shown(param, LogRange::value(x)))
-                .custom_parser(|text| typed(param, text).filter(|v| *v > 0.0).map(LogRange::exponent)),
-        )
-        .on_hover_text(tip);
-        ui.label(param.label).on_hover_text(tip);
+        with_tooltip(
+            ui.add(
+                egui::Slider::new(&mut exponent, rail.exponents())
+                    .show_value(false)
+                    .clamping(egui::SliderClamping::Edits),
+            ),
+            param,
+        );
+        with_tooltip(
+            ui.add(
+                egui::DragValue::new(&mut exponent)
+                    .range(accepted.exponents())
+                    .clamp_existing_to_range(false)
+                    .speed(LogRange::drag_speed())
+                    .update_while_editing(false)
+                    .custom_formatter(|x, _| shown(param, LogRange::value(x)))
+                    .custom_parser(|text| typed(param, text).filter(|v| *v > 0.0).map(LogRange::exponent)),
+            ),
+            param,
+        );
+        with_tooltip(ui.label(param.label), param);
     });
     if exponent != before {
         store(param.accepted, LogRange::value(exponent), value);
@@ -151,35 +164,39 @@ fn logarithmic<T>(ui: &mut Ui, param: &Param<T>, value: &mut f32, tip: &str) {
 
 /// A whole number: the rail on the row's scale, the value box a step per
 /// [`PIXELS_PER_COUNT`], typed values clamped to the accepted range.
-fn count<T>(ui: &mut Ui, param: &Param<T>, value: &mut u32, tip: &str) {
+fn count<T: Default>(ui: &mut Ui, param: &Param<T>, value: &mut u32) {
     let mut edited = *value;
-    ui.add(
-        egui::Slider::new(&mut edited, param.slider.min as u32..=param.slider.max as u32)
-            .text(param.label)
-            .logarithmic(param.scale == Scale::Logarithmic)
-            .clamping(egui::SliderClamping::Never)
-            .drag_value_speed(1.0 / PIXELS_PER_COUNT),
-    )
-    .on_hover_text(tip);
+    with_tooltip(
+        ui.add(
+            egui::Slider::new(&mut edited, param.slider.min as u32..=param.slider.max as u32)
+                .text(param.label)
+                .logarithmic(param.scale == Scale::Logarithmic)
+                .clamping(egui::SliderClamping::Never)
+                .drag_value_speed(1.0 / PIXELS_PER_COUNT),
+        ),
+        param,
+    );
     if edited != *value {
         *value = param.accepted.clamp(edited as f64) as u32;
     }
 }
 
 /// Three boxes, x, y and z, each clamped to the accepted range.
-fn vector<T>(ui: &mut Ui, param: &Param<T>, value: &mut glam::Vec3, tip: &str) {
+fn vector<T: Default>(ui: &mut Ui, param: &Param<T>, value: &mut glam::Vec3) {
     let range = param.accepted.min as f32..=param.accepted.max as f32;
     ui.horizontal(|ui| {
-        ui.label(param.label).on_hover_text(tip);
+        with_tooltip(ui.label(param.label), param);
         for (axis, component) in ["x", "y", "z"].iter().zip([&mut value.x, &mut value.y, &mut value.z]) {
-            ui.add(
-                egui::DragValue::new(component)
-                    .speed(0.05)
-                    .range(range.clone())
-                    .prefix(format!("{axis} "))
-                    .suffix(format!(" {}", param.unit)),
-            )
-            .on_hover_text(tip);
+            with_tooltip(
+                ui.add(
+                    egui::DragValue::new(component)
+                        .speed(0.05)
+                        .range(range.clone())
+                        .prefix(format!("{axis} "))
+                        .suffix(format!(" {}", param.unit)),
+                ),
+                param,
+            );
         }
     });
 }

@@ -14,7 +14,7 @@ use egui_macroquad::egui::{self, Color32, RichText, Ui};
 use egui_plot::{Line, Plot, PlotPoints};
 
 use super::clock::RealTimeRatio;
-use super::param_widgets::{param_widget, tooltip};
+use super::param_widgets::{param_widget, with_tooltip};
 use super::render::{heat_color, HeatMode, ViewOptions};
 use super::settings::Sections;
 use super::state::{list_recordings, Action, AppState, GridSize, Playback, RunMode};
@@ -996,11 +996,9 @@ const TEAR_STRAIN_SWITCHED_ON: f32 = 0.3;
 /// of the grid's `key` row.
 fn size_field<N: egui::emath::Numeric>(ui: &mut Ui, key: &str, label: &str, value: &mut N, speed: f64, suffix: &str) {
     let param = param_table::find(param_table::GRID, key).unwrap_or_else(|| panic!("no grid parameter `{key}`"));
-    let tip = tooltip(param);
-    ui.label(label).on_hover_text(&tip);
+    with_tooltip(ui.label(label), param);
     let range = N::from_f64(param.accepted.min)..=N::from_f64(param.accepted.max);
-    ui.add(egui::DragValue::new(value).range(range).speed(speed).suffix(suffix))
-        .on_hover_text(&tip);
+    with_tooltip(ui.add(egui::DragValue::new(value).range(range).speed(speed).suffix(suffix)), param);
     ui.end_row();
 }
 
@@ -1073,16 +1071,15 @@ fn tearing_controls(ui: &mut Ui, m: &mut drape::sim::Material) {
         _ => {}
     }
     ui.add_enabled_ui(tearing, |ui| {
-        let mut shown = drape::sim::Material {
-            tear_strain: Some(m.tear_strain.unwrap_or(TEAR_STRAIN_SWITCHED_ON)),
-            ..m.clone()
-        };
-        rows(ui, param_table::MATERIAL, TEARING_ROWS, &mut shown);
         if tearing {
-            m.tear_strain = shown.tear_strain;
-            m.tear_length = shown.tear_length;
-            m.tear_debilitation = shown.tear_debilitation;
-            m.tear_response_time = shown.tear_response_time;
+            rows(ui, param_table::MATERIAL, TEARING_ROWS, m);
+        } else {
+            // Disabled rows of what switching tearing on would start from.
+            let mut preview = drape::sim::Material {
+                tear_strain: Some(TEAR_STRAIN_SWITCHED_ON),
+                ..m.clone()
+            };
+            rows(ui, param_table::MATERIAL, TEARING_ROWS, &mut preview);
         }
     });
 }

@@ -80,7 +80,7 @@ fn shown(value: f64) -> String {
 }
 
 /// `Ok` when `accepted`, otherwise the [`SimError::InvalidParameter`] for `name`.
-fn require(accepted: bool, name: &'static str, value: f64, expected: impl Into<Cow<'static, str>>) -> Result<(), SimError> {
+fn require(accepted: bool, name: &'static str, value: f64, expected: &'static str) -> Result<(), SimError> {
     if accepted {
         Ok(())
     } else {
@@ -93,13 +93,7 @@ fn require(accepted: bool, name: &'static str, value: f64, expected: impl Into<C
 }
 
 /// Checks that `value` is finite and lies in `[min, max]`.
-pub(crate) fn check_range(
-    name: &'static str,
-    value: f32,
-    min: f32,
-    max: f32,
-    expected: impl Into<Cow<'static, str>>,
-) -> Result<(), SimError> {
+pub(crate) fn check_range(name: &'static str, value: f32, min: f32, max: f32, expected: &'static str) -> Result<(), SimError> {
     require(value.is_finite() && value >= min && value <= max, name, value as f64, expected)
 }
 
@@ -109,24 +103,6 @@ pub(crate) fn check_non_negative(name: &'static str, value: f32) -> Result<(), S
 }
 
 /// Checks that every component of a vector is finite and lies in `[min, max]`.
-pub(crate) fn check_components(
-    name: &'static str,
-    v: glam::Vec3,
-    min: f32,
-    max: f32,
-    expected: impl Into<Cow<'static, str>>,
-) -> Result<(), SimError> {
-    let outside = v.to_array().into_iter().find(|c| !(c.is_finite() && (min..=max).contains(c)));
-    outside.map_or(Ok(()), |c| require(false, name, c as f64, expected))
-}
-
-/// Checks that an integer lies in `[min, max]`.
-pub(crate) fn check_count(
-    name: &'static str,
-    value: u32,
-    min: u32,
-    max: u32,
-    expected: impl Into<Cow<'static, str>>,
-) -> Result<(), SimError> {
-    require((min..=max).contains(&value), name, value as f64, expected)
+pub(crate) fn check_components(name: &'static str, v: glam::Vec3, min: f32, max: f32, expected: &'static str) -> Result<(), SimError> {
+    v.to_array().iter().try_for_each(|&c| check_range(name, c, min, max, expected))
 }

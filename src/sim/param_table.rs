@@ -23,7 +23,7 @@ use std::borrow::Cow;
 use glam::Vec3;
 
 use super::constraints::MAX_PARTS as MAX_THREADS;
-use super::error::{check_components, check_count, check_range, SimError};
+use super::error::SimError;
 use super::grid::GridSpec;
 use super::params::{Material, SolverParams};
 
@@ -100,9 +100,6 @@ impl Bounds {
         value.clamp(self.min, self.max)
     }
 }
-
-/// The bounds of an on/off field (never read: toggles have no range).
-const TOGGLE: Bounds = Bounds::new(0.0, 1.0);
 
 /// How a slider's rail maps pointer travel to values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,14 +182,24 @@ impl<T: Default> Param<T> {
     }
 
     /// Checks the field of `target` against [`Self::accepted`].
+    /// The message is only built for a refused value: every step validates every field.
     pub fn check(&self, target: &T) -> Result<(), SimError> {
-        let Bounds { min, max } = self.accepted;
-        match (self.access.read)(target) {
-            Value::Real(v) | Value::OptionalReal(Some(v)) => check_range(self.key, v, min as f32, max as f32, self.expected()),
-            Value::Count(n) => check_count(self.key, n, min as u32, max as u32, self.expected()),
-            Value::Vector(v) => check_components(self.key, v, min as f32, max as f32, self.expected()),
-            Value::OptionalReal(None) | Value::Toggle(_) => Ok(()),
-        }
+        let (min, max) = (self.accepted.min as f32, self.accepted.max as f32);
+        let outside = |x: f32| !(x.is_finite() && (min..=max).contains(&x));
+        let counts = self.accepted.min as u32..=self.accepted.max as u32;
+        let refused = match (self.access.read)(target) {
+            Value::Real(v) | Value::OptionalReal(Some(v)) => Some(v).filter(|&v| outside(v)).map(f64::from),
+            Value::Count(n) => Some(n).filter(|n| !counts.contains(n)).map(f64::from),
+            Value::Vector(v) => v.to_array().into_iter().find(|&c| outside(c)).map(f64::from),
+            Value::OptionalReal(None) | Value::Toggle(_) => None,
+        };
+        refused.map_or(Ok(()), |value| {
+            Err(SimError::InvalidParameter {
+                name: self.key,
+                value,
+                expected: self.expected(),
+            })
+        })
     }
 
     /// What the field accepts, as error messages say it: "a time step in [1e-5, 10] s",
@@ -304,6 +311,23 @@ pub fn number(v: f32) -> String {
         exponent
     } else {
         decimal
+    }
+}
+
+/// An on/off field's row (no range, no rail: a checkbox).
+const fn toggle<T>(key: &'static str, label: &'static str, help: &'static str, more: &'static str, access: Access<T>) -> Param<T> {
+    Param {
+        key,
+        label,
+        unit: "",
+        quantity: "",
+        accepted: Bounds::new(0.0, 1.0),
+        slider: Bounds::new(0.0, 1.0),
+        scale: Scale::Linear,
+        shown: Shown::Plain,
+        help,
+        more,
+        access,
     }
 }
 
@@ -530,19 +554,13 @@ pub static SOLVER: &[Param<SolverParams>] = &[
         more: "A cloth without pins keeps 1.5 × its weight.",
         access: access!(Real, grab_slip_strain),
     },
-    Param {
-        key: "self_collision",
-        label: "self-collision",
-        unit: "",
-        quantity: "",
-        accepted: TOGGLE,
-        slider: TOGGLE,
-        scale: Scale::Linear,
-        shown: Shown::Plain,
-        help: "The cloth collides with itself: its particles keep the self thickness apart, with friction between layers, so folds lie on each other instead of passing through. Slows fast motion to a fifth of the thickness per substep.",
-        more: "See [Self-collision](#self-collision).",
-        access: access!(Toggle, self_collision),
-    },
+    toggle(
+        "self_collision",
+        "self-collision",
+        "The cloth collides with itself: its particles keep the self thickness apart, with friction between layers, so folds lie on each other instead of passing through. Slows fast motion to a fifth of the thickness per substep.",
+        "See [Self-collision](#self-collision).",
+        access!(Toggle, self_collision),
+    ),
     Param {
         key: "self_thickness",
         label: "self thickness",
@@ -569,32 +587,20 @@ pub static SOLVER: &[Param<SolverParams>] = &[
         more: "",
         access: access!(Real, self_friction),
     },
-    Param {
-        key: "self_vertex_triangle",
-        label: "particles against faces",
-        unit: "",
-        quantity: "",
-        accepted: TOGGLE,
-        slider: TOGGLE,
-        scale: Scale::Linear,
-        shown: Shown::Plain,
-        help: "With self-collision on, particles also keep the thickness from the faces of triangles they are not a corner of, so a layer cannot slip between the particles of a mesh coarser than the thickness.",
-        more: "",
-        access: access!(Toggle, self_vertex_triangle),
-    },
-    Param {
-        key: "self_edge_edge",
-        label: "edges against edges",
-        unit: "",
-        quantity: "",
-        accepted: TOGGLE,
-        slider: TOGGLE,
-        scale: Scale::Linear,
-        shown: Shown::Plain,
-        help: "With self-collision on, edges long enough to pass between particles keep the thickness from each other, so layers cannot cross edge through edge.",
-        more: "",
-        access: access!(Toggle, self_edge_edge),
-    },
+    toggle(
+        "self_vertex_triangle",
+        "particles against faces",
+        "With self-collision on, particles also keep the thickness from the faces of triangles they are not a corner of, so a layer cannot slip between the particles of a mesh coarser than the thickness.",
+        "",
+        access!(Toggle, self_vertex_triangle),
+    ),
+    toggle(
+        "self_edge_edge",
+        "edges against edges",
+        "With self-collision on, edges long enough to pass between particles keep the thickness from each other, so layers cannot cross edge through edge.",
+        "",
+        access!(Toggle, self_edge_edge),
+    ),
 ];
 
 /// A stiffness multiplier's row (stretch, shear, bending): the same range, their own rail.
@@ -806,19 +812,13 @@ pub static MATERIAL: &[Param<Material>] = &[
         more: "A border is no weaker than the rest (physics.md §8).",
         access: access!(Real, tear_length),
     },
-    Param {
-        key: "tethers",
-        label: "tethers",
-        unit: "",
-        quantity: "",
-        accepted: TOGGLE,
-        slider: TOGGLE,
-        scale: Scale::Linear,
-        shown: Shown::Plain,
-        help: "Long-range attachments: every point stays within reach of its nearest pins, so a big cloth does not over-stretch near them. Turn off for stretchy materials.",
-        more: "See [Tethers](#tethers).",
-        access: access!(Toggle, tethers),
-    },
+    toggle(
+        "tethers",
+        "tethers",
+        "Long-range attachments: every point stays within reach of its nearest pins, so a big cloth does not over-stretch near them. Turn off for stretchy materials.",
+        "See [Tethers](#tethers).",
+        access!(Toggle, tethers),
+    ),
     Param {
         key: "tether_slack",
         label: "tether slack",

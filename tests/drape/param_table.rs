@@ -101,9 +101,9 @@ fn the_range_check_catches_a_disagreement() {
     let stale: fn(&SolverParams) -> Result<(), SimError> = |p| {
         if p.substeps > 100 {
             return Err(SimError::InvalidParameter {
-                name: "iterations",
-                value: 0.0,
-                expected: "".into(),
+                name: "substeps",
+                value: p.substeps as f64,
+                expected: "1 to 100 substeps".into(),
             });
         }
         p.validate()

@@ -4,7 +4,7 @@
 
 #[cfg(target_arch = "x86_64")]
 use super::{avx2, avx512};
-use super::{solve, solve_damped, DistanceBatch, SubstepConstants, SubstepStart};
+use super::{solve, solve_damped, Correction, DistanceBatch, SubstepConstants, SubstepStart};
 use crate::sim::particles::{AosPtr, ParticleAccess, PosPtr, PosW, Positions, Vectors};
 
 /// Which projection loops run the batches.
@@ -191,23 +191,11 @@ unsafe fn project_slot_damped(pos: impl Shift, start: SubstepStart, batch: &mut 
     // SAFETY: the caller upholds this function's # Safety contract: as `project_raw`, and `j` <
     // `batch.len()`.
     unsafe {
-        let (ia, ib) = (*batch.a.get_unchecked(j) as usize, *batch.b.get_unchecked(j) as usize);
-        let (pa, pb) = (pos.get(ia), pos.get(ib));
-        let compliance = *batch.compliance.get_unchecked(j);
-        let (alpha_tilde, gamma) = (compliance * k.inv_h2, compliance * k.damping_over_h);
-        let lambda = batch.lambda.get_unchecked_mut(j);
-        let old = if first { 0.0 } else { *lambda };
-        let [xa, ya, za, wa] = pa;
-        let [xb, yb, zb, wb] = pb;
-        let motion = [start.motion(ia, [xa, ya, za]), start.motion(ib, [xb, yb, zb])];
-        let rest = *batch.rest.get_unchecked(j);
-        let Some(correction) = solve_damped([xa, ya, za], wa, [xb, yb, zb], wb, motion, rest, alpha_tilde, gamma, old) else {
-            *lambda = old;
-            return;
-        };
-        *lambda = old + correction.delta_lambda;
-        pos.shift(ia, pa, correction.delta_a);
-        pos.shift(ib, pb, correction.delta_b);
+        project_slot_with(pos, batch, j, first, |[ia, ib], [xa, xb], [wa, wb], rest, compliance, old| {
+            let motion = [start.motion(ia, xa), start.motion(ib, xb)];
+            let (alpha_tilde, gamma) = (compliance * k.inv_h2, compliance * k.damping_over_h);
+            solve_damped(xa, wa, xb, wb, motion, rest, alpha_tilde, gamma, old)
+        });
     }
 }
 
@@ -225,14 +213,37 @@ pub(super) unsafe fn project_slot(pos: impl Shift, batch: &mut DistanceBatch, j:
     // SAFETY: the caller upholds this function's # Safety contract: as `project_raw`, and `j` <
     // `batch.len()`.
     unsafe {
+        project_slot_with(pos, batch, j, first, |_, [xa, xb], [wa, wb], rest, compliance, old| {
+            solve(xa, wa, xb, wb, rest, compliance * inv_h2, old)
+        });
+    }
+}
+
+/// The body of the slot loops: reads slot `j`'s ends (indices, positions, inverse masses),
+/// rest length, compliance and λ (0 on the first sweep), runs `solve` on them and writes the
+/// moved ends and the new λ (the old one where `solve` gives nothing).
+///
+/// # Safety
+/// As [`project_raw`], and `j` < `batch.len()`.
+#[inline(always)]
+unsafe fn project_slot_with(
+    pos: impl Shift,
+    batch: &mut DistanceBatch,
+    j: usize,
+    first: bool,
+    solve: impl FnOnce([usize; 2], [[f32; 3]; 2], [f32; 2], f32, f32, f32) -> Option<Correction>,
+) {
+    // SAFETY: the caller upholds this function's # Safety contract: as `project_raw`, and `j` <
+    // `batch.len()`.
+    unsafe {
         let (ia, ib) = (*batch.a.get_unchecked(j) as usize, *batch.b.get_unchecked(j) as usize);
         let (pa, pb) = (pos.get(ia), pos.get(ib));
-        let alpha_tilde = *batch.compliance.get_unchecked(j) * inv_h2;
         let lambda = batch.lambda.get_unchecked_mut(j);
         let old = if first { 0.0 } else { *lambda };
         let [xa, ya, za, wa] = pa;
         let [xb, yb, zb, wb] = pb;
-        let Some(correction) = solve([xa, ya, za], wa, [xb, yb, zb], wb, *batch.rest.get_unchecked(j), alpha_tilde, old) else {
+        let (rest, compliance) = (*batch.rest.get_unchecked(j), *batch.compliance.get_unchecked(j));
+        let Some(correction) = solve([ia, ib], [[xa, ya, za], [xb, yb, zb]], [wa, wb], rest, compliance, old) else {
             *lambda = old;
             return;
         };

@@ -121,19 +121,31 @@ pub struct Correction {
 /// these operations in this order (see the module docs); keep them so.
 #[inline(always)]
 pub fn solve(x_a: [f32; 3], w_a: f32, x_b: [f32; 3], w_b: f32, rest: f32, alpha_tilde: f32, lambda: f32) -> Option<Correction> {
-    let d = [x_a[0] - x_b[0], x_a[1] - x_b[1], x_a[2] - x_b[2]];
-    let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+    let (d, len) = separation(x_a, x_b);
     let denom = w_a + w_b + alpha_tilde;
     if !(len > MIN_LENGTH && denom > 0.0) {
         return None;
     }
     let f = (rest - len - alpha_tilde * lambda) / (denom * len);
+    Some(correction(d, len, [w_a, w_b], f))
+}
+
+/// d = x_a − x_b and |d|, in the order every kernel evaluates them.
+#[inline(always)]
+fn separation(x_a: [f32; 3], x_b: [f32; 3]) -> ([f32; 3], f32) {
+    let d = [x_a[0] - x_b[0], x_a[1] - x_b[1], x_a[2] - x_b[2]];
+    (d, (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt())
+}
+
+/// The moves of the ends and Δλ from f = Δλ/|d|: Δx_a = w_a f d, Δx_b = −(w_b f d), Δλ = f |d|.
+#[inline(always)]
+fn correction(d: [f32; 3], len: f32, [w_a, w_b]: [f32; 2], f: f32) -> Correction {
     let (fa, fb) = (w_a * f, w_b * f);
-    Some(Correction {
+    Correction {
         delta_a: [fa * d[0], fa * d[1], fa * d[2]],
         delta_b: [-(fb * d[0]), -(fb * d[1]), -(fb * d[2])],
         delta_lambda: f * len,
-    })
+    }
 }
 
 /// One damped XPBD projection (XPBD eq. 26): [`solve`] with the damping term
@@ -154,8 +166,7 @@ pub fn solve_damped(
     gamma: f32,
     lambda: f32,
 ) -> Option<Correction> {
-    let d = [x_a[0] - x_b[0], x_a[1] - x_b[1], x_a[2] - x_b[2]];
-    let len = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+    let (d, len) = separation(x_a, x_b);
     let denom = (1.0 + gamma) * (w_a + w_b) + alpha_tilde;
     if !(len > MIN_LENGTH && denom > 0.0) {
         return None;
@@ -163,12 +174,7 @@ pub fn solve_damped(
     let relative = [motion_a[0] - motion_b[0], motion_a[1] - motion_b[1], motion_a[2] - motion_b[2]];
     let along = (d[0] * relative[0] + d[1] * relative[1] + d[2] * relative[2]) / len;
     let f = (rest - len - alpha_tilde * lambda - gamma * along) / (denom * len);
-    let (fa, fb) = (w_a * f, w_b * f);
-    Some(Correction {
-        delta_a: [fa * d[0], fa * d[1], fa * d[2]],
-        delta_b: [-(fb * d[0]), -(fb * d[1]), -(fb * d[2])],
-        delta_lambda: f * len,
-    })
+    Some(correction(d, len, [w_a, w_b], f))
 }
 
 /// Engineering strain (l − l0)/l0 of an edge of length `len` and rest length `rest` (0 for a
