@@ -6,12 +6,8 @@
 //! arrays have grown. Cells far apart may share a bucket, so each entry keeps its cell (as a
 //! packed [`CellKey`]) and a query of a cell skips the entries of the others.
 //!
-//! Each entry also keeps a copy of its point, so a query reads one bucket's points from one
-//! run of memory (the buckets' runs follow each other) instead of looking each point up by its
-//! index, and the distance tests over a bucket run without branches ([`SpatialHash::near`]).
-//!
-//! With a cell edge at least the largest distance looked for, two points that close lie in the
-//! same or neighbouring cells; [`HALF_STENCIL`] visits each such pair of cells once.
+//! It serves the vertex–triangle candidates, whose cells are as large as the largest triangle
+//! plus twice the reach; the pairs are listed from [`super::cells`].
 
 use glam::{IVec3, Vec3};
 
@@ -26,7 +22,6 @@ pub(super) struct SpatialHash {
     /// two cells yields each point once).
     bucket_start: Vec<u32>,
     entry_index: Vec<u32>,
-    entry_points: Vec<[f32; 3]>,
     entry_keys: Vec<CellKey>,
     /// Scratch: each point's cell, and the counting sort's fill pointers.
     cells: Vec<IVec3>,
@@ -63,38 +58,14 @@ impl SpatialHash {
         }
         self.fill.clone_from(&self.bucket_start);
         self.entry_index.resize(points.len(), 0);
-        self.entry_points.resize(points.len(), [0.0; 3]);
         self.entry_keys.resize(points.len(), 0);
-        for (i, (&c, p)) in self.cells.iter().zip(points).enumerate() {
+        for (i, &c) in self.cells.iter().enumerate() {
             let b = bucket_of(c, buckets);
             let slot = self.fill[b] as usize;
             self.entry_index[slot] = i as u32;
-            self.entry_points[slot] = p.to_array();
             self.entry_keys[slot] = cell_key(c);
             self.fill[b] += 1;
         }
-    }
-
-    /// Appends to `near` every point of `cell` closer to `p` than `reach` (m) whose index is
-    /// above `after` (`None`: any), as (index, squared distance in m²), ascending by index.
-    /// The bucket's points are tested without branches and kept by a branch-free append, so
-    /// the many near misses of a query cost no mispredicted branches.
-    pub(super) fn near(&self, cell: IVec3, p: Vec3, reach: f32, after: Option<u32>, near: &mut Vec<(u32, f32)>) {
-        let run = self.bucket(cell);
-        let (key, reach2, after) = (cell_key(cell), reach * reach, after.map_or(-1, i64::from));
-        near.reserve(run.len());
-        let (start, spare) = (near.len(), near.spare_capacity_mut());
-        let mut kept = 0;
-        let entries = self.entry_index[run.clone()].iter().zip(&self.entry_points[run.clone()]);
-        for ((&index, point), &entry_key) in entries.zip(&self.entry_keys[run]) {
-            let distance2 = p.distance_squared(Vec3::from_array(*point));
-            spare[kept].write((index, distance2));
-            let keep = entry_key == key && distance2 < reach2 && i64::from(index) > after;
-            kept += usize::from(keep);
-        }
-        // SAFETY: the first `kept` spare elements were written above (each write lands at
-        // `kept`, which only grows past written elements), within the reserved capacity.
-        unsafe { near.set_len(start + kept) };
     }
 
     /// The entries of `cell`'s bucket (those of other cells sharing it included).
@@ -144,25 +115,6 @@ fn cell_of(p: Vec3, edge: f32) -> IVec3 {
     IVec3::new(floor(q.x), floor(q.y), floor(q.z))
 }
 
-/// The cell itself and the 13 of its 26 neighbours with (z, y, x) lexicographically ahead of
-/// it: with the mirror offsets of the other 13 they cover each neighbouring pair once.
-pub(super) const HALF_STENCIL: [IVec3; 14] = [
-    IVec3::new(0, 0, 0),
-    IVec3::new(1, 0, 0),
-    IVec3::new(-1, 1, 0),
-    IVec3::new(0, 1, 0),
-    IVec3::new(1, 1, 0),
-    IVec3::new(-1, -1, 1),
-    IVec3::new(0, -1, 1),
-    IVec3::new(1, -1, 1),
-    IVec3::new(-1, 0, 1),
-    IVec3::new(0, 0, 1),
-    IVec3::new(1, 0, 1),
-    IVec3::new(-1, 1, 1),
-    IVec3::new(0, 1, 1),
-    IVec3::new(1, 1, 1),
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,29 +149,6 @@ mod tests {
         assert_eq!(hash.in_cell(IVec3::splat(-7)).count(), 0);
     }
 
-    /// A query of a cell's near points yields exactly the points of that cell within reach
-    /// and after the given index, ascending, with their squared distances.
-    #[test]
-    fn near_yields_the_cells_points_within_reach_after_an_index() {
-        let points = points(300);
-        let mut hash = SpatialHash::default();
-        hash.fill(&points, 0.1);
-        let (p, reach) = (Vec3::new(0.5, 0.5, 0.5), 0.12);
-        for cell in points.iter().map(|&q| hash.cell(q)) {
-            for after in [None, Some(150)] {
-                let mut near = vec![(7, 7.0)];
-                hash.near(cell, p, reach, after, &mut near);
-                let expected: Vec<(u32, f32)> = (0..points.len() as u32)
-                    .filter(|&i| hash.cell(points[i as usize]) == cell && after.is_none_or(|a| i > a))
-                    .map(|i| (i, p.distance_squared(points[i as usize])))
-                    .filter(|&(_, d2)| d2 < reach * reach)
-                    .collect();
-                assert_eq!(near[0], (7, 7.0), "what was in the buffer stays");
-                assert_eq!(near[1..], expected[..]);
-            }
-        }
-    }
-
     /// Cells are the floor of the coordinates over the edge, below zero and at its boundaries
     /// as well.
     #[test]
@@ -228,20 +157,5 @@ mod tests {
             let expected = (x / 0.5f32).floor() as i32;
             assert_eq!(cell_of(Vec3::splat(x), 0.5), IVec3::splat(expected), "at {x}");
         }
-    }
-
-    /// The half stencil's offsets and their mirror images are the cell and its 26 neighbours,
-    /// each once.
-    #[test]
-    fn the_half_stencil_and_its_mirror_cover_the_neighbours_once() {
-        let mut covered: Vec<IVec3> = HALF_STENCIL.iter().flat_map(|&o| [o, -o]).collect();
-        covered.sort_by_key(|c| c.to_array());
-        covered.dedup();
-        let mut neighbours: Vec<IVec3> = (-1..=1)
-            .flat_map(|z| (-1..=1).flat_map(move |y| (-1..=1).map(move |x| IVec3::new(x, y, z))))
-            .collect();
-        neighbours.sort_by_key(|c| c.to_array());
-        assert_eq!(covered, neighbours);
-        assert_eq!(HALF_STENCIL.len(), 14);
     }
 }

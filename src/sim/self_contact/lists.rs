@@ -8,9 +8,10 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use glam::{IVec3, Vec3};
 
+use super::cells::{Probe, Reach, SortedCells};
 use super::edges::{EdgePair, MeshEdges};
 use super::geometry::{bounds, closest_point, covered_by_corners};
-use super::hash::{SpatialHash, HALF_STENCIL};
+use super::hash::SpatialHash;
 use super::slabs::{sort_into_runs, Slabs};
 use super::{SelfContactSettings, MAX_PAIRS_PER_PARTICLE, SKIN};
 
@@ -37,8 +38,9 @@ pub(crate) struct Face {
 /// and faces.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SelfContacts {
-    /// The particles hashed at the pairs' cell edge, and at the coarser one of the faces.
-    hash: SpatialHash,
+    /// The particles sorted by cell at the pairs' cell edge, and hashed at the coarser one of
+    /// the faces.
+    cells: SortedCells,
     face_hash: SpatialHash,
     /// The triangles' edges around each particle.
     pub(super) mesh_edges: MeshEdges,
@@ -166,9 +168,12 @@ impl SelfContacts {
     pub(super) fn adjacent(&self, a: usize, b: u32) -> bool {
         // A scan without branches: a particle has a dozen or two neighbours, and the answer
         // varies from one candidate to the next, so a binary search mispredicts.
-        self.adjacency[self.adjacency_start[a] as usize..self.adjacency_start[a + 1] as usize]
-            .iter()
-            .fold(false, |found, &j| found | (j == b))
+        let joined = &self.adjacency[self.adjacency_start[a] as usize..self.adjacency_start[a + 1] as usize];
+        // Sorted: most candidates (another layer of a pile) lie outside the neighbours' range.
+        match (joined.first(), joined.last()) {
+            (Some(&low), Some(&high)) if (low..=high).contains(&b) => joined.iter().fold(false, |found, &j| found | (j == b)),
+            _ => false,
+        }
     }
 
     /// Makes sure the candidate pairs and faces hold every contact until the next call, as
@@ -220,7 +225,14 @@ impl SelfContacts {
     /// within half the box's diagonal of s, so the check costs one pass, as a check without s
     /// would, and a cloth falling as a whole keeps its list. Lists are made with
     /// M = travel + [`SKIN`] · thickness, so a cloth at rest keeps its list too.
-    pub(super) fn begin(&mut self, n: usize, position: impl Fn(usize) -> Vec3, settings: SelfContactSettings, travel: f32) -> bool {
+    pub(super) fn begin(
+        &mut self,
+        n: usize,
+        position: impl Fn(usize) -> Vec3,
+        rest: &[Vec3],
+        settings: SelfContactSettings,
+        travel: f32,
+    ) -> bool {
         debug_assert_eq!(self.adjacency_start.len(), n + 1, "adjacency of the current topology");
         let listed_for = self
             .adjacency_key
@@ -234,7 +246,8 @@ impl SelfContacts {
         self.listed_at.extend((0..n).map(&position));
         self.listed_for = listed_for;
         self.points.clone_from(&self.listed_at);
-        self.hash.fill(&self.points, settings.thickness + 2.0 * self.listed_margin);
+        self.cells
+            .fill(&self.points, rest, &self.piece, settings.thickness + 2.0 * self.listed_margin);
         true
     }
 
@@ -271,22 +284,24 @@ impl SelfContacts {
     /// Lists into `pairs` every pair of a particle in `particles` closer than its reach
     /// d_min + 2M from the hash (see [`super`]), at most [`Self::cap`].
     fn list_pairs(&self, pairs: &mut Vec<Pair>, particles: Range<usize>, rest: &[Vec3], thickness: f32) {
-        let (margin, edge, cap) = (self.listed_margin, self.hash.edge(), self.cap());
+        let cap = self.cap();
+        let reach = Reach {
+            thickness,
+            twice_margin: 2.0 * self.listed_margin,
+        };
         let mut near = Vec::new();
         for i in particles {
-            let p = self.points[i];
-            let c = self.hash.cell(p);
-            // The cell itself (later particles only) and the 13 cells of the half stencil
-            // ahead of it: every pair of neighbouring cells is looked at once.
+            let probe = Probe {
+                p: self.points[i],
+                rest: rest[i],
+                piece: self.piece[i],
+            };
             near.clear();
-            for offset in HALF_STENCIL {
-                let after = (offset == IVec3::ZERO).then_some(i as u32);
-                self.hash.near(c + offset, p, edge, after, &mut near);
+            for run in self.cells.half_stencil(i) {
+                self.cells.near(run, probe, reach, &mut near);
             }
-            for &(j, distance2) in &near {
-                let min_distance = self.contact_distance(thickness, i, j, || rest[i].distance(rest[j as usize]));
-                let reach = min_distance + 2.0 * margin;
-                if min_distance > 0.0 && distance2 < reach * reach && !self.adjacent(i, j) {
+            for &(j, min_distance) in &near {
+                if !self.adjacent(i, j) {
                     pairs.push(Pair {
                         a: i as u32,
                         b: j,
@@ -302,7 +317,7 @@ impl SelfContacts {
 
     /// The pairs' largest reach, their hash's cell edge (m).
     pub(super) fn pair_reach(&self) -> f32 {
-        self.hash.edge()
+        self.cells.edge()
     }
 
     /// The cell edge of the faces' hash (m), as last filled.
@@ -315,7 +330,7 @@ impl SelfContacts {
     /// twice the pairs' cell edge (the largest reach).
     pub(super) fn fill_face_hash(&mut self, extent: Option<f32>) {
         if let Some(extent) = extent {
-            self.face_hash.fill(&self.points, extent + 2.0 * self.hash.edge());
+            self.face_hash.fill(&self.points, extent + 2.0 * self.cells.edge());
         }
     }
 
@@ -325,7 +340,7 @@ impl SelfContacts {
     /// of the box, skipping its corners and the particles joined to them. At most
     /// [`Self::cap`].
     pub(super) fn list_faces(&self, share: &mut Share, rest: &[Vec3], thickness: f32) {
-        let (margin, reach, cap, points) = (self.listed_margin, self.hash.edge(), self.cap(), &self.points);
+        let (margin, reach, cap, points) = (self.listed_margin, self.cells.edge(), self.cap(), &self.points);
         for &triangle in &share.coarse {
             let corners = triangle.map(|v| points[v as usize]);
             let (low, high) = bounds(corners);

@@ -163,6 +163,7 @@ use glam::Vec3;
 
 use super::particles::{xyz, PosPtr, VecPtr};
 
+mod cells;
 mod edges;
 mod geometry;
 mod hash;
@@ -343,7 +344,7 @@ impl<'a> SelfContactPass<'a> {
         let Sources { rest, settings, .. } = self.sources;
         if t == 0 {
             let mut contacts = self.contacts_mut();
-            let remake = contacts.begin(n, position, settings, settings.travel);
+            let remake = contacts.begin(n, position, rest, settings, settings.travel);
             if remake && settings.edge_edge {
                 let key = contacts.adjacency_key.expect("adjacency of the current topology");
                 let contacts = &mut **contacts;

@@ -91,17 +91,23 @@ fn a_list_is_kept_until_a_particle_leaves_its_margin() {
 /// displacements then spread beyond it around their common shift.
 #[test]
 fn a_list_is_kept_while_the_cloth_moves_as_a_whole() {
-    let (mut p, mut contacts, _) = two_particles(Vec3::new(0.0, 0.05, 0.0), 1.0);
+    let (mut p, mut contacts, rest) = two_particles(Vec3::new(0.0, 0.05, 0.0), 1.0);
     let fall = Vec3::new(0.0, -1.0, 0.0);
     let skin = SKIN * SETTINGS.thickness;
     p.set_position(0, fall);
     p.set_position(1, Vec3::new(0.0, 0.05, 0.0) + fall);
-    assert!(!contacts.begin(2, |i| p.position(i), SETTINGS, 0.0), "remade for a common shift");
+    assert!(
+        !contacts.begin(2, |i| p.position(i), &rest, SETTINGS, 0.0),
+        "remade for a common shift"
+    );
     // Apart by just under twice the skin: each is within the skin of their common shift.
     p.set_position(1, Vec3::new(0.0, 0.05 - 1.9 * skin, 0.0) + fall);
-    assert!(!contacts.begin(2, |i| p.position(i), SETTINGS, 0.0), "remade within the skin");
+    assert!(
+        !contacts.begin(2, |i| p.position(i), &rest, SETTINGS, 0.0),
+        "remade within the skin"
+    );
     p.set_position(1, Vec3::new(0.0, 0.05 - 2.1 * skin, 0.0) + fall);
-    assert!(contacts.begin(2, |i| p.position(i), SETTINGS, 0.0), "kept beyond the skin");
+    assert!(contacts.begin(2, |i| p.position(i), &rest, SETTINGS, 0.0), "kept beyond the skin");
 }
 
 /// Friction between layers is positional Coulomb: a free particle pressed 4 mm into a
