@@ -1,7 +1,7 @@
 //! The candidate lists (the parent module's docs, "Detection"): the state kept from frame to
-//! frame (the hashes, the constraint adjacency the lists leave out, the positions and margin
-//! of the last list), and the listing of particle pairs and vertex–triangle candidates, each
-//! thread into its own share.
+//! frame (the sorted cells and the faces' hash, the constraint adjacency the lists leave out,
+//! the positions and margin of the last list), and the listing of particle pairs and
+//! vertex–triangle candidates, each thread into its own share.
 
 use std::ops::{DerefMut, Range};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -34,7 +34,7 @@ pub(crate) struct Face {
     pub min_distance: f32,
 }
 
-/// The spatial hashes, the constraint adjacency they exclude and the frame's candidate pairs
+/// The sorted cells and the faces' hash, the constraint adjacency they exclude and the frame's candidate pairs
 /// and faces.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SelfContacts {
@@ -213,9 +213,10 @@ impl SelfContacts {
         self.shares.0.iter().flat_map(|s| read(s).edges.clone()).collect()
     }
 
-    /// Whether the lists must be made anew, and if so hashes the `n` particles at `position`
-    /// for them (the first step of [`super::SelfContactPass::remake_lists`]). [`Self::refresh_adjacency`]
-    /// must have run for the current topology.
+    /// Whether the lists must be made anew, and if so sorts the `n` particles at `position`
+    /// (rest positions `rest`) by cell for them (the first step of
+    /// [`super::SelfContactPass::remake_lists`]). [`Self::refresh_adjacency`] must have run for
+    /// the current topology.
     ///
     /// A list made with margin M (every pair closer than d_min + 2M) stays complete while
     /// every particle's displacement since then, less a shift s common to all, plus `travel`
@@ -282,7 +283,7 @@ impl SelfContacts {
     }
 
     /// Lists into `pairs` every pair of a particle in `particles` closer than its reach
-    /// d_min + 2M from the hash (see [`super`]), at most [`Self::cap`].
+    /// d_min + 2M from the sorted cells (see [`super`]), at most [`Self::cap`].
     fn list_pairs(&self, pairs: &mut Vec<Pair>, particles: Range<usize>, rest: &[Vec3], thickness: f32) {
         let cap = self.cap();
         let reach = Reach {
@@ -315,7 +316,7 @@ impl SelfContacts {
         }
     }
 
-    /// The pairs' largest reach, their hash's cell edge (m).
+    /// The pairs' largest reach, the cells' edge (m).
     pub(super) fn pair_reach(&self) -> f32 {
         self.cells.edge()
     }

@@ -4,9 +4,9 @@
 //!
 //! # Detection, checked every substep
 //! A candidate list holds every pair closer than its reach d_min + 2M, with d_min the pair's
-//! contact distance below and M the list's margin. It is made from a spatial hash over the
-//! particles (cells of edge thickness + 2M, a power-of-two table of buckets filled by a
-//! counting sort into flat arrays). Two particles farther apart than their reach cannot come
+//! contact distance below and M the list's margin. It is made from the particles sorted by
+//! cell (cells of edge thickness + 2M, ordered by (z, y, x) so a row of cells is one run of
+//! memory: [`cells`]). Two particles farther apart than their reach cannot come
 //! closer than d_min while neither has moved more than M, nor when both moved by a common
 //! shift s plus at most M each; so the list stays complete as long as every particle's
 //! displacement since it was made, less s (the centre of the displacements' bounding box),
@@ -22,8 +22,8 @@
 //! out; pairs of two fixed particles are listed (pins change between frames) and skipped by
 //! the projection. The cell edge is the largest reach, so a pair lies in the same or
 //! neighbouring cells: each particle looks at its own cell and the 13 neighbours ahead of it
-//! (a half stencil, so each pair is met once), skipping entries of other cells that share a
-//! bucket. A new topology (tearing, cutting: new particles, removed edges) or thickness remakes
+//! (a half stencil, so each pair is met once), five runs of consecutive entries whose
+//! distances and reaches are tested in SIMD lanes. A new topology (tearing, cutting: new particles, removed edges) or thickness remakes
 //! the list at once.
 //!
 //! # Response, every sweep of every substep
@@ -128,7 +128,7 @@
 //! # Threads and determinism
 //! The pass runs between the barriers of the tail step (after the tail group and the soft
 //! grab, before tethers and collider contacts), on every thread of the frame
-//! ([`SelfContactPass::remake_lists`]). Thread 0 checks the lists and fills the hash; each of
+//! ([`SelfContactPass::remake_lists`]). Thread 0 checks the lists and sorts the particles by cell; each of
 //! the T threads then lists the pairs of its run of particles (n t / T up to n (t + 1) / T)
 //! and the faces of its run of triangles into its own share of the lists, and the shares are
 //! kept in part order: read share after share, they are exactly the one-thread lists (pairs
@@ -149,8 +149,9 @@
 //! pile's chaotic outcome shows; each contact is still projected once a sweep, Gauss–Seidel.
 //!
 //! # Where the parts live
-//! [`hash`]: the spatial hash the lists are made from. [`lists`]: the state kept between
-//! frames (adjacency, hashes, the last lists) and the listing of pairs and faces into the
+//! [`cells`]: the particles sorted by cell, the pairs are listed from. [`hash`]: the spatial
+//! hash the faces are listed from. [`lists`]: the state kept between frames (adjacency,
+//! cells and hash, the last lists) and the listing of pairs and faces into the
 //! threads' shares. [`projection`]: the pairs' and faces' projection. [`geometry`]: closest
 //! point, barycentric coordinates and bounding box of a triangle. [`edges`]: the edge–edge
 //! contacts, listing and projection. [`slabs`]: the slabs, colours and sort that let every
@@ -330,7 +331,7 @@ impl<'a> SelfContactPass<'a> {
 
     /// The lists' check and, when it fails, their remaking by thread `t` of `threads` (every
     /// thread calls this; `sync` is a barrier of them all; `position` is read by thread 0
-    /// only, before its first `sync`): thread 0 checks the lists and hashes the particles
+    /// only, before its first `sync`): thread 0 checks the lists and sorts the particles by cell
     /// ([`SelfContacts::begin`]); sync; each thread lists the pairs of its run of particles
     /// and finds the triangles of its run that list faces into its share; with faces on: sync;
     /// thread 0 hashes the particles for the faces at the largest triangle's size; sync; each
