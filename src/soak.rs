@@ -1,7 +1,9 @@
 //! `drape soak`: a randomized endurance test through the public API. Episodes of
 //! [`EPISODE_STEPS`] steps cycle through four scenes (the default curtain, the tearable
 //! sheet, a 64² sheet over every collider kind, a 100² curtain), on 1, 2, 4 and 16 threads
-//! ([`EPISODE_THREADS`]).
+//! ([`EPISODE_THREADS`]): every four episodes run each scene and each thread count once, and
+//! sixteen run every pair ([`episode_setup`]), so a 15-minute soak (about a dozen episodes)
+//! has 16-thread episodes.
 //! Before each step a seeded generator may grab, drag (up to 20 m), throw, release, pin,
 //! cut, toggle tearing, move a collider (up to 20 m), reset, or raise a storm: every solver and material field set to a
 //! random value the validation accepts (drawn from zero, ordinary and extreme magnitudes;
@@ -30,7 +32,7 @@ use crate::sim::{
 pub const EPISODE_STEPS: u32 = 150;
 /// Scenes the episodes cycle through.
 pub const SCENES: [&str; 4] = ["default curtain", "tearable sheet", "64² over colliders", "100² curtain"];
-/// The thread counts the episodes cycle through (after the scenes). Each runs on as many OS
+/// The thread counts the episodes cycle through ([`episode_setup`]). Each runs on as many OS
 /// threads as it asks, however many cores the machine has ([`crate::sim::with_assumed_cores`]):
 /// the solver's waits are soaked oversubscribed too (a user's request is capped at the cores).
 pub const EPISODE_THREADS: [u32; 4] = [1, 2, 4, MAX_THREADS as u32];
@@ -208,9 +210,19 @@ struct Episode {
     mass: (f64, f64),
 }
 
+/// Episode `number`'s scene (an index into [`SCENES`]) and thread count: the scenes in turn,
+/// the thread counts shifted by one every round of scenes (a Latin square), so any four
+/// consecutive episodes from a multiple of four cover every scene and every thread count, and
+/// any sixteen every pair.
+pub fn episode_setup(number: u64) -> (usize, u32) {
+    let (scenes, counts) = (SCENES.len() as u64, EPISODE_THREADS.len() as u64);
+    let scene = number % scenes;
+    let threads = EPISODE_THREADS[((number + number / scenes) % counts) as usize];
+    (scene as usize, threads)
+}
+
 fn run_episode(seed: u64, number: u64, report: &mut SoakReport, log: &mut dyn FnMut(String), stop: &dyn Fn() -> bool) {
-    let scene_index = (number % SCENES.len() as u64) as usize;
-    let threads = EPISODE_THREADS[(number / SCENES.len() as u64 % EPISODE_THREADS.len() as u64) as usize];
+    let (scene_index, threads) = episode_setup(number);
     let preset = scene(scene_index);
     let mut params = preset.solver.clone();
     params.threads = threads;
@@ -457,6 +469,25 @@ mod tests {
         assert_eq!(first.0, EPISODE_STEPS as u64);
         assert!(first.1 > 20 && first.2 > 0, "actions {} storms {}", first.1, first.2);
         assert_eq!(first, run());
+    }
+
+    /// Every four episodes from a multiple of four run each scene and each thread count once
+    /// (so a 15-minute soak of a dozen episodes has 16-thread ones), and sixteen every pair.
+    #[test]
+    fn episodes_cover_every_scene_and_thread_count_early() {
+        let setups: Vec<(usize, u32)> = (0..16).map(episode_setup).collect();
+        for round in setups.chunks(4) {
+            let mut scenes: Vec<usize> = round.iter().map(|s| s.0).collect();
+            let mut threads: Vec<u32> = round.iter().map(|s| s.1).collect();
+            scenes.sort_unstable();
+            threads.sort_unstable();
+            assert_eq!(scenes, [0, 1, 2, 3]);
+            assert_eq!(threads, EPISODE_THREADS);
+        }
+        let mut pairs = setups.clone();
+        pairs.sort_unstable();
+        pairs.dedup();
+        assert_eq!(pairs.len(), 16, "{setups:?}");
     }
 
     #[test]
