@@ -51,8 +51,10 @@ pub(super) struct SortedCells {
     /// Each particle's entry, and its cell's number among the distinct cells.
     slot: Vec<u32>,
     cell_of: Vec<u32>,
-    /// The distinct cells' keys, ascending.
+    /// The distinct cells' keys, ascending, and each one's first entry (then the end of all
+    /// entries).
     cell_keys: Vec<u64>,
+    cell_start: Vec<u32>,
     /// Per distinct cell: where its own run ends (after the next cell along x), then where
     /// each row of [`ROWS`] starts and ends.
     runs: Vec<[u32; 9]>,
@@ -70,63 +72,59 @@ impl SortedCells {
         self.order.sort_unstable();
         self.index.clear();
         self.index.extend(self.order.iter().map(|e| e.1));
-        for (axis, column) in [&mut self.xs, &mut self.ys, &mut self.zs].into_iter().enumerate() {
-            column.clear();
-            column.extend(self.order.iter().map(|e| points[e.1 as usize][axis]));
-        }
-        for (axis, column) in [&mut self.rest_xs, &mut self.rest_ys, &mut self.rest_zs].into_iter().enumerate() {
-            column.clear();
-            column.extend(self.order.iter().map(|e| rest[e.1 as usize][axis]));
-        }
-        self.piece.clear();
-        self.piece.extend(self.order.iter().map(|e| piece[e.1 as usize]));
-        for column in [
+        // Each column in entry order, padded by a chunk so every chunk reads whole.
+        let columns = [
             &mut self.xs,
             &mut self.ys,
             &mut self.zs,
             &mut self.rest_xs,
             &mut self.rest_ys,
             &mut self.rest_zs,
-        ] {
+        ];
+        for (k, column) in columns.into_iter().enumerate() {
+            let source = if k < 3 { points } else { rest };
+            column.clear();
+            column.extend(self.order.iter().map(|e| source[e.1 as usize][k % 3]));
             column.resize(column.len() + CHUNK, 0.0);
         }
+        self.piece.clear();
+        self.piece.extend(self.order.iter().map(|e| piece[e.1 as usize]));
         self.piece.resize(self.piece.len() + CHUNK, 0);
         self.index.resize(self.index.len() + CHUNK, 0);
         self.number_cells(points.len());
         self.find_runs();
     }
 
-    /// Fills [`Self::slot`], [`Self::cell_of`] and the distinct cells' keys.
+    /// Fills [`Self::slot`], [`Self::cell_of`] and the distinct cells' keys and starts.
     fn number_cells(&mut self, n: usize) {
         self.slot.resize(n, 0);
         self.cell_of.resize(n, 0);
         self.cell_keys.clear();
+        self.cell_start.clear();
         for (slot, &(key, i)) in self.order.iter().enumerate() {
             if self.cell_keys.last() != Some(&key) {
                 self.cell_keys.push(key);
+                self.cell_start.push(slot as u32);
             }
             self.slot[i as usize] = slot as u32;
             self.cell_of[i as usize] = (self.cell_keys.len() - 1) as u32;
         }
+        self.cell_start.push(n as u32);
     }
 
     /// Each cell's run ends: one walk of the cells per end, since a cell's key plus a fixed
     /// offset rises with the key (no coordinate leaves its field, [`cell_key`]).
     fn find_runs(&mut self) {
         self.runs.resize(self.cell_keys.len(), [0; 9]);
-        let mut ends = vec![(offset(2, 0, 0), 0)];
-        for (row, &(dy, dz)) in ROWS.iter().enumerate() {
-            ends.push((offset(-1, dy, dz), 1 + 2 * row));
-            ends.push((offset(2, dy, dz), 2 + 2 * row));
-        }
-        // The first entry of each distinct cell, and the end of all entries.
-        let mut starts: Vec<u32> = Vec::with_capacity(self.cell_keys.len() + 1);
-        for (slot, &(key, _)) in self.order.iter().enumerate() {
-            if slot == 0 || self.order[slot - 1].0 != key {
-                starts.push(slot as u32);
+        // Field 0: the own run's end (two cells along x); fields 1 + 2r and 2 + 2r: row r's
+        // start (x − 1) and end (x + 2).
+        let ends: [(i64, usize); 9] = std::array::from_fn(|field| match field {
+            0 => (offset(2, 0, 0), 0),
+            _ => {
+                let (dy, dz) = ROWS[(field - 1) / 2];
+                (offset(if field % 2 == 1 { -1 } else { 2 }, dy, dz), field)
             }
-        }
-        starts.push(self.order.len() as u32);
+        });
         for (delta, field) in ends {
             let mut next = 0;
             for (cell, &key) in self.cell_keys.iter().enumerate() {
@@ -134,7 +132,7 @@ impl SortedCells {
                 while next < self.cell_keys.len() && self.cell_keys[next] < target {
                     next += 1;
                 }
-                self.runs[cell][field] = starts[next];
+                self.runs[cell][field] = self.cell_start[next];
             }
         }
     }
@@ -160,7 +158,8 @@ impl SortedCells {
 
     /// Appends to `pairs` every entry j of `run` that the particle `probe` is closer to than
     /// their reach d_min + 2M, as (j, d_min): d_min = min(thickness, the rest distance) within
-    /// a piece, the thickness across pieces, and 2M the reach's `twice_margin` (m). The tests
+    /// a piece, the thickness across pieces (the rule of `SelfContacts::contact_distance`,
+    /// here in lanes), and 2M the reach's `twice_margin` (m). The tests
     /// of a chunk of entries run in SIMD lanes, then the pairs are kept by a branch-free
     /// append, so the many near misses cost no mispredicted branches.
     pub(super) fn near(&self, run: Range<usize>, probe: Probe, reach: Reach, pairs: &mut Vec<(u32, f32)>) {
@@ -237,16 +236,7 @@ fn offset(dx: i64, dy: i64, dz: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Reproducible points in a 1 m cube (a 32-bit LCG's upper bits).
-    fn points(count: usize) -> Vec<Vec3> {
-        let mut seed = 3u32;
-        let mut next = || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (seed >> 8) as f32 / (1u32 << 24) as f32
-        };
-        (0..count).map(|_| Vec3::new(next(), next(), next())).collect()
-    }
+    use crate::sim::self_contact::tests::random_points as points;
 
     /// Every pair closer than its reach is met exactly once (from one of its two points), with
     /// its contact distance: min(thickness, rest distance) within a piece, the thickness

@@ -118,16 +118,7 @@ fn cell_of(p: Vec3, edge: f32) -> IVec3 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Reproducible points in a 1 m cube (a 32-bit LCG's upper bits).
-    fn points(count: usize) -> Vec<Vec3> {
-        let mut seed = 3u32;
-        let mut next = || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (seed >> 8) as f32 / (1u32 << 24) as f32
-        };
-        (0..count).map(|_| Vec3::new(next(), next(), next())).collect()
-    }
+    use crate::sim::self_contact::tests::random_points as points;
 
     /// Every cell yields exactly its points, ascending, also where cells share a bucket; a
     /// cell with no point yields none.

@@ -34,8 +34,8 @@ pub(crate) struct Face {
     pub min_distance: f32,
 }
 
-/// The sorted cells and the faces' hash, the constraint adjacency they exclude and the frame's candidate pairs
-/// and faces.
+/// The sorted cells and the faces' hash, the constraint adjacency they exclude and the
+/// frame's candidate pairs and faces.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SelfContacts {
     /// The particles sorted by cell at the pairs' cell edge, and hashed at the coarser one of

@@ -23,8 +23,8 @@
 //! the projection. The cell edge is the largest reach, so a pair lies in the same or
 //! neighbouring cells: each particle looks at its own cell and the 13 neighbours ahead of it
 //! (a half stencil, so each pair is met once), five runs of consecutive entries whose
-//! distances and reaches are tested in SIMD lanes. A new topology (tearing, cutting: new particles, removed edges) or thickness remakes
-//! the list at once.
+//! distances and reaches are tested in SIMD lanes. A new topology (tearing, cutting: new
+//! particles, removed edges) or thickness remakes the list at once.
 //!
 //! # Response, every sweep of every substep
 //! Each listed pair is a unilateral distance constraint C = |x_a − x_b| − d_min ≥ 0 with
@@ -128,8 +128,8 @@
 //! # Threads and determinism
 //! The pass runs between the barriers of the tail step (after the tail group and the soft
 //! grab, before tethers and collider contacts), on every thread of the frame
-//! ([`SelfContactPass::remake_lists`]). Thread 0 checks the lists and sorts the particles by cell; each of
-//! the T threads then lists the pairs of its run of particles (n t / T up to n (t + 1) / T)
+//! ([`SelfContactPass::remake_lists`]). Thread 0 checks the lists and sorts the particles by
+//! cell; each of the T threads then lists the pairs of its run of particles (n t / T up to n (t + 1) / T)
 //! and the faces of its run of triangles into its own share of the lists, and the shares are
 //! kept in part order: read share after share, they are exactly the one-thread lists (pairs
 //! in particle order, faces in triangle order) in the same order, and cut at the same cap.
@@ -331,8 +331,8 @@ impl<'a> SelfContactPass<'a> {
 
     /// The lists' check and, when it fails, their remaking by thread `t` of `threads` (every
     /// thread calls this; `sync` is a barrier of them all; `position` is read by thread 0
-    /// only, before its first `sync`): thread 0 checks the lists and sorts the particles by cell
-    /// ([`SelfContacts::begin`]); sync; each thread lists the pairs of its run of particles
+    /// only, before its first `sync`): thread 0 checks the lists and sorts the particles by
+    /// cell ([`SelfContacts::begin`]); sync; each thread lists the pairs of its run of particles
     /// and finds the triangles of its run that list faces into its share; with faces on: sync;
     /// thread 0 hashes the particles for the faces at the largest triangle's size; sync; each
     /// thread lists the faces of its triangles; with edge pairs on: sync; thread 0 cuts the

@@ -7,6 +7,16 @@ use super::projection::{project_faces, project_pairs};
 use super::{SelfContactSettings, MAX_PAIRS_PER_PARTICLE, SKIN};
 use crate::sim::particles::Particles;
 
+/// Reproducible points in a 1 m cube (a 32-bit LCG's upper bits).
+pub(super) fn random_points(count: usize) -> Vec<Vec3> {
+    let mut seed = 3u32;
+    let mut next = || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32
+    };
+    (0..count).map(|_| Vec3::new(next(), next(), next())).collect()
+}
+
 fn particles(points: &[(Vec3, f32)]) -> Particles {
     let mut p = Particles::default();
     for &(x, w) in points {
