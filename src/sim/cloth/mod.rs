@@ -451,10 +451,11 @@ impl Cloth {
     }
 
     /// Before a frame with self-collision on: the constraint adjacency the self-contacts
-    /// leave out (rebuilt when the topology changed), and how far a particle can move from
-    /// one substep's check of the candidate list to the next, 2 h · min(v_clamp,
-    /// max_i |v_i| + |g| Δt): one substep's prediction and as much again for the constraint
-    /// corrections (see [`super::self_contact`]).
+    /// leave out (rebuilt when the topology changed), and how far a particle can move from a
+    /// substep's check of the candidate list to the substep's last projection of the
+    /// contacts, h · min(v_clamp, max_i |v_i| + |g| Δt): the check comes after the substep's
+    /// prediction, so only the corrections that follow it in the substep move a particle,
+    /// bounded by as much as a prediction (see [`super::self_contact`]).
     fn prepare_self_contacts(&mut self, params: &SolverParams) -> f32 {
         let key = (self.topology_version, self.particles.len(), self.model.distances.len());
         let (distances, model) = (self.constraints.distances(), &self.model);
@@ -469,7 +470,7 @@ impl Cloth {
         let fastest = (0..p.len()).map(|i| p.velocity(i).length()).fold(0.0, f32::max);
         let clamp = params.speed_clamp();
         let speed = fastest + params.gravity.length() * params.dt;
-        2.0 * params.substep_dt() * if clamp > 0.0 { speed.min(clamp) } else { speed }
+        params.substep_dt() * if clamp > 0.0 { speed.min(clamp) } else { speed }
     }
 
     /// After `phase`: restores the checkpoint and reports if anything escaped (see

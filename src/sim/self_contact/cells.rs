@@ -162,6 +162,7 @@ impl SortedCells {
     /// here in lanes), and 2M the reach's `twice_margin` (m). The tests
     /// of a chunk of entries run in SIMD lanes, then the pairs are kept by a branch-free
     /// append, so the many near misses cost no mispredicted branches.
+    #[inline(always)]
     pub(super) fn near(&self, run: Range<usize>, probe: Probe, reach: Reach, pairs: &mut Vec<(u32, f32)>) {
         pairs.reserve(run.len() + CHUNK);
         let (start, spare) = (pairs.len(), pairs.spare_capacity_mut());

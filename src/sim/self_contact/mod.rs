@@ -10,13 +10,16 @@
 //! closer than d_min while neither has moved more than M, nor when both moved by a common
 //! shift s plus at most M each; so the list stays complete as long as every particle's
 //! displacement since it was made, less s (the centre of the displacements' bounding box),
-//! plus how far it can move before the next check, is at most M (a Verlet list). Thread 0
-//! checks that on the first sweep of every substep, with u = 2 h · min(v_clamp,
-//! max_i |v_i| + |g| Δt) (a substep's prediction and as much again for the constraint
-//! corrections; the speeds at the frame's start), and remakes the list with
-//! M = u + [`SKIN`] · thickness when it fails: a cloth at rest or falling as a whole keeps its
-//! list, one whose parts move against each other (landing, folding) remakes it about every
-//! substep, each time with a reach of a few substeps' travel rather than a frame's.
+//! plus u, how far it can move from the check to the last projection before the next check,
+//! is at most M (a Verlet list). Thread 0 checks that on the first sweep of every substep,
+//! after the substep's prediction and constraint phases, so u only bounds the corrections
+//! that follow within the substep (the contacts' own pushes, tethers, colliders, further
+//! sweeps): u = h · min(v_clamp, max_i |v_i| + |g| Δt), as much as a prediction (the speeds
+//! at the frame's start); the next prediction is seen by the next check. It remakes the list
+//! with M = u + [`SKIN`] · thickness when the check fails: a cloth at rest or falling as a
+//! whole keeps its list, one whose parts move against each other (landing, folding) remakes
+//! it about every substep, each time with a reach of a few substeps' travel rather than a
+//! frame's.
 //!
 //! Pairs joined by a live distance constraint (edges, shear diagonals, bend edges) are left
 //! out; pairs of two fixed particles are listed (pins change between frames) and skipped by
@@ -203,8 +206,8 @@ pub(crate) struct SelfContactSettings {
     pub thickness: f32,
     /// Coulomb friction coefficient between layers (static and kinetic alike).
     pub friction: f32,
-    /// How far a particle can move from one substep's check of the candidate list to the
-    /// next (m), set per frame by the cloth.
+    /// How far a particle can move from a substep's check of the candidate list to the
+    /// substep's last projection of the contacts (m), set per frame by the cloth.
     pub travel: f32,
     /// Whether particles also collide with the faces of triangles (module docs, "Vertex–triangle
     /// contacts").
