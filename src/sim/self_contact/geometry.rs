@@ -19,49 +19,47 @@ pub(super) fn covered_by_corners([a, b, c]: [Vec3; 3], d: f32) -> bool {
 
 /// The point of triangle `abc` closest to `p` (Ericson, *Real-Time Collision Detection*
 /// §5.1.5: the vertex, edge or face region `p` projects into).
-pub(super) fn closest_point(p: Vec3, [a, b, c]: [Vec3; 3]) -> Vec3 {
+pub(super) fn closest_point(p: Vec3, corners: [Vec3; 3]) -> Vec3 {
+    let [u, v, w] = closest_barycentric(p, corners);
+    corners[0] * u + corners[1] * v + corners[2] * w
+}
+
+/// The barycentric coordinates (u, v, w), each in [0, 1] and summing to 1, of the point of
+/// triangle `abc` closest to `p` ([`closest_point`]).
+pub(super) fn closest_barycentric(p: Vec3, [a, b, c]: [Vec3; 3]) -> [f32; 3] {
     let (ab, ac, ap) = (b - a, c - a, p - a);
     let (d1, d2) = (ab.dot(ap), ac.dot(ap));
     if d1 <= 0.0 && d2 <= 0.0 {
-        return a;
+        return [1.0, 0.0, 0.0];
     }
     let bp = p - b;
     let (d3, d4) = (ab.dot(bp), ac.dot(bp));
     if d3 >= 0.0 && d4 <= d3 {
-        return b;
+        return [0.0, 1.0, 0.0];
     }
     let vc = d1 * d4 - d3 * d2;
     if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return a + ab * (d1 / (d1 - d3));
+        let t = d1 / (d1 - d3);
+        return [1.0 - t, t, 0.0];
     }
     let cp = p - c;
     let (d5, d6) = (ab.dot(cp), ac.dot(cp));
     if d6 >= 0.0 && d5 <= d6 {
-        return c;
+        return [0.0, 0.0, 1.0];
     }
     let vb = d5 * d2 - d1 * d6;
     if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return a + ac * (d2 / (d2 - d6));
+        let t = d2 / (d2 - d6);
+        return [1.0 - t, 0.0, t];
     }
     let va = d3 * d6 - d5 * d4;
     if va <= 0.0 && d4 >= d3 && d5 >= d6 {
-        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
+        let t = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return [0.0, 1.0 - t, t];
     }
     let scale = 1.0 / (va + vb + vc);
-    a + ab * (vb * scale) + ac * (vc * scale)
-}
-
-/// Barycentric coordinates of the projection of `p` onto the plane of triangle `abc` (of
-/// non-zero area), when it falls inside the triangle or on its edges.
-pub(super) fn barycentric_inside(p: Vec3, [a, b, c]: [Vec3; 3]) -> Option<[f32; 3]> {
-    let (e0, e1, d) = (b - a, c - a, p - a);
-    let (d00, d01, d11) = (e0.dot(e0), e0.dot(e1), e1.dot(e1));
-    let (d20, d21) = (d.dot(e0), d.dot(e1));
-    let det = d00 * d11 - d01 * d01;
-    let v = (d11 * d20 - d01 * d21) / det;
-    let w = (d00 * d21 - d01 * d20) / det;
-    let u = 1.0 - v - w;
-    (u >= 0.0 && v >= 0.0 && w >= 0.0).then_some([u, v, w])
+    let (v, w) = (vb * scale, vc * scale);
+    [1.0 - v - w, v, w]
 }
 
 #[cfg(test)]
@@ -101,15 +99,20 @@ mod tests {
         }
     }
 
-    /// A point over the triangle gets the coordinates of its projection (they sum to 1 and
-    /// rebuild it); one beside the triangle gets none.
+    /// A point over the triangle gets the coordinates of its projection, all positive; one
+    /// beside an edge those of its foot on the edge (one coordinate 0), one beyond a corner the
+    /// corner's; they sum to 1 in each case.
     #[test]
-    fn barycentric_coordinates_rebuild_the_projection_inside_only() {
+    fn barycentric_coordinates_of_the_closest_point_name_its_region() {
         let triangle = [Vec3::ZERO, Vec3::new(0.03, 0.0, 0.0), Vec3::new(0.0, 0.0, 0.03)];
-        let inside = Vec3::new(0.01, 0.007, 0.005);
-        let [u, v, w] = barycentric_inside(inside, triangle).expect("over the triangle");
-        let rebuilt = triangle[0] * u + triangle[1] * v + triangle[2] * w;
-        assert!((u + v + w - 1.0).abs() < 1e-6 && rebuilt.distance(Vec3::new(0.01, 0.0, 0.005)) < 1e-7);
-        assert!(barycentric_inside(Vec3::new(0.02, 0.007, 0.02), triangle).is_none());
+        let rebuilt = |[u, v, w]: [f32; 3]| triangle[0] * u + triangle[1] * v + triangle[2] * w;
+        let over = closest_barycentric(Vec3::new(0.01, 0.007, 0.005), triangle);
+        assert!(over.iter().all(|&c| c > 0.0) && rebuilt(over).distance(Vec3::new(0.01, 0.0, 0.005)) < 1e-7);
+        let beside = closest_barycentric(Vec3::new(0.02, 0.007, 0.02), triangle);
+        assert!(beside[0] == 0.0 && rebuilt(beside).distance(Vec3::new(0.015, 0.0, 0.015)) < 1e-7);
+        assert_eq!(closest_barycentric(Vec3::new(-0.01, 0.003, -0.01), triangle), [1.0, 0.0, 0.0]);
+        for b in [over, beside] {
+            assert!((b.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        }
     }
 }

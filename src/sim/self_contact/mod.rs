@@ -72,8 +72,17 @@
 //! x_k −= b_k w_k / W · push
 //! ```
 //! which leaves p exactly d_min from the plane (C = 0), cancels f of the tangential slip
-//! between p and the point q of the face, and conserves momentum (Σ b_k = 1). Faces whose
-//! area is zero are skipped. The faces are found through a second hash of the particles with
+//! between p and the point q of the face, and conserves momentum (Σ b_k = 1). Beside the face
+//! (the triangle's closest point q to p on an edge or a corner, barycentric b_k ≥ 0 with one
+//! or two of them 0) and on the side p came from, the contact is C = |p − q| − d_min ≥ 0 with
+//! the normal (p − q)/|p − q| in place of s n and the same update: a particle on a fold's
+//! ridge, over neither of the two faces that meet there, is held by their shared edge instead
+//! of sinking between them until it is over a face again and popped back out (the flicker
+//! kept a pile buzzing). Beside the face on the far side of its plane the particle crossed
+//! elsewhere, not through this face: no contact. A particle farther than d_min from every
+//! point of the triangle has no contact either, which also skips the plane test for most
+//! candidates (one deeper than d_min behind the face would have crossed it by more than the
+//! speed clamp allows in a substep). Faces whose area is zero are skipped. The faces are found through a second hash of the particles with
 //! cells as large as the largest triangle plus twice the largest reach: each triangle looks
 //! at the (at most 2 × 2 × 2) cells its bounding box, grown by the reach, covers, rejects
 //! particles outside the box's grown bounding sphere and tests the exact point–triangle

@@ -211,8 +211,7 @@ fn a_particle_over_a_face_is_pushed_to_the_thickness_conserving_momentum() {
 
 /// The side is the one the particle started the substep on: a particle that crossed a
 /// fixed face from 2 mm below to 3 mm above within the substep is put back 1 cm below,
-/// and one that started above at the same place is kept 1 cm above; a particle whose
-/// projection misses the face is left alone.
+/// and one that started above at the same place is kept 1 cm above.
 #[test]
 fn a_particle_that_crossed_a_face_is_put_back_on_its_side() {
     let at = |y: f32| Vec3::new(0.01, y, 0.01);
@@ -222,11 +221,57 @@ fn a_particle_that_crossed_a_face_is_put_back_on_its_side() {
         unsafe { project_faces(&faces, 0.0, p.pos.raw(), p.prev.raw()) };
         assert!(p.position(3).distance(at(expected)) < 1e-8, "from {start}: {}", p.position(3));
     }
-    let outside = Vec3::new(0.02, 0.003, 0.02);
-    let (mut p, faces) = over_a_triangle(0.0, outside, outside);
-    // SAFETY: as above.
-    assert_eq!(unsafe { project_faces(&faces, 0.0, p.pos.raw(), p.prev.raw()) }, 0);
-    assert_eq!(p.position(3), outside);
+}
+
+/// Beside a fixed face, 3 mm above its plane and 7.7 mm from the nearest point q of its long
+/// edge: pushed along p − q to exactly the thickness from q. Left alone: the same point
+/// reached from above the plane's other side (it crossed the plane beside the face, not the
+/// face), and a point beside the face farther than the thickness from it.
+#[test]
+fn a_particle_beside_a_face_is_held_by_its_edge() {
+    let (beside, q) = (Vec3::new(0.02, 0.003, 0.02), Vec3::new(0.015, 0.0, 0.015));
+    let (mut p, faces) = over_a_triangle(0.0, beside, beside);
+    // SAFETY: the four particles exist; one thread.
+    assert_eq!(unsafe { project_faces(&faces, 0.0, p.pos.raw(), p.prev.raw()) }, 1);
+    let expected = q + (beside - q).normalize() * SETTINGS.thickness;
+    assert!(p.position(3).distance(expected) < 1e-8, "{}", p.position(3));
+    let below = beside * Vec3::new(1.0, -1.0, 1.0);
+    for (start, now) in [(beside, below), (Vec3::new(0.03, 0.003, 0.03), Vec3::new(0.03, 0.003, 0.03))] {
+        let (mut p, faces) = over_a_triangle(0.0, start, now);
+        // SAFETY: as above.
+        assert_eq!(unsafe { project_faces(&faces, 0.0, p.pos.raw(), p.prev.raw()) }, 0);
+        assert_eq!(p.position(3), now);
+    }
+}
+
+/// A particle 4 mm over the ridge of a fold (two fixed faces meeting at 90° on a 4 cm edge)
+/// is over neither face, and 2 cm from the ridge's ends: the faces' shared edge holds it at
+/// the thickness, straight above the ridge, where faces over their interiors only let it sink
+/// through.
+#[test]
+fn a_particle_over_a_folds_ridge_is_held_at_the_thickness() {
+    let over = Vec3::new(0.0, 0.004, 0.0);
+    let mut p = particles(&[
+        (Vec3::new(0.0, 0.0, -0.02), 0.0),
+        (Vec3::new(0.0, 0.0, 0.02), 0.0),
+        (Vec3::new(-0.02, -0.02, 0.0), 0.0),
+        (Vec3::new(0.02, -0.02, 0.0), 0.0),
+        (over, 1.0),
+    ]);
+    let face = |triangle| Face {
+        particle: 4,
+        triangle,
+        min_distance: SETTINGS.thickness,
+    };
+    let faces = [face([0, 1, 2]), face([1, 0, 3])];
+    // SAFETY: the five particles exist; one thread.
+    let active = unsafe { project_faces(&faces, 0.0, p.pos.raw(), p.prev.raw()) };
+    assert_eq!(active, 1, "the first face's edge holds it, the second finds it clear");
+    assert!(
+        p.position(4).distance(Vec3::new(0.0, SETTINGS.thickness, 0.0)) < 1e-8,
+        "{}",
+        p.position(4)
+    );
 }
 
 /// Friction against a face is positional Coulomb as between particles: a particle pressed
