@@ -79,10 +79,9 @@
 //! ridge, over neither of the two faces that meet there, is held by their shared edge instead
 //! of sinking between them until it is over a face again and popped back out (the flicker
 //! kept a pile buzzing). Beside the face on the far side of its plane the particle crossed
-//! elsewhere, not through this face: no contact. A particle farther than d_min from every
-//! point of the triangle has no contact either, which also skips the plane test for most
-//! candidates (one deeper than d_min behind the face would have crossed it by more than the
-//! speed clamp allows in a substep). Faces whose area is zero are skipped. The faces are found through a second hash of the particles with
+//! elsewhere, not through this face: no contact; farther than d_min beside the face, no
+//! contact either, known before the normal and the side are computed. Faces whose area is
+//! zero are skipped. The faces are found through a second hash of the particles with
 //! cells as large as the largest triangle plus twice the largest reach: each triangle looks
 //! at the (at most 2 × 2 × 2) cells its bounding box, grown by the reach, covers, rejects
 //! particles outside the box's grown bounding sphere and tests the exact point–triangle

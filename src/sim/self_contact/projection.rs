@@ -63,17 +63,17 @@ pub(super) fn contact_push(normal: Vec3, depth: f32, slide: Vec3, mu: f32, weigh
 }
 
 /// The contact normal and depth d_min − distance (m; `min_distance` is d_min) of particle `p`
-/// against the triangle whose point closest to it is q (`gap` = p − q, at barycentric
-/// coordinates `b`), with `n` the triangle's unit normal turned to the side `p` started the
-/// substep on. Over the face (q inside it): the normal `n` and the height of `p` over the
+/// against the triangle whose point closest to it is q (`gap` = p − q; `over` when q lies
+/// inside the face), with `n` the triangle's unit normal turned to the side `p` started the
+/// substep on. Over the face: the normal `n` and the height of `p` over the
 /// plane along `n` as the distance, so a particle that crossed the face is put back. Beside
 /// the face and on its side: q on an edge or corner, the normal from q to `p` and the distance
 /// |p − q| — so a particle on a fold's ridge, over neither face of it, is held by their edges
 /// rather than sinking into the gap between them and popping back once over a face. `None`
 /// beside the face on the far side of its plane (crossed elsewhere, not through this face).
-fn face_contact(gap: Vec3, b: [f32; 3], n: Vec3, min_distance: f32) -> Option<(Vec3, f32)> {
+fn face_contact(gap: Vec3, over: bool, n: Vec3, min_distance: f32) -> Option<(Vec3, f32)> {
     let height = gap.dot(n);
-    if b.iter().all(|&c| c > 0.0) {
+    if over {
         return Some((n, min_distance - height));
     }
     if height < 0.0 {
@@ -97,11 +97,13 @@ pub(super) unsafe fn project_faces(faces: &[Face], mu: f32, pos: PosPtr, prev: V
         unsafe {
             let (p, v) = (pos.get(ip), corners.map(|i| pos.get(i)));
             let x = v.map(xyz);
-            // Farther than d_min from every point of the triangle: no contact (a particle
-            // cannot get that deep behind a face within a substep's clamped motion).
+            // Beside the face and farther than d_min from it: no contact, known before the
+            // normal and the side are computed (over the face, a particle may have crossed it
+            // by more than d_min and is put back whatever its distance).
             let b = closest_barycentric(xyz(p), x);
             let gap = xyz(p) - (x[0] * b[0] + x[1] * b[1] + x[2] * b[2]);
-            if gap.length_squared() >= face.min_distance * face.min_distance {
+            let over = b.iter().all(|&c| c > 0.0);
+            if !over && gap.length_squared() >= face.min_distance * face.min_distance {
                 continue;
             }
             let Some(n) = (x[1] - x[0]).cross(x[2] - x[0]).try_normalize() else {
@@ -111,7 +113,7 @@ pub(super) unsafe fn project_faces(faces: &[Face], mu: f32, pos: PosPtr, prev: V
             let before = (p_start - x_start[0]).dot((x_start[1] - x_start[0]).cross(x_start[2] - x_start[0]));
             let now = gap.dot(n);
             let n = if before > 0.0 || (before == 0.0 && now >= 0.0) { n } else { -n };
-            let Some((n, depth)) = face_contact(gap, b, n, face.min_distance) else {
+            let Some((n, depth)) = face_contact(gap, over, n, face.min_distance) else {
                 continue;
             };
             let weight = p[3] + (0..3).map(|k| b[k] * b[k] * v[k][3]).sum::<f32>();
