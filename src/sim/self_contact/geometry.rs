@@ -1,6 +1,6 @@
 //! The triangle geometry of the contacts (Ericson, *Real-Time Collision Detection*): a
-//! triangle's bounding box, whether its corners alone keep particles from crossing it, the
-//! point of it closest to a point, and the barycentric coordinates of a point's projection.
+//! triangle's bounding box, whether its corners alone keep particles from crossing it, and the
+//! point of it closest to a point, with that point's barycentric coordinates.
 
 use glam::Vec3;
 
@@ -20,8 +20,12 @@ pub(super) fn covered_by_corners([a, b, c]: [Vec3; 3], d: f32) -> bool {
 /// The point of triangle `abc` closest to `p` (Ericson, *Real-Time Collision Detection*
 /// §5.1.5: the vertex, edge or face region `p` projects into).
 pub(super) fn closest_point(p: Vec3, corners: [Vec3; 3]) -> Vec3 {
-    let [u, v, w] = closest_barycentric(p, corners);
-    corners[0] * u + corners[1] * v + corners[2] * w
+    point_at(corners, closest_barycentric(p, corners))
+}
+
+/// The point of triangle `corners` at barycentric coordinates `[u, v, w]`.
+pub(super) fn point_at([a, b, c]: [Vec3; 3], [u, v, w]: [f32; 3]) -> Vec3 {
+    a * u + b * v + c * w
 }
 
 /// The barycentric coordinates (u, v, w), each in [0, 1] and summing to 1, of the point of
@@ -105,7 +109,7 @@ mod tests {
     #[test]
     fn barycentric_coordinates_of_the_closest_point_name_its_region() {
         let triangle = [Vec3::ZERO, Vec3::new(0.03, 0.0, 0.0), Vec3::new(0.0, 0.0, 0.03)];
-        let rebuilt = |[u, v, w]: [f32; 3]| triangle[0] * u + triangle[1] * v + triangle[2] * w;
+        let rebuilt = |b| point_at(triangle, b);
         let over = closest_barycentric(Vec3::new(0.01, 0.007, 0.005), triangle);
         assert!(over.iter().all(|&c| c > 0.0) && rebuilt(over).distance(Vec3::new(0.01, 0.0, 0.005)) < 1e-7);
         let beside = closest_barycentric(Vec3::new(0.02, 0.007, 0.02), triangle);

@@ -4,7 +4,7 @@
 
 use glam::Vec3;
 
-use super::geometry::closest_barycentric;
+use super::geometry::{closest_barycentric, point_at};
 use super::lists::{Face, Pair};
 use crate::sim::particles::{xyz, PosPtr, VecPtr};
 
@@ -101,7 +101,7 @@ pub(super) unsafe fn project_faces(faces: &[Face], mu: f32, pos: PosPtr, prev: V
             // normal and the side are computed (over the face, a particle may have crossed it
             // by more than d_min and is put back whatever its distance).
             let b = closest_barycentric(xyz(p), x);
-            let gap = xyz(p) - (x[0] * b[0] + x[1] * b[1] + x[2] * b[2]);
+            let gap = xyz(p) - point_at(x, b);
             let over = b.iter().all(|&c| c > 0.0);
             if !over && gap.length_squared() >= face.min_distance * face.min_distance {
                 continue;
