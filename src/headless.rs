@@ -99,6 +99,9 @@ pub struct SimulateSummary {
     pub cores: usize,
     /// [`crate::replay::state_hash`] at the end, 16 hex digits: equal runs print equal hashes.
     pub state_hash: String,
+    /// The deepest any particle sits inside any collider at the end, in m
+    /// ([`collider_penetration`]).
+    pub collider_penetration: f32,
 }
 
 /// Runs `frames` frames of `cloth` and summarises the end state.
@@ -128,7 +131,20 @@ pub fn simulate(cloth: &mut Cloth, params: &SolverParams, material: &Material, f
         threads_requested: params.threads,
         cores: available_cores(),
         state_hash: crate::replay::state_hash_text(cloth),
+        collider_penetration: collider_penetration(cloth),
     })
+}
+
+/// The deepest any particle sits below the surface of any collider, in m (0 when none is
+/// inside; the collision thickness is not counted, and an open mesh, a shell with no inside,
+/// never is).
+pub fn collider_penetration(cloth: &Cloth) -> f32 {
+    let colliders = cloth.colliders();
+    cloth
+        .particles()
+        .positions()
+        .flat_map(|p| colliders.iter().map(move |c| -c.surface(p).distance))
+        .fold(0.0, f32::max)
 }
 
 /// Height (y) of the lowest particle in m (+∞ for no particles).

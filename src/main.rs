@@ -370,7 +370,8 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
             if args.renumber {
                 model = model.in_locality_order().0;
             }
-            let mut cloth = drape::sim::Cloth::new(model, &preset.material, preset.colliders.clone()).map_err(Failure::bad_input)?;
+            let colliders = drape::scene::load_colliders(&preset.colliders, preset.mesh_files()).map_err(Failure::bad_input)?;
+            let mut cloth = drape::sim::Cloth::new(model, &preset.material, colliders).map_err(Failure::bad_input)?;
             let columns = preset.single_grid().map_or(0, |grid| grid.columns);
             headless::bench("preset", columns, &mut cloth, &params, &material, length)
         }

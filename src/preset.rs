@@ -14,7 +14,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use crate::input_file::{decode_text, excerpt, read_limited, EXCERPT_CHARS, MESSAGE_CHARS, PRESET_LIMIT};
-use crate::scene::{build_scene, resolve_path, BuildError, EmbeddedMeshes, MeshFiles, SceneObject};
+use crate::scene::{build_scene, load_colliders, resolve_path, BuildError, EmbeddedMeshes, MeshFiles, SceneObject};
 pub use crate::sim::appearance::Appearance;
 use crate::sim::error::check_len;
 use crate::sim::{Cloth, Collider, GridSpec, Material, SimError, SolverParams, MAX_COLLIDERS, MAX_PARTICLES};
@@ -186,27 +186,37 @@ impl Preset {
         Ok(preset)
     }
 
-    /// Refuses a preset whose mesh objects name a file that is missing or not a regular file,
-    /// at the object's `file:` key in `text` (read from `path`), so the message points into
-    /// the preset rather than only at the mesh's path when the scene is built.
+    /// Refuses a preset whose mesh objects or mesh colliders name a file that is missing or
+    /// not a regular file, at the `file:` key in `text` (read from `path`), so the message
+    /// points into the preset rather than only at the mesh's path when the scene is built.
     fn check_mesh_files(&self, text: &str, path: &Path) -> Result<(), PresetError> {
+        let refused = |name: &Path| {
+            let file = self.resolve(name);
+            match std::fs::metadata(&file) {
+                Ok(meta) if meta.is_file() => None,
+                Ok(_) => Some(format!("{}: not a regular file", file.display())),
+                Err(error) => Some(format!("{}: {error}", file.display())),
+            }
+        };
+        let invalid = |(line, col), message| PresetError::Invalid {
+            path: path.into(),
+            line,
+            col,
+            message,
+        };
         for (k, object) in self.objects.iter().enumerate() {
-            let SceneObject::Mesh(mesh) = object else {
-                continue;
-            };
-            let file = self.resolve(&mesh.file);
-            let refused = match std::fs::metadata(&file) {
-                Ok(meta) if meta.is_file() => continue,
-                Ok(_) => "not a regular file".to_owned(),
-                Err(error) => error.to_string(),
-            };
-            let (line, col) = locate_object_field(text, &self.objects, k, ("file", is_mesh), "file");
-            return Err(PresetError::Invalid {
-                path: path.into(),
-                line,
-                col,
-                message: format!("objects[{k}]: mesh file {}: {refused}", file.display()),
-            });
+            let SceneObject::Mesh(mesh) = object else { continue };
+            if let Some(why) = refused(&mesh.file) {
+                let at = locate_object_field(text, &self.objects, k, ("file", is_mesh), "file");
+                return Err(invalid(at, format!("objects[{k}]: mesh file {why}")));
+            }
+        }
+        for (k, collider) in self.colliders.iter().enumerate() {
+            let Collider::Mesh { file, .. } = collider else { continue };
+            if let Some(why) = refused(file) {
+                let at = locate_collider_field(text, &self.colliders, k, "file");
+                return Err(invalid(at, format!("colliders[{k}]: mesh file {why}")));
+            }
         }
         Ok(())
     }
@@ -326,7 +336,8 @@ impl Preset {
     pub fn build(&self) -> Result<Cloth, BuildError> {
         let objects = self.objects();
         let (model, starts) = build_scene(&objects, self.mesh_files())?;
-        let mut cloth = Cloth::new(model, &self.material, self.colliders.clone())?;
+        let colliders = load_colliders(&self.colliders, self.mesh_files())?;
+        let mut cloth = Cloth::new(model, &self.material, colliders)?;
         for (i, position) in starts {
             cloth.set_state(i, position, Vec3::ZERO)?;
         }
@@ -342,12 +353,19 @@ impl Preset {
     pub fn embed_meshes(&mut self) -> Result<(), PresetError> {
         let mut texts = self.embedded_meshes.0.as_deref().cloned().unwrap_or_default();
         let before = texts.len();
-        for object in &self.objects {
-            let SceneObject::Mesh(mesh) = object else { continue };
-            if texts.contains_key(&mesh.file) {
+        let objects = self.objects.iter().filter_map(|object| match object {
+            SceneObject::Mesh(mesh) => Some(&mesh.file),
+            SceneObject::Grid(_) => None,
+        });
+        let colliders = self.colliders.iter().filter_map(|collider| match collider {
+            Collider::Mesh { file, .. } => Some(file),
+            _ => None,
+        });
+        for file in objects.chain(colliders) {
+            if texts.contains_key(file) {
                 continue;
             }
-            let path = self.resolve(&mesh.file);
+            let path = self.resolve(file);
             let io = |source| PresetError::Io {
                 path: path.clone(),
                 source,
@@ -359,7 +377,7 @@ impl Preset {
                 col,
                 message: "not UTF-8 text (an OBJ file is text)".into(),
             })?;
-            texts.insert(mesh.file.clone(), text);
+            texts.insert(file.clone(), text);
         }
         if texts.len() > before {
             self.embedded_meshes = Embedded(Some(std::sync::Arc::new(texts)));

@@ -19,7 +19,8 @@ use crate::mesh_file::{load_obj, parse_obj, MeshFileError};
 use crate::sim::appearance::Appearance;
 use crate::sim::error::{check_components, check_range};
 use crate::sim::pressure::{MAX_PRESSURE_FACTOR, MAX_VOLUME_COMPLIANCE};
-use crate::sim::{GridSpec, Material, MeshPins, Model, SimError, TriangleMesh};
+use crate::sim::collision::MeshShape;
+use crate::sim::{Collider, GridSpec, Material, MeshPins, Model, SimError, TriangleMesh};
 
 /// One cloth of a scene.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -195,6 +196,26 @@ pub fn build_scene(objects: &[SceneObject], files: MeshFiles) -> Result<(Model, 
         scene.append(model);
     }
     Ok((scene, starts))
+}
+
+/// `colliders` with every mesh collider's file read (through `files`, as for cloth meshes),
+/// scaled and built into its shape ([`Collider::Mesh::shape`]).
+pub fn load_colliders(colliders: &[Collider], files: MeshFiles) -> Result<Vec<Collider>, BuildError> {
+    colliders
+        .iter()
+        .map(|collider| {
+            let mut loaded = collider.clone();
+            if let Collider::Mesh { file, scale, shape, .. } = &mut loaded {
+                collider.validate()?;
+                let mesh = files.load(file)?;
+                let positions: Vec<Vec3> = mesh.positions.iter().map(|&p| p * *scale).collect();
+                let built = MeshShape::new(&positions, &mesh.triangles)
+                    .map_err(|why| SimError::InvalidGeometry(format!("{}: {why}", file.display())))?;
+                shape.0 = Some(std::sync::Arc::new(built));
+            }
+            Ok(loaded)
+        })
+        .collect()
 }
 
 /// Mesh texts carried with a scene instead of read from disk (a recording embeds the files

@@ -55,6 +55,7 @@ use std::path::Path;
 
 use glam::{Quat, Vec2, Vec3};
 
+use crate::sim::collision::MeshShape;
 use crate::sim::{Cloth, Collider, Model, Particles};
 
 /// Half the side of the square the ground plane is written as, in m: wider than any shipped
@@ -469,6 +470,29 @@ impl ShapeText {
                     ("float3 xformOp:scale", Tuple3(half_extents).to_string()),
                 ],
             },
+            Collider::Mesh { ref shape, .. } => Self::mesh(shape.0.as_deref(), translate, orient(collider.rotation())),
+        }
+    }
+
+    /// A mesh collider's triangles (each with its own three points, as the shape stores
+    /// them; none when its file was not read), placed by `translate` and `orient`.
+    fn mesh(shape: Option<&MeshShape>, translate: (&'static str, String), orient: (&'static str, String)) -> Self {
+        let corners: Vec<Vec3> = shape.map_or(&[][..], MeshShape::triangles).iter().flatten().copied().collect();
+        let [low, high] = extent(&corners);
+        let points: Vec<String> = corners.iter().map(|&p| Tuple3(p).to_string()).collect();
+        let indices: Vec<String> = (0..corners.len()).map(|i| i.to_string()).collect();
+        Self {
+            prim_type: "Mesh",
+            name: "MeshCollider",
+            constants: vec![
+                format!("float3[] extent = [{}, {}]", Tuple3(low), Tuple3(high)),
+                format!("int[] faceVertexCounts = [{}]", vec!["3"; corners.len() / 3].join(", ")),
+                format!("int[] faceVertexIndices = [{}]", indices.join(", ")),
+                "uniform token orientation = \"rightHanded\"".into(),
+                format!("point3f[] points = [{}]", points.join(", ")),
+                "uniform token subdivisionScheme = \"none\"".into(),
+            ],
+            animated: vec![translate, orient],
         }
     }
 

@@ -27,6 +27,8 @@
 //! [`CHUNK_VERTICES`] distinct vertices; the grouping is recomputed only when the topology
 //! changes, and each frame only the vertex data is refreshed.
 
+use std::collections::HashMap;
+
 use glam::{EulerRot, Quat, Vec3, Vec4};
 use macroquad::color::Color;
 use macroquad::material::{gl_use_default_material, gl_use_material, load_material, Material, MaterialParams};
@@ -37,6 +39,7 @@ use macroquad::texture::{FilterMode, Texture2D};
 use macroquad::window::get_internal_gl;
 
 use drape::preset::{Appearance, Preset};
+use drape::sim::collision::MeshShape;
 use drape::sim::{Cloth, Collider, TexturedVertices};
 
 use super::camera::{Bounds, OrbitCamera};
@@ -420,7 +423,7 @@ impl Renderer {
             .colliders()
             .iter()
             .enumerate()
-            .filter_map(|(k, c)| collider_mesh(c, color(k)))
+            .flat_map(|(k, c)| collider_meshes(c, color(k)))
             .collect();
         let ground = cloth.colliders().iter().find_map(|c| match c {
             Collider::Ground { height, .. } => Some(*height),
@@ -786,6 +789,16 @@ fn collider_bounds(c: &Collider) -> Option<Bounds> {
                 max: center + r,
             })
         }
+        Collider::Mesh { position, ref shape, .. } => {
+            let (low, high) = shape.0.as_ref()?.bounds();
+            let rotation = c.rotation();
+            let corners = (0..8).map(|k| {
+                let pick = |bit: usize, lo: f32, hi: f32| if k & bit == 0 { lo } else { hi };
+                position + rotation * Vec3::new(pick(1, low.x, high.x), pick(2, low.y, high.y), pick(4, low.z, high.z))
+            });
+            let (min, max) = corners.fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), p| (lo.min(p), hi.max(p)));
+            Some(Bounds { min, max })
+        }
     }
 }
 
@@ -826,11 +839,57 @@ fn ground_mesh(height: f32, bounds: Bounds) -> Mesh {
     }
 }
 
-/// A lit mesh of `color` for a finite collider (None for the ground, which is drawn
-/// separately).
+/// The lit meshes of `color` for a finite collider: one for a shape, as many chunks as a
+/// draw call needs for a mesh collider, none for the ground (drawn separately).
+fn collider_meshes(c: &Collider, color: Color) -> Vec<Mesh> {
+    match c {
+        Collider::Mesh { position, shape, .. } => {
+            shape.0.as_deref().map_or_else(Vec::new, |shape| mesh_collider_meshes(shape, *position, c.rotation(), color))
+        }
+        _ => collider_mesh(c, color).into_iter().collect(),
+    }
+}
+
+/// A mesh collider's triangles placed by `rotation` then `position`, smooth shaded: corners
+/// at the same point share one vertex whose normal is the area-weighted sum of its triangles'.
+fn mesh_collider_meshes(shape: &MeshShape, position: Vec3, rotation: Quat, color: Color) -> Vec<Mesh> {
+    let mut index_of: HashMap<[u32; 3], u32> = HashMap::new();
+    let (mut points, mut normals) = (Vec::new(), Vec::new());
+    let triangles: Vec<[u32; 3]> = shape
+        .triangles()
+        .iter()
+        .map(|corners| {
+            let face = (corners[1] - corners[0]).cross(corners[2] - corners[0]);
+            corners.map(|p| {
+                let k = *index_of.entry(p.to_array().map(f32::to_bits)).or_insert_with(|| {
+                    points.push(position + rotation * p);
+                    normals.push(Vec3::ZERO);
+                    points.len() as u32 - 1
+                });
+                normals[k as usize] += face;
+                k
+            })
+        })
+        .collect();
+    chunk_triangles(&triangles, points.len(), CHUNK_VERTICES, CHUNK_INDICES)
+        .into_iter()
+        .map(|chunk| Mesh {
+            vertices: chunk
+                .globals
+                .iter()
+                .map(|&g| vertex(points[g as usize], rotation * normals[g as usize].normalize_or_zero(), color, false))
+                .collect(),
+            indices: chunk.indices,
+            texture: None,
+        })
+        .collect()
+}
+
+/// A lit mesh of `color` for an analytic collider (None for the ground, which is drawn
+/// separately, and for a mesh: [`mesh_collider_meshes`]).
 fn collider_mesh(c: &Collider, color: Color) -> Option<Mesh> {
     match *c {
-        Collider::Ground { .. } => None,
+        Collider::Ground { .. } | Collider::Mesh { .. } => None,
         Collider::Sphere { center, radius, .. } => Some(round_mesh(center, Quat::IDENTITY, radius, 0.0, color)),
         Collider::Capsule { a, b, radius, .. } => {
             let axis = b - a;

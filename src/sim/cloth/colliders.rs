@@ -29,6 +29,7 @@ impl Colliders {
     pub fn new(homes: Vec<Collider>, time: f64) -> Result<Self, SimError> {
         check_len("colliders", homes.len(), MAX_COLLIDERS, "at most 256 colliders")?;
         homes.iter().try_for_each(Collider::validate)?;
+        homes.iter().try_for_each(Collider::check_loaded)?;
         let mut colliders = Self {
             moves: vec![Vec3::ZERO; homes.len()],
             homes,

@@ -24,13 +24,13 @@ pub(super) fn closest_point(p: Vec3, corners: [Vec3; 3]) -> Vec3 {
 }
 
 /// The point of triangle `corners` at barycentric coordinates `[u, v, w]`.
-pub(super) fn point_at([a, b, c]: [Vec3; 3], [u, v, w]: [f32; 3]) -> Vec3 {
+pub(crate) fn point_at([a, b, c]: [Vec3; 3], [u, v, w]: [f32; 3]) -> Vec3 {
     a * u + b * v + c * w
 }
 
 /// The barycentric coordinates (u, v, w), each in [0, 1] and summing to 1, of the point of
 /// triangle `abc` closest to `p` ([`closest_point`]).
-pub(super) fn closest_barycentric(p: Vec3, [a, b, c]: [Vec3; 3]) -> [f32; 3] {
+pub(crate) fn closest_barycentric(p: Vec3, [a, b, c]: [Vec3; 3]) -> [f32; 3] {
     let (ab, ac, ap) = (b - a, c - a, p - a);
     let (d1, d2) = (ab.dot(ap), ac.dot(ap));
     if d1 <= 0.0 && d2 <= 0.0 {

@@ -177,7 +177,7 @@ use super::particles::{xyz, PosPtr, VecPtr};
 
 mod cells;
 mod edges;
-mod geometry;
+pub(crate) mod geometry;
 mod hash;
 mod lists;
 mod projection;

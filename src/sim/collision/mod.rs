@@ -27,6 +27,9 @@
 //!   swept (sphere tracing along the relative path on the exact signed distance), so it cannot
 //!   tunnel through thin shapes, nor a fast collider through it.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use glam::{EulerRot, Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
@@ -35,8 +38,12 @@ use super::error::{check_components, check_range, SimError};
 use super::interaction::Ray;
 pub use super::motion::Motion;
 use super::params::Material;
+pub use mesh::MeshShape;
 
-/// An analytic collider. Shapes are solid; cloth is kept `collision_thickness` outside. Each
+pub mod mesh;
+
+/// A collider: an analytic shape or a triangle mesh. Shapes are solid (an open mesh is a
+/// two-sided shell); cloth is kept `collision_thickness` outside. Each
 /// may follow a scripted [`Motion`] (default none: it stays where it is placed, unless
 /// dragged with [`crate::sim::Cloth::move_collider`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +93,57 @@ pub enum Collider {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         motion: Option<Motion>,
     },
+    /// A triangle mesh read from an OBJ file ([`mesh`]): a closed mesh is a solid, an open one
+    /// a two-sided shell.
+    Mesh {
+        /// The OBJ file, e.g. `"assets/table.obj"`; a relative path is looked up next to the
+        /// preset first, as for cloth meshes. Required.
+        file: PathBuf,
+        /// Uniform scale applied to the file's coordinates. Default 1; range [0.001, 1000].
+        #[serde(default = "unit_scale")]
+        scale: f32,
+        /// Where the file's origin is placed, in m (the point a drag moves). Default (0, 0, 0).
+        #[serde(default)]
+        position: Vec3,
+        /// Euler angles (X, Y, Z, applied in that order, about the file's origin) in degrees.
+        /// Default 0.
+        #[serde(default)]
+        rotation_degrees: Vec3,
+        /// Scripted path of the origin (the rotation stays). Default none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        motion: Option<Motion>,
+        /// The triangles, scaled, in the collider's own frame: read from `file` when the scene
+        /// is built (`crate::scene::load_colliders`), not part of the preset.
+        #[serde(skip)]
+        shape: LoadedShape,
+    },
+}
+
+/// A mesh collider's shape once its file is read; shared by every copy of the collider (the
+/// poses of each substep), and compared by identity.
+#[derive(Clone, Default)]
+pub struct LoadedShape(pub Option<Arc<MeshShape>>);
+
+impl PartialEq for LoadedShape {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        }
+    }
+}
+
+impl std::fmt::Debug for LoadedShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(shape) => write!(f, "{} triangles", shape.triangle_count()),
+            None => f.write_str("not loaded"),
+        }
+    }
+}
+
+fn unit_scale() -> f32 {
+    1.0
 }
 
 /// A collider where it is at the end of a substep, and how far it moved during that substep.
@@ -156,14 +214,34 @@ impl Collider {
             } => {
                 check_components("center", *center, -w, w, position)?;
                 check_components("half_extents", *half_extents, 1e-3, 1e3, size)?;
-                check_components(
-                    "rotation_degrees",
-                    *rotation_degrees,
-                    -360.0,
-                    360.0,
-                    "angles in [-360, 360] degrees",
-                )
+                check_rotation(*rotation_degrees)
             }
+            Collider::Mesh {
+                file,
+                scale,
+                position: origin,
+                rotation_degrees,
+                ..
+            } => {
+                if file.as_os_str().is_empty() {
+                    return Err(SimError::InvalidGeometry("a mesh collider needs a `file`".into()));
+                }
+                check_range("scale", *scale, 1e-3, 1e3, "a factor in [0.001, 1000]")?;
+                check_components("position", *origin, -w, w, position)?;
+                check_rotation(*rotation_degrees)
+            }
+        }
+    }
+
+    /// A mesh collider whose file has not been read into its shape (see
+    /// [`Collider::Mesh::shape`]): refused by a cloth, which would have nothing to collide with.
+    pub fn check_loaded(&self) -> Result<(), SimError> {
+        match self {
+            Collider::Mesh { file, shape, .. } if shape.0.is_none() => Err(SimError::InvalidGeometry(format!(
+                "mesh collider {}: its file was not read (build the scene from a preset)",
+                file.display()
+            ))),
+            _ => Ok(()),
         }
     }
 
@@ -174,6 +252,7 @@ impl Collider {
             Collider::Sphere { .. } => &["center", "radius"],
             Collider::Capsule { .. } => &["a", "b", "radius"],
             Collider::Box { .. } => &["center", "half_extents", "rotation_degrees"],
+            Collider::Mesh { .. } => &["file", "scale", "position", "rotation_degrees"],
         };
         let path = self.motion().map_or(&[][..], |m| m.keys());
         let motion: &[&str] = if path.is_empty() { &[] } else { &["motion"] };
@@ -186,17 +265,19 @@ impl Collider {
             Collider::Ground { motion, .. }
             | Collider::Sphere { motion, .. }
             | Collider::Capsule { motion, .. }
-            | Collider::Box { motion, .. } => motion.as_ref(),
+            | Collider::Box { motion, .. }
+            | Collider::Mesh { motion, .. } => motion.as_ref(),
         }
     }
 
-    /// The point a drag moves, in m: the centre (of a capsule, the middle of its axis); for
-    /// the ground, (0, height, 0).
+    /// The point a drag moves, in m: the centre (of a capsule, the middle of its axis; of a
+    /// mesh, its file's origin); for the ground, (0, height, 0).
     pub fn position(&self) -> Vec3 {
         match *self {
             Collider::Ground { height, .. } => Vec3::new(0.0, height, 0.0),
             Collider::Sphere { center, .. } | Collider::Box { center, .. } => center,
             Collider::Capsule { a, b, .. } => (a + b) * 0.5,
+            Collider::Mesh { position, .. } => position,
         }
     }
 
@@ -206,6 +287,7 @@ impl Collider {
         match &mut moved {
             Collider::Ground { height, .. } => *height += d.y,
             Collider::Sphere { center, .. } | Collider::Box { center, .. } => *center += d,
+            Collider::Mesh { position, .. } => *position += d,
             Collider::Capsule { a, b, .. } => {
                 *a += d;
                 *b += d;
@@ -225,19 +307,28 @@ impl Collider {
         }
         let direction = ray.direction / scale;
         let rotation = self.rotation();
+        if let Collider::Mesh { position, shape, .. } = self {
+            let shape = shape.0.as_ref()?;
+            let local = rotation.inverse();
+            let hit = shape.first_hit(local * (ray.origin - *position), local * direction, 4.0 * WORLD_EXTENT)?;
+            return Some(hit.t / scale);
+        }
         let (t, _) = self.trace(ray.origin, direction, 4.0 * WORLD_EXTENT, 0.0, PICK_TRACE_STEPS, rotation)?;
         Some(t / scale)
     }
 
-    /// The orientation of a box (identity for the other shapes, which need none).
+    /// The orientation of a box or a mesh (identity for the other shapes, which need none).
     pub fn rotation(&self) -> Quat {
         match *self {
-            Collider::Box { rotation_degrees, .. } => box_rotation(rotation_degrees),
+            Collider::Box { rotation_degrees, .. } | Collider::Mesh { rotation_degrees, .. } => {
+                box_rotation(rotation_degrees)
+            }
             _ => Quat::IDENTITY,
         }
     }
 
-    /// Signed distance and normal at `x`.
+    /// Signed distance and normal at `x` (an open mesh's distance is unsigned; a mesh whose
+    /// file was not read is infinitely far).
     pub fn surface(&self, x: Vec3) -> SurfacePoint {
         self.surface_rotated(x, self.rotation())
     }
@@ -267,7 +358,25 @@ impl Collider {
                     normal: rotation * normal,
                 }
             }
+            Collider::Mesh { .. } => self.mesh_surface_within(x, f32::INFINITY, rotation).unwrap_or(SurfacePoint {
+                distance: f32::INFINITY,
+                normal: Vec3::Y,
+            }),
         }
+    }
+
+    /// A mesh collider's [`MeshShape::surface_within`] at the world point `x`, in world
+    /// terms; `None` for another collider, an unread file, or a surface farther than
+    /// `max_distance` (m).
+    fn mesh_surface_within(&self, x: Vec3, max_distance: f32, rotation: Quat) -> Option<SurfacePoint> {
+        let Collider::Mesh { position, shape, .. } = self else {
+            return None;
+        };
+        let s = shape.0.as_ref()?.surface_within(rotation.inverse() * (x - *position), max_distance)?;
+        Some(SurfacePoint {
+            distance: s.distance,
+            normal: rotation * s.normal,
+        })
     }
 
     /// First point where the segment `from → to` comes within `margin` of the surface, found
@@ -315,6 +424,10 @@ const SWEEP_TRACE_STEPS: u32 = 48;
 /// Sphere-tracing steps of [`Collider::ray_distance`]: a mouse ray may pass close by the
 /// outline, where each step gains little.
 const PICK_TRACE_STEPS: u32 = 256;
+
+fn check_rotation(degrees: Vec3) -> Result<(), SimError> {
+    check_components("rotation_degrees", degrees, -360.0, 360.0, "angles in [-360, 360] degrees")
+}
 
 fn box_rotation(degrees: Vec3) -> Quat {
     Quat::from_euler(
@@ -382,37 +495,106 @@ impl ContactSettings {
 /// `posed` is the collider at the end of the substep with its translation during it, so
 /// friction acts on the motion relative to the collider's surface.
 pub(crate) fn project_contact(posed: &PosedCollider, x: &mut Vec3, start: &mut Vec3, s: ContactSettings) {
-    let collider = &posed.collider;
     // Where the particle started relative to the collider's pose at the end of the substep
     // (`start` itself for a collider at rest).
-    let mut from = *start + posed.shift;
-    let mut contact = posed.surface(*x);
-    contact.distance -= s.thickness;
-    if contact.distance >= 0.0 {
-        // Outside at the end. The signed distance is 1-Lipschitz, so a path shorter than the
-        // gap at its end point cannot have touched the collider: one evaluation for the common
-        // far-away particle; only longer paths are swept for tunnelling.
-        if from.distance(*x) < contact.distance {
-            return;
+    let from = *start + posed.shift;
+    let contact = match posed.collider {
+        Collider::Mesh { .. } => posed.mesh_contact(from, *x, s.thickness),
+        _ => posed.analytic_contact(from, *x, s.thickness),
+    };
+    if let Some(contact) = contact {
+        resolve_contact(posed, contact, from, x, start, s);
+    }
+}
+
+impl PosedCollider {
+    /// The contact of the path `from → x` with an analytic collider: the surface at `x` less
+    /// the thickness (negative: the depth to remove) when `x` is within the thickness, or
+    /// where the path crossed the collider itself; `None` when untouched.
+    fn analytic_contact(&self, from: Vec3, x: Vec3, thickness: f32) -> Option<SurfacePoint> {
+        let mut contact = self.surface(x);
+        contact.distance -= thickness;
+        if contact.distance >= 0.0 {
+            // Outside at the end. The signed distance is 1-Lipschitz, so a path shorter than the
+            // gap at its end point cannot have touched the collider: one evaluation for the common
+            // far-away particle; only longer paths are swept for tunnelling.
+            if from.distance(x) < contact.distance {
+                return None;
+            }
+            // A path that ends outside was only blocked if it crossed the collider itself
+            // (tunnelling); grazing the thickness shell, or sliding off a curved surface from a
+            // start inside the shell, must not move the particle.
+            match self.collider.sweep(from, x, 0.0, self.rotation) {
+                Some(hit) if hit.distance < thickness => {
+                    contact = SurfacePoint {
+                        distance: hit.distance - thickness,
+                        normal: hit.normal,
+                    }
+                }
+                _ => return None,
+            }
         }
-        // A path that ends outside was only blocked if it crossed the collider itself
-        // (tunnelling); grazing the thickness shell, or sliding off a curved surface from a
-        // start inside the shell, must not move the particle.
-        match collider.sweep(from, *x, 0.0, posed.rotation) {
-            Some(hit) if hit.distance < s.thickness => {
-                contact = SurfacePoint {
-                    distance: hit.distance - s.thickness,
-                    normal: hit.normal,
+        Some(contact)
+    }
+
+    /// [`Self::analytic_contact`] for a mesh: a path that crossed a triangle (entered it, for
+    /// a closed mesh) is put back on the side it came from, else the surface within the
+    /// thickness of `x` is the contact (see [`mesh`]).
+    fn mesh_contact(&self, from: Vec3, x: Vec3, thickness: f32) -> Option<SurfacePoint> {
+        let Collider::Mesh { position, shape, .. } = &self.collider else {
+            return None;
+        };
+        let shape = shape.0.as_ref()?;
+        let inverse = self.rotation.inverse();
+        let (local_from, local_x) = (inverse * (from - *position), inverse * (x - *position));
+        // One box test for a particle nowhere near the mesh.
+        let (low, high) = shape.bounds();
+        let (path_low, path_high) = (local_from.min(local_x), local_from.max(local_x));
+        if (path_low - thickness).cmpgt(high).any() || (path_high + thickness).cmplt(low).any() {
+            return None;
+        }
+        let path = local_x - local_from;
+        let crossing = (path != Vec3::ZERO).then(|| shape.first_hit(local_from, path, 1.0)).flatten();
+        let local = match crossing {
+            Some(hit) => {
+                let back = if path.dot(hit.normal) > 0.0 { -hit.normal } else { hit.normal };
+                SurfacePoint {
+                    distance: (local_x - (local_from + path * hit.t)).dot(back),
+                    normal: back,
                 }
             }
-            _ => return,
+            None => shape.surface_within(local_x, thickness)?,
+        };
+        Some(SurfacePoint {
+            distance: local.distance - thickness,
+            normal: self.rotation * local.normal,
+        })
+    }
+
+    /// The signed distance at `x` where it is below `thickness` (m), else `thickness`: all the
+    /// contact resolution needs to know, and for a mesh a bounded query.
+    fn distance_below(&self, x: Vec3, thickness: f32) -> SurfacePoint {
+        match self.collider {
+            Collider::Mesh { .. } => self
+                .collider
+                .mesh_surface_within(x, thickness, self.rotation)
+                .unwrap_or(SurfacePoint {
+                    distance: thickness,
+                    normal: Vec3::Y,
+                }),
+            _ => self.surface(x),
         }
     }
+}
+
+/// Moves `x` out along `contact` (its distance less the thickness, negative) with positional
+/// Coulomb friction on the motion relative to the surface since `from` (see the module docs).
+fn resolve_contact(posed: &PosedCollider, contact: SurfacePoint, mut from: Vec3, x: &mut Vec3, start: &mut Vec3, s: ContactSettings) {
     let depth = -contact.distance;
     let n = contact.normal;
     // No popping: what was already inside at the substep start is removed from the start
     // point too, so the correction is not turned into velocity relative to the collider.
-    let start_gap = posed.surface(from).distance - s.thickness;
+    let start_gap = posed.distance_below(from, s.thickness).distance - s.thickness;
     if start_gap < 0.0 {
         let push = n * (-start_gap).min(depth);
         from += push;
@@ -428,7 +610,7 @@ pub(crate) fn project_contact(posed: &PosedCollider, x: &mut Vec3, start: &mut V
         *x -= tangential * (s.mu_kinetic * depth / slide).min(1.0);
     }
     // Moving along the tangent plane of a curved surface can dip back in by O(slide²/R).
-    let after = posed.surface(*x);
+    let after = posed.distance_below(*x, s.thickness);
     if after.distance < s.thickness {
         *x += after.normal * (s.thickness - after.distance);
     }
