@@ -32,8 +32,9 @@ fn number(value: &Value, key: &str) -> f64 {
     value[key].as_f64().unwrap_or_else(|| panic!("`{key}` is not a number in {value}"))
 }
 
-const SIMULATE_KEYS: [&str; 13] = [
+const SIMULATE_KEYS: [&str; 14] = [
     "frames",
+    "collider_penetration",
     "state_hash",
     "particles",
     "constraints",

@@ -26,6 +26,9 @@
 //! - [`scenes`]: issue 18's OBJ meshes (loading, errors at file:line, pins, any vertex order
 //!   giving the same physics), version-1 presets unchanged, two-object presets round-tripping
 //!   and two cloths on a ball resting without intersecting;
+//! - [`mesh_colliders`]: issue 36's mesh colliders (a sheet on a mesh ball as on the analytic
+//!   one, no tunnelling through thin mesh walls at top speed, picks and drags, the reported
+//!   penetration, bad files refused where they are wrong);
 //! - [`materials`]: issue 18's per-object materials (two sheets at their own closed-form
 //!   stretch, masses from their own densities, only the tearable one tearing, the shared
 //!   material bit for bit, round trips and errors at file:line:col);
@@ -51,6 +54,7 @@ mod fuzz;
 mod grab;
 mod hostile_inputs;
 mod materials;
+mod mesh_colliders;
 mod moving_colliders;
 mod obj_export;
 mod param_table;
