@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::mesh_file::{load_obj, parse_obj, MeshFileError};
 use crate::sim::appearance::Appearance;
+use crate::sim::collision::MeshShape;
 use crate::sim::error::{check_components, check_range};
 use crate::sim::pressure::{MAX_PRESSURE_FACTOR, MAX_VOLUME_COMPLIANCE};
-use crate::sim::collision::MeshShape;
 use crate::sim::{Collider, GridSpec, Material, MeshPins, Model, SimError, TriangleMesh};
 
 /// One cloth of a scene.

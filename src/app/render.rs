@@ -843,9 +843,10 @@ fn ground_mesh(height: f32, bounds: Bounds) -> Mesh {
 /// draw call needs for a mesh collider, none for the ground (drawn separately).
 fn collider_meshes(c: &Collider, color: Color) -> Vec<Mesh> {
     match c {
-        Collider::Mesh { position, shape, .. } => {
-            shape.0.as_deref().map_or_else(Vec::new, |shape| mesh_collider_meshes(shape, *position, c.rotation(), color))
-        }
+        Collider::Mesh { position, shape, .. } => shape
+            .0
+            .as_deref()
+            .map_or_else(Vec::new, |shape| mesh_collider_meshes(shape, *position, c.rotation(), color)),
         _ => collider_mesh(c, color).into_iter().collect(),
     }
 }

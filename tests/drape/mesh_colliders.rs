@@ -100,14 +100,23 @@ fn a_sheet_rests_on_a_mesh_ball_as_on_the_analytic_ball() {
         on_cap += 1;
         height_difference += m.y - a.y;
         let height = m.distance(centre);
-        assert!(height >= 0.45 + THICKNESS - 0.002, "particle {i} sinks to {height} m from the centre");
+        assert!(
+            height >= 0.45 + THICKNESS - 0.002,
+            "particle {i} sinks to {height} m from the centre"
+        );
         resting += usize::from(height <= 0.45 + THICKNESS + 0.002);
     }
     // Folds lift a few particles off the ball, on the analytic ball as on the mesh.
-    assert!(on_cap >= 30 && resting * 3 >= on_cap * 2, "{resting} of {on_cap} cap particles rest on the ball");
+    assert!(
+        on_cap >= 30 && resting * 3 >= on_cap * 2,
+        "{resting} of {on_cap} cap particles rest on the ball"
+    );
     // Where exactly a fold forms differs between the two runs; the cap's mean height does not.
     let mean_difference = height_difference / on_cap as f32;
-    assert!(mean_difference.abs() < 0.25 * THICKNESS, "the cap rests {mean_difference} m higher on the mesh");
+    assert!(
+        mean_difference.abs() < 0.25 * THICKNESS,
+        "the cap rests {mean_difference} m higher on the mesh"
+    );
     assert_eq!(collider_penetration(&meshed), 0.0, "nothing inside the ball");
 }
 
@@ -125,7 +134,11 @@ fn a_particle_thrown_at_top_speed_does_not_pass_a_thin_mesh_wall() {
     let top_speed = params.max_speed;
     for (wall, at) in walls.iter().zip([Vec3::ZERO, Vec3::new(0.0, 0.5, 0.0)]) {
         let face = if at == Vec3::ZERO { 0.0 } else { 0.001 };
-        for direction in [Vec3::X, Vec3::new(1.0, 0.3, 1.0).normalize(), Vec3::new(1.0, -0.2, -0.6).normalize()] {
+        for direction in [
+            Vec3::X,
+            Vec3::new(1.0, 0.3, 1.0).normalize(),
+            Vec3::new(1.0, -0.2, -0.6).normalize(),
+        ] {
             let mut cloth = single_particle(Vec3::new(-0.3, 0.5, 0.0), loaded(&[mesh(wall, at)]));
             cloth.set_state(0, Vec3::new(-0.3, 0.5, 0.0), direction * top_speed).unwrap();
             for frame in 0..30 {
@@ -185,7 +198,11 @@ fn the_reported_penetration_is_the_depth_inside_a_closed_mesh() {
     let dir = tempfile::tempdir().unwrap();
     let block = write(dir.path(), "block.obj", &box_obj(Vec3::splat(0.1)));
     let inside = single_particle(Vec3::new(0.02, 0.03, -0.01), loaded(&[mesh(&block, Vec3::ZERO)]));
-    assert!((collider_penetration(&inside) - 0.07).abs() < 1e-6, "{}", collider_penetration(&inside));
+    assert!(
+        (collider_penetration(&inside) - 0.07).abs() < 1e-6,
+        "{}",
+        collider_penetration(&inside)
+    );
     let wall = write(dir.path(), "open.obj", WALL_OBJ);
     let on_wall = single_particle(Vec3::new(0.0, 0.5, 0.0), loaded(&[mesh(&wall, Vec3::ZERO)]));
     assert_eq!(collider_penetration(&on_wall), 0.0);
@@ -196,7 +213,9 @@ fn the_reported_penetration_is_the_depth_inside_a_closed_mesh() {
 #[test]
 fn bad_collider_meshes_are_refused_where_they_are_wrong() {
     let dir = tempfile::tempdir().unwrap();
-    let preset_text = |file: &str| format!("(\n    colliders: [\n        Ground(height: 0.0),\n        Mesh(\n            file: \"{file}\",\n        ),\n    ],\n)\n");
+    let preset_text = |file: &str| {
+        format!("(\n    colliders: [\n        Ground(height: 0.0),\n        Mesh(\n            file: \"{file}\",\n        ),\n    ],\n)\n")
+    };
     let missing = write(dir.path(), "missing.ron", &preset_text("nowhere.obj"));
     match Preset::load(&missing) {
         Err(PresetError::Invalid { line, col, message, .. }) => {

@@ -4,7 +4,7 @@
 
 use glam::Vec3;
 
-use crate::sim::collision::{Collider, PosedCollider};
+use crate::sim::collision::{Collider, NearTriangles, PosedCollider};
 use crate::sim::error::{check_len, SimError, MAX_COLLIDERS};
 use crate::sim::interaction::Ray;
 
@@ -22,6 +22,9 @@ pub(crate) struct Colliders {
     /// The colliders in each substep of the frame being stepped (see
     /// [`crate::sim::solver::Frame::colliders`]).
     track: Vec<PosedCollider>,
+    /// Each particle's near triangles of each mesh collider: mesh k's lists are entries
+    /// k · particles .. (k + 1) · particles ([`PosedCollider::near_slot`]).
+    near: Vec<NearTriangles>,
 }
 
 impl Colliders {
@@ -48,6 +51,18 @@ impl Colliders {
     /// of them per substep.
     pub fn track(&self) -> &[PosedCollider] {
         &self.track
+    }
+
+    /// The per-particle lists of near triangles for `particles` particles (entries for new
+    /// particles list nothing yet), as a pointer for the frame's threads, each of which
+    /// touches only its own particles' lists.
+    pub fn near_lists(&mut self, particles: usize) -> *mut NearTriangles {
+        let meshes = self.now.iter().filter(|c| matches!(c, Collider::Mesh { .. })).count();
+        if self.near.len() != meshes * particles {
+            // Regrouped per mesh for the new particle count; a list is only a cache.
+            self.near = vec![NearTriangles::default(); meshes * particles];
+        }
+        self.near.as_mut_ptr()
     }
 
     /// No colliders at all, now or in the frame (the guard's replay without contacts).
@@ -108,6 +123,7 @@ impl Colliders {
         if travel.iter().all(|&d| d == Vec3::ZERO) {
             let at_rest = self.now.iter().map(|c| PosedCollider::new(c.clone(), Vec3::ZERO));
             self.track.extend(at_rest);
+            self.number_meshes();
             return;
         }
         for substep in 0..substeps {
@@ -118,6 +134,17 @@ impl Colliders {
                 .zip(&travel)
                 .map(|(c, &d)| PosedCollider::new(c.translated(d * after), d * after - d * before));
             self.track.extend(posed);
+        }
+        self.number_meshes();
+    }
+
+    /// Gives each mesh of the track its slot of near-triangle lists, in collider order.
+    fn number_meshes(&mut self) {
+        let count = self.now.len().max(1);
+        for (k, posed) in self.track.iter_mut().enumerate() {
+            let collider = k % count;
+            posed.near_slot = matches!(posed.collider, Collider::Mesh { .. })
+                .then(|| self.now[..collider].iter().filter(|c| matches!(c, Collider::Mesh { .. })).count());
         }
     }
 

@@ -406,6 +406,7 @@ impl Cloth {
             .then(|| self.pressure.pass(&self.model.pressure_bodies, settings.constants.inv_h2));
         let pos = p.pos.raw();
         let contacts: Vec<ContactSettings> = self.applied.iter().map(|m| ContactSettings::of(settings.thickness, m)).collect();
+        let near_lists = self.colliders.near_lists(p.len());
         let frame = Frame {
             pos: if compensated { pos.compensated(p.comp.raw()) } else { pos },
             prev: p.prev.raw(),
@@ -419,6 +420,7 @@ impl Cloth {
             bounds: &sets.bounds,
             plan: sets.plan,
             tail_empty: sets.tail_empty,
+            near_lists,
             colliders: self.colliders.track(),
             collider_count: self.colliders.now().len(),
             tethers: (self.tethers.count() > 0).then_some(&self.tethers),

@@ -26,6 +26,16 @@
 //! near, and a particle far from the mesh costs one box test. The queries are plain
 //! sequential code on the shape alone, so any thread gets the same answer bit for bit.
 //!
+//! **Each particle's near triangles.** A particle resting on a mesh asks about the same few
+//! triangles several times a substep (the crossing, the surface at its end point, at its start,
+//! after friction). Each particle keeps the triangles within a reach of an anchor point
+//! ([`NearTriangles`]: the thickness, a skin and the path's length around where it was listed),
+//! and answers a question about a point p within r from them while |p − anchor| + r ≤ reach;
+//! otherwise it lists them again, and asks the hierarchy when more than [`NEAR_CAPACITY`] are
+//! near. The answers are the same either way, bit for bit: both take the closest triangle (the
+//! first crossing) over the same candidates with the same arithmetic, ties going to the lower
+//! triangle index.
+//!
 //! Chosen by hand rather than through a crate: the queries the contacts need (a bounded,
 //! signed distance with its pseudo-normal, the first crossing of a short segment) are a
 //! hundred lines on glam's types, where parry3d would bring nalgebra and a conversion at every
@@ -40,6 +50,44 @@ use crate::sim::self_contact::geometry::{closest_barycentric, point_at};
 
 /// Triangles in a leaf of the hierarchy.
 const LEAF_SIZE: usize = 4;
+
+/// Triangles a particle's [`NearTriangles`] holds; more near it and it asks the hierarchy.
+pub const NEAR_CAPACITY: usize = 14;
+
+/// The triangles of one mesh within `reach` of `anchor` (m, the collider's frame), listed for
+/// one particle (see the module docs); a fresh one covers nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NearTriangles {
+    anchor: Vec3,
+    /// Reach in m; negative: nothing listed yet.
+    reach: f32,
+    /// Triangles listed; more than [`NEAR_CAPACITY`]: too many, ask the hierarchy.
+    count: u32,
+    triangles: [u32; NEAR_CAPACITY],
+}
+
+impl Default for NearTriangles {
+    fn default() -> Self {
+        Self {
+            anchor: Vec3::ZERO,
+            reach: -1.0,
+            count: 0,
+            triangles: [0; NEAR_CAPACITY],
+        }
+    }
+}
+
+impl NearTriangles {
+    /// Whether every triangle within `radius` of `p` is listed.
+    pub(crate) fn covers(&self, p: Vec3, radius: f32) -> bool {
+        p.distance(self.anchor) + radius <= self.reach
+    }
+
+    /// The listed triangles for a question about `p` within `radius`, if they cover it and fit.
+    fn for_query(&self, p: Vec3, radius: f32) -> Option<&[u32]> {
+        (self.covers(p, radius) && self.count as usize <= NEAR_CAPACITY).then(|| &self.triangles[..self.count as usize])
+    }
+}
 
 /// Depth the traversal stack allows: a median split halves the triangles at each level, so
 /// 64 levels hold far more than the 2²⁰ triangles a mesh file may have.
@@ -137,16 +185,21 @@ impl MeshShape {
     /// The surface within `max_distance` (m) of `p`: its signed distance (negative inside a
     /// closed mesh, never for an open one) and the unit normal pointing from the surface to
     /// `p`'s side; `None` when the surface is farther. Pass `f32::INFINITY` for the distance
-    /// wherever it is.
-    pub fn surface_within(&self, p: Vec3, max_distance: f32) -> Option<SurfacePoint> {
-        let (triangle, barycentric, distance_squared) = self.closest(p, max_distance)?;
+    /// wherever it is. `near`, when it covers the question, spares the hierarchy.
+    pub fn surface_within(&self, p: Vec3, max_distance: f32, near: Option<&NearTriangles>) -> Option<SurfacePoint> {
+        let mut best = Closest::within(max_distance);
+        match near.and_then(|n| n.for_query(p, max_distance)) {
+            Some(listed) => self.closest_among(p, listed.iter().map(|&t| t as usize), &mut best),
+            None => self.closest(p, &mut best),
+        }
+        let (triangle, barycentric) = best.found?;
         let q = point_at(self.corners[triangle], barycentric);
         let outward = match self.pseudo_normals.get(triangle) {
             Some(features) => features[feature(barycentric)],
             None => self.normals[triangle],
         };
         let offset = p - q;
-        let distance = distance_squared.sqrt();
+        let distance = best.distance_squared.sqrt();
         if distance <= 1e-9 {
             return Some(SurfacePoint {
                 distance: 0.0,
@@ -160,54 +213,102 @@ impl MeshShape {
         })
     }
 
-    /// The triangle closest to `p` within `max_distance`, the barycentric coordinates of its
-    /// closest point and the squared distance; branch and bound over the hierarchy, nearer
-    /// child first.
-    fn closest(&self, p: Vec3, max_distance: f32) -> Option<(usize, [f32; 3], f32)> {
-        let mut best: Option<(usize, [f32; 3], f32)> = None;
-        let mut bound = max_distance * max_distance;
+    /// Lists in `near` the triangles within `reach` (m) of `anchor`.
+    pub fn gather(&self, near: &mut NearTriangles, anchor: Vec3, reach: f32) {
+        near.anchor = anchor;
+        near.reach = reach;
+        near.count = 0;
+        let bound = reach * reach;
+        self.visit_near(anchor, bound, |t| {
+            let d2 = anchor.distance_squared(point_at(self.corners[t], closest_barycentric(anchor, self.corners[t])));
+            if d2 <= bound {
+                if (near.count as usize) < NEAR_CAPACITY {
+                    near.triangles[near.count as usize] = t as u32;
+                }
+                near.count += 1;
+            }
+        });
+    }
+
+    /// Calls `visit` with every triangle in a leaf whose box is within squared distance `bound`
+    /// of `p`.
+    fn visit_near(&self, p: Vec3, bound: f32, mut visit: impl FnMut(usize)) {
         let mut stack = [0u32; STACK_DEPTH];
         let mut depth = 1;
         while depth > 0 {
             depth -= 1;
             let node = self.nodes[stack[depth] as usize];
-            if box_distance_squared(p, &node) >= bound {
+            if box_distance_squared(p, &node) > bound {
                 continue;
             }
             if node.count > 0 {
-                for t in node.start as usize..(node.start + node.count) as usize {
-                    let barycentric = closest_barycentric(p, self.corners[t]);
-                    let d2 = p.distance_squared(point_at(self.corners[t], barycentric));
-                    if d2 < bound {
-                        bound = d2;
-                        best = Some((t, barycentric, d2));
-                    }
-                }
+                (node.start as usize..(node.start + node.count) as usize).for_each(&mut visit);
+            } else {
+                stack[depth] = node.start;
+                stack[depth + 1] = node.start + 1;
+                depth += 2;
+            }
+        }
+    }
+
+    /// The closest triangle to `p` into `best`: branch and bound over the hierarchy, nearer
+    /// child first.
+    fn closest(&self, p: Vec3, best: &mut Closest) {
+        let mut stack = [0u32; STACK_DEPTH];
+        let mut depth = 1;
+        while depth > 0 {
+            depth -= 1;
+            let node = self.nodes[stack[depth] as usize];
+            if box_distance_squared(p, &node) > best.distance_squared {
+                continue;
+            }
+            if node.count > 0 {
+                self.closest_among(p, node.start as usize..(node.start + node.count) as usize, best);
                 continue;
             }
             let (left, right) = (node.start, node.start + 1);
-            let near_left =
-                box_distance_squared(p, &self.nodes[left as usize]) <= box_distance_squared(p, &self.nodes[right as usize]);
+            let near_left = box_distance_squared(p, &self.nodes[left as usize]) <= box_distance_squared(p, &self.nodes[right as usize]);
             let (near, far) = if near_left { (left, right) } else { (right, left) };
             stack[depth] = far;
             stack[depth + 1] = near;
             depth += 2;
         }
-        best
+    }
+
+    /// The closest to `p` of `triangles` into `best`.
+    fn closest_among(&self, p: Vec3, triangles: impl Iterator<Item = usize>, best: &mut Closest) {
+        for t in triangles {
+            let barycentric = closest_barycentric(p, self.corners[t]);
+            best.offer(t, barycentric, p.distance_squared(point_at(self.corners[t], barycentric)));
+        }
     }
 
     /// The first triangle the path `origin + t · direction`, 0 ≤ t ≤ `max_t`, meets; for a
-    /// closed mesh only where it enters (its direction against the outward normal).
-    pub fn first_hit(&self, origin: Vec3, direction: Vec3, max_t: f32) -> Option<Hit> {
+    /// closed mesh only where it enters (its direction against the outward normal). `near`,
+    /// when it covers the path, spares the hierarchy.
+    pub fn first_hit(&self, origin: Vec3, direction: Vec3, max_t: f32, near: Option<&NearTriangles>) -> Option<Hit> {
+        let end = origin + direction * max_t;
+        let listed = near.filter(|n| n.covers(end, 0.0)).and_then(|n| n.for_query(origin, 0.0));
+        let mut best = FirstHit { max_t, found: None };
+        match listed {
+            Some(listed) => self.hits_among(origin, direction, listed.iter().map(|&t| t as usize), &mut best),
+            None => self.hits(origin, direction, &mut best),
+        }
+        best.found.map(|(t, at)| Hit {
+            t: at,
+            normal: self.normals[t],
+        })
+    }
+
+    /// The first crossing of the path into `best`, over the hierarchy.
+    fn hits(&self, origin: Vec3, direction: Vec3, best: &mut FirstHit) {
         let inverse = direction.recip();
-        let mut best: Option<Hit> = None;
         let mut stack = [0u32; STACK_DEPTH];
         let mut depth = 1;
         while depth > 0 {
             depth -= 1;
             let node = self.nodes[stack[depth] as usize];
-            let reach = best.map_or(max_t, |h| h.t);
-            if !path_meets_box(origin, inverse, reach, &node) {
+            if !path_meets_box(origin, inverse, best.reach(), &node) {
                 continue;
             }
             if node.count == 0 {
@@ -216,22 +317,70 @@ impl MeshShape {
                 depth += 2;
                 continue;
             }
-            for t in node.start as usize..(node.start + node.count) as usize {
-                if self.is_closed() && direction.dot(self.normals[t]) >= 0.0 {
-                    continue;
-                }
-                match segment_triangle(origin, direction, self.corners[t]) {
-                    Some(at) if at <= best.map_or(max_t, |h| h.t) => {
-                        best = Some(Hit {
-                            t: at,
-                            normal: self.normals[t],
-                        })
-                    }
-                    _ => {}
-                }
+            self.hits_among(origin, direction, node.start as usize..(node.start + node.count) as usize, best);
+        }
+    }
+
+    /// The first crossing of the path through `triangles` into `best`.
+    fn hits_among(&self, origin: Vec3, direction: Vec3, triangles: impl Iterator<Item = usize>, best: &mut FirstHit) {
+        for t in triangles {
+            if self.is_closed() && direction.dot(self.normals[t]) >= 0.0 {
+                continue;
+            }
+            if let Some(at) = segment_triangle(origin, direction, self.corners[t]) {
+                best.offer(t, at);
             }
         }
-        best
+    }
+}
+
+/// The closest triangle found so far: the least squared distance below the bound, ties to the
+/// lower index (so any order of visiting the candidates gives the same answer).
+struct Closest {
+    distance_squared: f32,
+    found: Option<(usize, [f32; 3])>,
+}
+
+impl Closest {
+    /// Nothing found, looking within `max_distance` (m).
+    fn within(max_distance: f32) -> Self {
+        Self {
+            distance_squared: max_distance * max_distance,
+            found: None,
+        }
+    }
+
+    fn offer(&mut self, triangle: usize, barycentric: [f32; 3], distance_squared: f32) {
+        let closer = distance_squared < self.distance_squared
+            || (distance_squared == self.distance_squared && self.found.is_some_and(|(t, _)| triangle < t));
+        if closer {
+            self.distance_squared = distance_squared;
+            self.found = Some((triangle, barycentric));
+        }
+    }
+}
+
+/// The first crossing found so far: the least parameter up to `max_t`, ties to the lower
+/// index.
+struct FirstHit {
+    max_t: f32,
+    found: Option<(usize, f32)>,
+}
+
+impl FirstHit {
+    /// How far along the path a crossing still counts.
+    fn reach(&self) -> f32 {
+        self.found.map_or(self.max_t, |(_, t)| t)
+    }
+
+    fn offer(&mut self, triangle: usize, t: f32) {
+        let first = match self.found {
+            None => t <= self.max_t,
+            Some((best, at)) => t < at || (t == at && triangle < best),
+        };
+        if first {
+            self.found = Some((triangle, t));
+        }
     }
 }
 

@@ -38,7 +38,7 @@ use super::error::{check_components, check_range, SimError};
 use super::interaction::Ray;
 pub use super::motion::Motion;
 use super::params::Material;
-pub use mesh::MeshShape;
+pub use mesh::{MeshShape, NearTriangles};
 
 pub mod mesh;
 
@@ -156,13 +156,44 @@ pub(crate) struct PosedCollider {
     /// Its orientation ([`Collider::rotation`]), made once here rather than from Euler angles
     /// in each of the contacts' signed-distance evaluations.
     rotation: Quat,
+    /// A mesh's box in world coordinates (lowest and highest corner, m), holding the rotated
+    /// box of its triangles; `None` for another shape or a mesh whose file was not read.
+    mesh_bounds: Option<(Vec3, Vec3)>,
+    /// Which of the cloth's per-particle lists of near triangles a mesh uses (one set of
+    /// lists per mesh collider, see [`NearTriangles`]); `None` for another shape.
+    pub near_slot: Option<usize>,
 }
 
 impl PosedCollider {
     /// `collider` at the end of a substep during which it moved by `shift` (m).
     pub fn new(collider: Collider, shift: Vec3) -> Self {
         let rotation = collider.rotation();
-        Self { collider, shift, rotation }
+        let mesh_bounds = match &collider {
+            Collider::Mesh { position, shape, .. } => shape.0.as_ref().map(|shape| {
+                let (low, high) = shape.bounds();
+                let (centre, half) = ((low + high) * 0.5, (high - low) * 0.5);
+                // The rotated box's half extents along the world axes: |R| · half.
+                let m = glam::Mat3::from_quat(rotation);
+                let reach = Vec3::new(m.row(0).abs().dot(half), m.row(1).abs().dot(half), m.row(2).abs().dot(half));
+                let middle = *position + rotation * centre;
+                // Rounding in the rotation must not shrink the box below the triangles.
+                let reach = reach + Vec3::splat(1e-6 * (middle.abs().max_element() + reach.max_element()));
+                (middle - reach, middle + reach)
+            }),
+            _ => None,
+        };
+        Self {
+            collider,
+            shift,
+            rotation,
+            mesh_bounds,
+            near_slot: None,
+        }
+    }
+
+    /// A mesh's box in world coordinates (see [`Self::mesh_bounds`]).
+    pub fn mesh_bounds(&self) -> Option<(Vec3, Vec3)> {
+        self.mesh_bounds
     }
 
     /// [`Collider::surface`] with the orientation made once.
@@ -310,7 +341,7 @@ impl Collider {
         if let Collider::Mesh { position, shape, .. } = self {
             let shape = shape.0.as_ref()?;
             let local = rotation.inverse();
-            let hit = shape.first_hit(local * (ray.origin - *position), local * direction, 4.0 * WORLD_EXTENT)?;
+            let hit = shape.first_hit(local * (ray.origin - *position), local * direction, 4.0 * WORLD_EXTENT, None)?;
             return Some(hit.t / scale);
         }
         let (t, _) = self.trace(ray.origin, direction, 4.0 * WORLD_EXTENT, 0.0, PICK_TRACE_STEPS, rotation)?;
@@ -320,9 +351,7 @@ impl Collider {
     /// The orientation of a box or a mesh (identity for the other shapes, which need none).
     pub fn rotation(&self) -> Quat {
         match *self {
-            Collider::Box { rotation_degrees, .. } | Collider::Mesh { rotation_degrees, .. } => {
-                box_rotation(rotation_degrees)
-            }
+            Collider::Box { rotation_degrees, .. } | Collider::Mesh { rotation_degrees, .. } => box_rotation(rotation_degrees),
             _ => Quat::IDENTITY,
         }
     }
@@ -358,7 +387,7 @@ impl Collider {
                     normal: rotation * normal,
                 }
             }
-            Collider::Mesh { .. } => self.mesh_surface_within(x, f32::INFINITY, rotation).unwrap_or(SurfacePoint {
+            Collider::Mesh { .. } => self.mesh_surface_within(x, f32::INFINITY, rotation, None).unwrap_or(SurfacePoint {
                 distance: f32::INFINITY,
                 normal: Vec3::Y,
             }),
@@ -368,11 +397,14 @@ impl Collider {
     /// A mesh collider's [`MeshShape::surface_within`] at the world point `x`, in world
     /// terms; `None` for another collider, an unread file, or a surface farther than
     /// `max_distance` (m).
-    fn mesh_surface_within(&self, x: Vec3, max_distance: f32, rotation: Quat) -> Option<SurfacePoint> {
+    fn mesh_surface_within(&self, x: Vec3, max_distance: f32, rotation: Quat, near: Option<&NearTriangles>) -> Option<SurfacePoint> {
         let Collider::Mesh { position, shape, .. } = self else {
             return None;
         };
-        let s = shape.0.as_ref()?.surface_within(rotation.inverse() * (x - *position), max_distance)?;
+        let s = shape
+            .0
+            .as_ref()?
+            .surface_within(rotation.inverse() * (x - *position), max_distance, near)?;
         Some(SurfacePoint {
             distance: s.distance,
             normal: rotation * s.normal,
@@ -417,6 +449,9 @@ impl Collider {
         None
     }
 }
+
+/// Least skin of a particle's near-triangle list in m, for a thickness of 0.
+const NEAR_SKIN_FLOOR: f32 = 1e-3;
 
 /// Sphere-tracing steps of the contact's sweep (a short path: a substep's travel).
 const SWEEP_TRACE_STEPS: u32 = 48;
@@ -493,17 +528,24 @@ impl ContactSettings {
 /// Projects one particle out of one collider with friction. `x` is the current position,
 /// `start` the position at the start of the substep (moved too if it was already inside);
 /// `posed` is the collider at the end of the substep with its translation during it, so
-/// friction acts on the motion relative to the collider's surface.
-pub(crate) fn project_contact(posed: &PosedCollider, x: &mut Vec3, start: &mut Vec3, s: ContactSettings) {
+/// friction acts on the motion relative to the collider's surface. `near` is the particle's
+/// list of a mesh's near triangles (kept between calls; none: ask the hierarchy).
+pub(crate) fn project_contact(
+    posed: &PosedCollider,
+    x: &mut Vec3,
+    start: &mut Vec3,
+    s: ContactSettings,
+    mut near: Option<&mut NearTriangles>,
+) {
     // Where the particle started relative to the collider's pose at the end of the substep
     // (`start` itself for a collider at rest).
     let from = *start + posed.shift;
     let contact = match posed.collider {
-        Collider::Mesh { .. } => posed.mesh_contact(from, *x, s.thickness),
+        Collider::Mesh { .. } => posed.mesh_contact(from, *x, s.thickness, near.as_deref_mut()),
         _ => posed.analytic_contact(from, *x, s.thickness),
     };
     if let Some(contact) = contact {
-        resolve_contact(posed, contact, from, x, start, s);
+        resolve_contact(posed, contact, from, x, start, s, near.as_deref());
     }
 }
 
@@ -539,8 +581,9 @@ impl PosedCollider {
 
     /// [`Self::analytic_contact`] for a mesh: a path that crossed a triangle (entered it, for
     /// a closed mesh) is put back on the side it came from, else the surface within the
-    /// thickness of `x` is the contact (see [`mesh`]).
-    fn mesh_contact(&self, from: Vec3, x: Vec3, thickness: f32) -> Option<SurfacePoint> {
+    /// thickness of `x` is the contact (see [`mesh`]). `near` is listed again around `x` when
+    /// it does not cover the path and the thickness around it.
+    fn mesh_contact(&self, from: Vec3, x: Vec3, thickness: f32, near: Option<&mut NearTriangles>) -> Option<SurfacePoint> {
         let Collider::Mesh { position, shape, .. } = &self.collider else {
             return None;
         };
@@ -554,7 +597,16 @@ impl PosedCollider {
             return None;
         }
         let path = local_x - local_from;
-        let crossing = (path != Vec3::ZERO).then(|| shape.first_hit(local_from, path, 1.0)).flatten();
+        let near = near.map(|near| {
+            if !(near.covers(local_x, thickness) && near.covers(local_from, thickness)) {
+                // The skin spares a new list while the particle moves less than half the
+                // thickness; the friction and the start's check ask within the thickness
+                // around points at most the path's length from the end.
+                shape.gather(near, local_x, path.length() + thickness * 1.5 + NEAR_SKIN_FLOOR);
+            }
+            &*near
+        });
+        let crossing = (path != Vec3::ZERO).then(|| shape.first_hit(local_from, path, 1.0, near)).flatten();
         let local = match crossing {
             Some(hit) => {
                 let back = if path.dot(hit.normal) > 0.0 { -hit.normal } else { hit.normal };
@@ -563,7 +615,7 @@ impl PosedCollider {
                     normal: back,
                 }
             }
-            None => shape.surface_within(local_x, thickness)?,
+            None => shape.surface_within(local_x, thickness, near)?,
         };
         Some(SurfacePoint {
             distance: local.distance - thickness,
@@ -573,11 +625,11 @@ impl PosedCollider {
 
     /// The signed distance at `x` where it is below `thickness` (m), else `thickness`: all the
     /// contact resolution needs to know, and for a mesh a bounded query.
-    fn distance_below(&self, x: Vec3, thickness: f32) -> SurfacePoint {
+    fn distance_below(&self, x: Vec3, thickness: f32, near: Option<&NearTriangles>) -> SurfacePoint {
         match self.collider {
             Collider::Mesh { .. } => self
                 .collider
-                .mesh_surface_within(x, thickness, self.rotation)
+                .mesh_surface_within(x, thickness, self.rotation, near)
                 .unwrap_or(SurfacePoint {
                     distance: thickness,
                     normal: Vec3::Y,
@@ -589,12 +641,20 @@ impl PosedCollider {
 
 /// Moves `x` out along `contact` (its distance less the thickness, negative) with positional
 /// Coulomb friction on the motion relative to the surface since `from` (see the module docs).
-fn resolve_contact(posed: &PosedCollider, contact: SurfacePoint, mut from: Vec3, x: &mut Vec3, start: &mut Vec3, s: ContactSettings) {
+fn resolve_contact(
+    posed: &PosedCollider,
+    contact: SurfacePoint,
+    mut from: Vec3,
+    x: &mut Vec3,
+    start: &mut Vec3,
+    s: ContactSettings,
+    near: Option<&NearTriangles>,
+) {
     let depth = -contact.distance;
     let n = contact.normal;
     // No popping: what was already inside at the substep start is removed from the start
     // point too, so the correction is not turned into velocity relative to the collider.
-    let start_gap = posed.distance_below(from, s.thickness).distance - s.thickness;
+    let start_gap = posed.distance_below(from, s.thickness, near).distance - s.thickness;
     if start_gap < 0.0 {
         let push = n * (-start_gap).min(depth);
         from += push;
@@ -610,7 +670,7 @@ fn resolve_contact(posed: &PosedCollider, contact: SurfacePoint, mut from: Vec3,
         *x -= tangential * (s.mu_kinetic * depth / slide).min(1.0);
     }
     // Moving along the tangent plane of a curved surface can dip back in by O(slide²/R).
-    let after = posed.distance_below(*x, s.thickness);
+    let after = posed.distance_below(*x, s.thickness, near);
     if after.distance < s.thickness {
         *x += after.normal * (s.thickness - after.distance);
     }

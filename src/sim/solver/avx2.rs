@@ -159,7 +159,8 @@ unsafe fn length(v: Xyz) -> __m256 {
 
 /// Whether all of particles i..i + 8 pass the scalar contact's early out for every
 /// collider (outside by more than the substep's travel: untouched), evaluated with the same
-/// operations; false when a collider has no vector form here (capsules, boxes) or moves.
+/// operations (a mesh: outside its box by more than the thickness and the travel); false
+/// when a collider has no vector form here (capsules, boxes) or moves.
 ///
 /// # Safety
 /// The CPU must support AVX2 (this is only inlined into the module's `#[target_feature]`
@@ -182,6 +183,19 @@ unsafe fn clear_of_colliders(frame: &Frame, colliders: &[PosedCollider], i: usiz
         for posed in colliders {
             if posed.shift != Vec3::ZERO {
                 return false;
+            }
+            if let Some((low, high)) = posed.mesh_bounds() {
+                // Outside the mesh's box by more than the thickness and the travel on some
+                // axis: no point of the path comes within the thickness of a triangle.
+                let reach = _mm256_add_ps(thickness, travel);
+                let mut outside = _mm256_setzero_ps();
+                for axis in 0..3 {
+                    let below = _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_add_ps(x[axis], reach), _mm256_set1_ps(low[axis]));
+                    let above = _mm256_cmp_ps::<_CMP_GT_OQ>(_mm256_sub_ps(x[axis], reach), _mm256_set1_ps(high[axis]));
+                    outside = _mm256_or_ps(outside, _mm256_or_ps(below, above));
+                }
+                clear = _mm256_and_ps(clear, outside);
+                continue;
             }
             let surface = match posed.collider {
                 Collider::Ground { height, .. } => _mm256_sub_ps(x[1], _mm256_set1_ps(height)),

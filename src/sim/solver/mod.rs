@@ -42,7 +42,7 @@ use std::ops::Range;
 
 use glam::Vec3;
 
-use super::collision::{project_contact, ContactSettings, PosedCollider};
+use super::collision::{project_contact, ContactSettings, NearTriangles, PosedCollider};
 use super::constraints::distance::{Kernel, SubstepConstants};
 use super::constraints::hinge;
 use super::constraints::{Pass, SweepPlan, SweepStep, Wait, MAX_PARTS};
@@ -142,6 +142,9 @@ pub(crate) struct Frame<'a> {
     /// none moves (every substep sees them), else `substeps` runs of them, one per substep
     /// ([`Self::colliders_in`]).
     pub colliders: &'a [PosedCollider],
+    /// Each particle's near triangles of each mesh collider: slot k's lists at k · particles
+    /// ([`PosedCollider::near_slot`]); each thread touches only its own particles'.
+    pub near_lists: *mut NearTriangles,
     /// Number of colliders.
     pub collider_count: usize,
     /// The tethers, prepared for this frame, when there are any.
@@ -487,7 +490,8 @@ impl Frame<'_> {
             let (mut x, mut start) = (xyz(pos), self.prev.get(i));
             let settings = self.contacts[self.material[i] as usize];
             for posed in colliders {
-                project_contact(posed, &mut x, &mut start, settings);
+                let near = posed.near_slot.map(|slot| &mut *self.near_lists.add(slot * self.particles + i));
+                project_contact(posed, &mut x, &mut start, settings, near);
             }
             self.pos.set_xyz(i, x.to_array());
             self.prev.set(i, start);
