@@ -11,6 +11,15 @@
   642 vertices, 1280 triangles), facing outwards; spherical texture coordinates.
 - pillow.obj: a closed cushion, two 0.6 m square sheets of 24 x 24 vertices joined along
   their edges, bulging 5 cm up and down in the middle, facing outwards.
+- table.obj: a collider, a round table standing on y = 0 made of five closed components: a
+  top (a cylinder of radius 0.5 m, 3 cm thick, its top surface at y = 0.75 m, 64 segments
+  around; each cap is a fan of 8 triangles at its centre and rings of 16, 32, 64 and 64
+  segments out to a last ring 1 cm inside the rim) and four 4 cm square legs from y = 0 to
+  the top's underside, centred at x, z = +-0.3 m; 1040 triangles, facing outwards; planar
+  texture coordinates (x, z).
+- paddle.obj: a collider, a closed flat box 0.6 m wide (x), 0.4 m tall (y) and 2 cm thick (z)
+  centred at the origin, its two broad faces grids of 24 x 16 quads joined by strips round
+  the rim; 850 vertices, 1696 triangles, facing outwards; planar texture coordinates (x, y).
 
 Every triangle is wound counter-clockwise seen from its front (the normal the docs name).
 """
@@ -183,8 +192,123 @@ def pillow(size=0.6, bulge=0.05, n=24):
     write_obj("pillow.obj", f"Closed pillow, {size} m square, two sheets joined at their edges", positions, triangles, uvs)
 
 
+def check_closed_outward(positions, triangles):
+    """Fails unless every edge joins exactly two triangles running along it in opposite
+    directions and the enclosed volume is positive (the triangles face outwards)."""
+    directed = {}
+    for a, b, c in triangles:
+        for edge in ((a, b), (b, c), (c, a)):
+            directed[edge] = directed.get(edge, 0) + 1
+    assert all(n == 1 and directed.get((b, a)) == 1 for (a, b), n in directed.items()), "not closed"
+    volume = sum(dot(positions[a], cross(positions[b], positions[c])) for a, b, c in triangles) / 6
+    assert volume > 0, "wound inwards"
+    return volume
+
+
+def join_rings(inner, outer, positions):
+    """Triangles between two closed rings of vertex indices starting at the same angle (the
+    inner one may be a single centre vertex), walking both by angle as tablecloth() does."""
+    triangles = []
+    inner_n, outer_n = len(inner), len(outer)
+    i = o = 0
+    while o < outer_n or (inner_n > 1 and i < inner_n):
+        next_inner = (i + 1) / inner_n if inner_n > 1 else 2.0
+        next_outer = (o + 1) / outer_n
+        if o < outer_n and (next_outer <= next_inner or i >= inner_n):
+            triangles.append((inner[i % inner_n], outer[o], outer[(o + 1) % outer_n]))
+            o += 1
+        else:
+            triangles.append((inner[i % inner_n], outer[o % outer_n], inner[(i + 1) % inner_n]))
+            i += 1
+    return triangles
+
+
+def box(positions, triangles, low, high):
+    """Appends a closed axis-aligned box from corner low to corner high, 12 triangles facing
+    outwards."""
+    start = len(positions)
+    for k in range(8):
+        positions.append(tuple(high[axis] if k >> axis & 1 else low[axis] for axis in range(3)))
+    centre = tuple((low[axis] + high[axis]) / 2 for axis in range(3))
+    for axis in range(3):
+        u, v = (axis + 1) % 3, (axis + 2) % 3
+        for side in (0, 1):
+            a = start + (side << axis)
+            b, c, d = a + (1 << u), a + (1 << v), a + (1 << u) + (1 << v)
+            for tri in ((a, b, d), (a, d, c)):
+                triangles.append(facing(positions, tri, lambda p: sub(p, centre)))
+
+
+def table(radius=0.5, top=0.75, thickness=0.03, around=64, leg=0.04, leg_offset=0.3):
+    positions, triangles = [], []
+    # The top: per cap a centre vertex and rings of 8, 16, 32, 64 and 64 vertices, the last
+    # 1 cm inside the rim (the rim edge's shading stays in that band), then the rim.
+    rings = [(radius / 8, 8), (radius / 4, 16), (radius / 2, 32), (0.75 * radius, around),
+             (radius - 0.01, around), (radius, around)]
+    rims = []
+    for y, up in ((top, 1.0), (top - thickness, -1.0)):
+        previous = [len(positions)]
+        positions.append((0.0, y, 0.0))
+        for r, n in rings:
+            ring = list(range(len(positions), len(positions) + n))
+            for j in range(n):
+                angle = 2 * math.pi * j / n
+                positions.append((r * math.cos(angle), y, r * math.sin(angle)))
+            triangles += [facing(positions, t, lambda c, up=up: (0.0, up, 0.0)) for t in join_rings(previous, ring, positions)]
+            previous = ring
+        rims.append(previous)
+    upper, lower = rims
+    for j in range(around):
+        a, b, c, d = upper[j], upper[(j + 1) % around], lower[j], lower[(j + 1) % around]
+        triangles += [facing(positions, t, lambda p: (p[0], 0.0, p[2])) for t in ((a, c, d), (a, d, b))]
+    check_closed_outward(positions, triangles)
+    # The legs, each its own closed box standing on the ground under the top.
+    for sx in (-1, 1):
+        for sz in (-1, 1):
+            x, z = sx * leg_offset, sz * leg_offset
+            legs = []
+            start = len(positions)
+            box(positions, legs, (x - leg / 2, 0.0, z - leg / 2), (x + leg / 2, top - thickness, z + leg / 2))
+            local = [tuple(v - start for v in t) for t in legs]
+            check_closed_outward(positions[start:], local)
+            triangles += legs
+    uvs = [[(positions[v][0] / (2 * radius) + 0.5, positions[v][2] / (2 * radius) + 0.5) for v in t] for t in triangles]
+    write_obj("table.obj", f"Round table (collider), top radius {radius} m at y = {top} m, "
+              f"{len(triangles)} triangles in five closed parts", positions, triangles, uvs)
+
+
+def paddle(width=0.6, height=0.4, thickness=0.02, columns=24, rows=16):
+    positions, index = [], {}
+    for side in (1, -1):
+        for row in range(rows + 1):
+            for col in range(columns + 1):
+                index[(side, col, row)] = len(positions)
+                positions.append(((col / columns - 0.5) * width, (row / rows - 0.5) * height, side * thickness / 2))
+    triangles = []
+    for side in (1, -1):
+        for row in range(rows):
+            for col in range(columns):
+                a, b = index[(side, col, row)], index[(side, col + 1, row)]
+                c, d = index[(side, col, row + 1)], index[(side, col + 1, row + 1)]
+                triangles += [facing(positions, t, lambda p, side=side: (0.0, 0.0, side)) for t in ((a, b, d), (a, d, c))]
+    # The rim: the boundary of the front grid, walked once around, joined to the back's.
+    rim = ([(col, 0) for col in range(columns)] + [(columns, row) for row in range(rows)]
+           + [(col, rows) for col in range(columns, 0, -1)] + [(0, row) for row in range(rows, 0, -1)])
+    for k, (col, row) in enumerate(rim):
+        col2, row2 = rim[(k + 1) % len(rim)]
+        a, b = index[(1, col, row)], index[(1, col2, row2)]
+        c, d = index[(-1, col, row)], index[(-1, col2, row2)]
+        triangles += [facing(positions, t, lambda p: (p[0] / width, p[1] / height, 0.0)) for t in ((a, c, d), (a, d, b))]
+    check_closed_outward(positions, triangles)
+    uvs = [[(positions[v][0] / width + 0.5, positions[v][1] / height + 0.5) for v in t] for t in triangles]
+    write_obj("paddle.obj", f"Closed paddle (collider), {width} m x {height} m x {thickness} m, "
+              f"{len(triangles)} triangles", positions, triangles, uvs)
+
+
 if __name__ == "__main__":
     tablecloth()
     skirt()
     sphere()
     pillow()
+    table()
+    paddle()

@@ -92,6 +92,9 @@ fn the_shipped_meshes_load_and_the_sphere_is_closed() {
         ("skirt", 64 * 24),
         ("sphere", 642),
         ("pillow", 24 * 24 + 22 * 22),
+        // Colliders: a round table (a top of 2 × 249 vertices, four 8-vertex legs), a paddle.
+        ("table", 2 * 249 + 4 * 8),
+        ("paddle", 2 * 25 * 17),
     ];
     for (name, vertices) in expected {
         let mesh = load_obj(Path::new(&format!("assets/{name}.obj"))).unwrap_or_else(|e| panic!("{e}"));
