@@ -51,19 +51,33 @@ fn at_line(line: usize) -> String {
     }
 }
 
-/// Reads the OBJ file at `path` into a checked triangle mesh.
+/// The checks a mesh read from a file must pass: a cloth's ([`TriangleMesh::check`]) or a
+/// collider's ([`TriangleMesh::check_as_collider`]).
+pub type MeshCheck = fn(&TriangleMesh) -> Result<(), MeshDefect>;
+
+/// Reads the OBJ file at `path` into a triangle mesh checked as a cloth.
 pub fn load_obj(path: &Path) -> Result<TriangleMesh, MeshFileError> {
+    load_obj_checked(path, TriangleMesh::check)
+}
+
+/// [`load_obj`] with the checks `check`.
+pub fn load_obj_checked(path: &Path, check: MeshCheck) -> Result<TriangleMesh, MeshFileError> {
     let bytes = read_limited(path, MESH_LIMIT).map_err(|error| MeshFileError::Io { path: path.into(), error })?;
     let text = decode_text(bytes).map_err(|(line, _)| MeshFileError::Invalid {
         path: path.into(),
         line,
         message: "not UTF-8 text (an OBJ file is text)".into(),
     })?;
-    parse_obj(&text, path)
+    parse_obj_checked(&text, path, check)
 }
 
-/// Parses OBJ text; `path` is only used in error messages.
+/// Parses OBJ text into a mesh checked as a cloth; `path` is only used in error messages.
 pub fn parse_obj(text: &str, path: &Path) -> Result<TriangleMesh, MeshFileError> {
+    parse_obj_checked(text, path, TriangleMesh::check)
+}
+
+/// [`parse_obj`] with the checks `check`.
+pub fn parse_obj_checked(text: &str, path: &Path, check: MeshCheck) -> Result<TriangleMesh, MeshFileError> {
     let lines = LineIndex::of(text);
     let invalid = |line: usize, message: String| MeshFileError::Invalid {
         path: path.into(),
@@ -77,7 +91,7 @@ pub fn parse_obj(text: &str, path: &Path) -> Result<TriangleMesh, MeshFileError>
     let (models, _materials) = tobj::load_obj_buf(&mut text.as_bytes(), &options, |_| Ok(Default::default()))
         .map_err(|e| invalid(lines.blame(text, e), format!("{e}")))?;
     let mesh = assemble(&models, &lines).map_err(|(line, message)| invalid(line, message))?;
-    mesh.check().map_err(|defect| {
+    check(&mesh).map_err(|defect| {
         let line = match &defect {
             MeshDefect::Triangle { triangle, .. } => lines.face_of_triangle.get(*triangle).copied().unwrap_or(0),
             MeshDefect::Vertex { vertex, .. } => lines.vertex.get(*vertex).copied().unwrap_or(0),

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use crate::mesh_file::{load_obj, parse_obj, MeshFileError};
+use crate::mesh_file::{load_obj_checked, parse_obj_checked, MeshCheck, MeshFileError};
 use crate::sim::appearance::Appearance;
 use crate::sim::collision::MeshShape;
 use crate::sim::error::{check_components, check_range};
@@ -207,7 +207,7 @@ pub fn load_colliders(colliders: &[Collider], files: MeshFiles) -> Result<Vec<Co
             let mut loaded = collider.clone();
             if let Collider::Mesh { file, scale, shape, .. } = &mut loaded {
                 collider.validate()?;
-                let mesh = files.load(file)?;
+                let mesh = files.load_checked(file, TriangleMesh::check_as_collider)?;
                 let positions: Vec<Vec3> = mesh.positions.iter().map(|&p| p * *scale).collect();
                 let built = MeshShape::new(&positions, &mesh.triangles)
                     .map_err(|why| SimError::InvalidGeometry(format!("{}: {why}", file.display())))?;
@@ -233,11 +233,17 @@ pub struct MeshFiles<'a> {
 }
 
 impl MeshFiles<'_> {
-    /// The mesh `file` (as the preset writes it): its embedded text, else the file on disk.
+    /// The mesh `file` (as the preset writes it), checked as a cloth: its embedded text, else
+    /// the file on disk.
     pub fn load(&self, file: &Path) -> Result<TriangleMesh, MeshFileError> {
+        self.load_checked(file, TriangleMesh::check)
+    }
+
+    /// [`Self::load`] with the checks `check`.
+    pub fn load_checked(&self, file: &Path, check: MeshCheck) -> Result<TriangleMesh, MeshFileError> {
         match self.embedded.and_then(|texts| texts.get(file)) {
-            Some(text) => parse_obj(text, file),
-            None => load_obj(&resolve_path(file, self.preset_dir)),
+            Some(text) => parse_obj_checked(text, file, check),
+            None => load_obj_checked(&resolve_path(file, self.preset_dir), check),
         }
     }
 }

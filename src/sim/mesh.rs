@@ -172,6 +172,16 @@ impl TriangleMesh {
         self.check_edges()
     }
 
+    /// The checks a collider's mesh needs: faces, and every vertex finite and within
+    /// ±[`MAX_MESH_COORDINATE`] (unused vertices, edges of three faces and mixed winding only make
+    /// it an open shell, see [`crate::sim::collision::mesh`]).
+    pub fn check_as_collider(&self) -> Result<(), MeshDefect> {
+        if self.triangles.is_empty() {
+            return Err(MeshDefect::Mesh("the mesh has no faces".into()));
+        }
+        self.check_coordinates()
+    }
+
     /// Every vertex finite and within ±[`MAX_MESH_COORDINATE`], so areas and lengths are
     /// finite (coordinates of 3e38 overflowed them and read as "no area").
     fn check_coordinates(&self) -> Result<(), MeshDefect> {

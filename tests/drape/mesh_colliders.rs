@@ -209,7 +209,8 @@ fn the_reported_penetration_is_the_depth_inside_a_closed_mesh() {
 }
 
 /// A missing collider OBJ is refused at its `file:` key in the preset; a broken one at its
-/// line in the OBJ; a mesh collider whose file was never read is refused by the cloth.
+/// line in the OBJ; a mesh collider whose file was never read is refused by the cloth. What
+/// only a cloth needs (every vertex used, at most two faces on an edge) is not asked of it.
 #[test]
 fn bad_collider_meshes_are_refused_where_they_are_wrong() {
     let dir = tempfile::tempdir().unwrap();
@@ -228,6 +229,12 @@ fn bad_collider_meshes_are_refused_where_they_are_wrong() {
     let broken = write(dir.path(), "broken.ron", &preset_text("broken.obj"));
     let error = Preset::load(&broken).unwrap().build().map(|_| ()).unwrap_err().to_string();
     assert!(error.contains("broken.obj:4"), "{error}");
+    // What a cloth refuses but a collider can use: an unused vertex, a third face on an edge.
+    let fin = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nv 0 -1 0\nv 9 9 9\nf 1 2 3\nf 1 2 4\nf 1 2 5\n";
+    let fins = write(dir.path(), "fins.obj", fin);
+    let shells = loaded(&[mesh(&fins, Vec3::ZERO)]);
+    let Collider::Mesh { shape, .. } = &shells[0] else { unreachable!() };
+    assert!(shape.0.as_ref().is_some_and(|s| s.triangle_count() == 3 && !s.is_closed()));
     let unread = Cloth::new(
         single_particle(Vec3::ZERO, Vec::new()).model().clone(),
         &Material::default(),
