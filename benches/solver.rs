@@ -2,15 +2,17 @@
 //! (consecutive particles: plain loads; scattered: gathers), the hinge kernel on one colour
 //! (scalar vs the vector kernels), and whole `Cloth::step` frames of the tmp15 workload and of
 //! the default preset at 128 × 128 on one and two threads, and on one thread with its particles
-//! numbered at random (a coloured sweep). Run with `cargo bench --bench solver`.
+//! numbered at random (a coloured sweep), and frames with a mesh collider of 20 480 triangles.
+//! Run with `cargo bench --bench solver`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use drape::headless::{tmp15_cloth, tmp15_material, tmp15_params};
+use drape::sim::collision::{LoadedShape, MeshShape};
 use drape::sim::constraints::distance::{project_with, DistanceBatch, DistanceItem, Kernel, PosW, SubstepConstants};
 use drape::sim::constraints::hinge::{self, HingeBatch, HingeItem};
 use drape::sim::constraints::{bend, distance};
 use drape::sim::particles::{Positions, Vectors};
-use drape::sim::EdgeKind;
+use drape::sim::{Collider, EdgeKind};
 
 const K: SubstepConstants = SubstepConstants {
     inv_h2: 900.0 * 900.0,
@@ -187,5 +189,67 @@ fn curtain_frames(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, distance_kernels, hinge_kernel, tmp15_frames, curtain_frames);
+/// A mesh ball: an icosphere of `radius` (m) at `centre`, `subdivisions` times divided (5:
+/// 20 480 triangles), as a collider.
+fn mesh_ball(centre: glam::Vec3, radius: f32, subdivisions: u32) -> Collider {
+    let model = drape::sim::icosphere(glam::Vec3::ZERO, radius, subdivisions).build().unwrap();
+    let shape = MeshShape::new(&model.positions, &model.triangles).unwrap();
+    Collider::Mesh {
+        file: "icosphere".into(),
+        scale: 1.0,
+        position: centre,
+        rotation_degrees: glam::Vec3::ZERO,
+        motion: None,
+        shape: LoadedShape(Some(std::sync::Arc::new(shape))),
+    }
+}
+
+/// Whole frames, one thread, with a mesh collider of 20 480 triangles: the default curtain with
+/// the mesh ball under it (issue 36: at most 20 % more than without) and presets/sphere_drape.ron's
+/// sheet resting on the analytic ball and on a mesh ball of the same radius.
+fn mesh_collider_frames(c: &mut Criterion) {
+    let load = |name: &str| drape::preset::Preset::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).unwrap();
+    let (curtain, drape_preset) = (load("presets/default.ron"), load("presets/sphere_drape.ron"));
+    let under = mesh_ball(glam::Vec3::new(0.0, 0.45, 0.0), 0.4, 5);
+    let ball = mesh_ball(glam::Vec3::new(0.0, 0.8, 0.0), 0.45, 5);
+    let without_ball: Vec<Collider> = drape_preset
+        .colliders
+        .iter()
+        .filter(|c| !matches!(c, Collider::Sphere { .. }))
+        .cloned()
+        .collect();
+    let scenes = [
+        ("curtain/ground", &curtain, curtain.colliders.clone()),
+        ("curtain/mesh_under", &curtain, [curtain.colliders.clone(), vec![under]].concat()),
+        ("sheet_on_ball/analytic", &drape_preset, drape_preset.colliders.clone()),
+        ("sheet_on_ball/mesh", &drape_preset, [without_ball, vec![ball]].concat()),
+    ];
+    let mut group = c.benchmark_group("mesh_collider_step");
+    group.sample_size(10);
+    for (name, preset, colliders) in scenes {
+        let mut cloth = preset.build().unwrap();
+        cloth.set_colliders(colliders).unwrap();
+        let params = drape::sim::SolverParams {
+            threads: 1,
+            ..preset.solver.clone()
+        };
+        // Settled first: the curtain hanging, the sheet lying on the ball.
+        for _ in 0..120 {
+            cloth.step(&params, &preset.material).unwrap();
+        }
+        group.bench_function(name, |bench| {
+            bench.iter(|| cloth.step(&params, &preset.material).map(|s| s.step_ms).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    distance_kernels,
+    hinge_kernel,
+    tmp15_frames,
+    curtain_frames,
+    mesh_collider_frames
+);
 criterion_main!(benches);

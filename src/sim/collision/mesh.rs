@@ -63,7 +63,12 @@ pub struct NearTriangles {
     reach: f32,
     /// Triangles listed; more than [`NEAR_CAPACITY`]: too many, ask the hierarchy.
     count: u32,
+    /// The listed triangles, nearest to the anchor first.
     triangles: [u32; NEAR_CAPACITY],
+    /// Their distances from the anchor in m: a question about p stops at the first triangle
+    /// whose distance less |p − anchor| (a lower bound on its distance from p) exceeds what it
+    /// has found.
+    distances: [f32; NEAR_CAPACITY],
 }
 
 impl Default for NearTriangles {
@@ -73,6 +78,7 @@ impl Default for NearTriangles {
             reach: -1.0,
             count: 0,
             triangles: [0; NEAR_CAPACITY],
+            distances: [0.0; NEAR_CAPACITY],
         }
     }
 }
@@ -83,9 +89,16 @@ impl NearTriangles {
         p.distance(self.anchor) + radius <= self.reach
     }
 
-    /// The listed triangles for a question about `p` within `radius`, if they cover it and fit.
+    /// The listed triangles that may lie within `radius` of `p` (the first of those nearer to
+    /// the anchor than |p − anchor| + `radius`, with a margin for rounding), if the list covers
+    /// the question and is complete.
     fn for_query(&self, p: Vec3, radius: f32) -> Option<&[u32]> {
-        (self.covers(p, radius) && self.count as usize <= NEAR_CAPACITY).then(|| &self.triangles[..self.count as usize])
+        if !(self.covers(p, radius) && self.count as usize <= NEAR_CAPACITY) {
+            return None;
+        }
+        let limit = (p.distance(self.anchor) + radius) * (1.0 + 1e-5) + 1e-7;
+        let listed = &self.distances[..self.count as usize];
+        Some(&self.triangles[..listed.partition_point(|&d| d <= limit)])
     }
 }
 
@@ -213,21 +226,28 @@ impl MeshShape {
         })
     }
 
-    /// Lists in `near` the triangles within `reach` (m) of `anchor`.
+    /// Lists in `near` the triangles within `reach` (m) of `anchor`, nearest first.
     pub fn gather(&self, near: &mut NearTriangles, anchor: Vec3, reach: f32) {
         near.anchor = anchor;
         near.reach = reach;
         near.count = 0;
         let bound = reach * reach;
+        let mut found = [(0.0f32, 0u32); NEAR_CAPACITY];
         self.visit_near(anchor, bound, |t| {
             let d2 = anchor.distance_squared(point_at(self.corners[t], closest_barycentric(anchor, self.corners[t])));
             if d2 <= bound {
-                if (near.count as usize) < NEAR_CAPACITY {
-                    near.triangles[near.count as usize] = t as u32;
+                if let Some(slot) = found.get_mut(near.count as usize) {
+                    *slot = (d2.sqrt(), t as u32);
                 }
                 near.count += 1;
             }
         });
+        let listed = &mut found[..(near.count as usize).min(NEAR_CAPACITY)];
+        listed.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for (k, &(distance, t)) in listed.iter().enumerate() {
+            near.distances[k] = distance;
+            near.triangles[k] = t;
+        }
     }
 
     /// Calls `visit` with every triangle in a leaf whose box is within squared distance `bound`
@@ -288,7 +308,15 @@ impl MeshShape {
     /// when it covers the path, spares the hierarchy.
     pub fn first_hit(&self, origin: Vec3, direction: Vec3, max_t: f32, near: Option<&NearTriangles>) -> Option<Hit> {
         let end = origin + direction * max_t;
-        let listed = near.filter(|n| n.covers(end, 0.0)).and_then(|n| n.for_query(origin, 0.0));
+        // Every point of the path is within the farther end's distance of the anchor.
+        let listed = near.and_then(|n| {
+            let farther = if origin.distance(n.anchor) >= end.distance(n.anchor) {
+                origin
+            } else {
+                end
+            };
+            n.for_query(farther, 0.0).filter(|_| n.covers(origin, 0.0) && n.covers(end, 0.0))
+        });
         let mut best = FirstHit { max_t, found: None };
         match listed {
             Some(listed) => self.hits_among(origin, direction, listed.iter().map(|&t| t as usize), &mut best),
