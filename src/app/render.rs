@@ -294,6 +294,9 @@ pub struct Renderer {
     meshes: Vec<Mesh>,
     edges: Vec<[u32; 2]>,
     solids: Vec<Mesh>,
+    /// The outline edges of the last mesh collider outlined ([`mesh_edges`]), by its shape's
+    /// address.
+    mesh_outline: std::cell::RefCell<Option<(usize, Vec<([Vec3; 2], Vec<Vec3>)>)>>,
     /// The colliders' shadows on the ground (empty without one).
     solid_shadows: Vec<Mesh>,
     /// What `solids` and the ground were built for: the scene version, the colliders' poses
@@ -335,6 +338,7 @@ impl Renderer {
             meshes: Vec::new(),
             edges: Vec::new(),
             solids: Vec::new(),
+            mesh_outline: Default::default(),
             solid_shadows: Vec::new(),
             solids_key: None,
             ground: None,
@@ -535,6 +539,12 @@ impl Renderer {
     /// collider (hovered or dragged) stays visible through the cloth. Call with the default
     /// (screen) camera.
     pub fn draw_collider_outline(&self, collider: &Collider, camera: &OrbitCamera, viewport: Viewport) {
+        if let Collider::Mesh { position, shape, .. } = collider {
+            if let Some(shape) = shape.0.as_deref() {
+                self.draw_mesh_outline(shape, *position, collider.rotation(), camera, viewport);
+            }
+            return;
+        }
         let Some(mesh) = collider_mesh(collider, SOLID_HOVER) else { return };
         let pixel = |i: u16| {
             let p = mesh.vertices[i as usize].position;
@@ -546,6 +556,29 @@ impl Renderer {
                 if let (Some(a), Some(b)) = (pixel(a), pixel(b)) {
                     draw_line(a.x, a.y, b.x, b.y, 1.0, color);
                 }
+            }
+        }
+    }
+
+    /// [`Self::draw_collider_outline`] for a mesh: its borders, creases and silhouette as seen
+    /// now (the edges are found once per shape).
+    fn draw_mesh_outline(&self, shape: &MeshShape, position: Vec3, rotation: Quat, camera: &OrbitCamera, viewport: Viewport) {
+        let mut cache = self.mesh_outline.borrow_mut();
+        let key = shape as *const MeshShape as usize;
+        if cache.as_ref().is_none_or(|(k, _)| *k != key) {
+            *cache = Some((key, mesh_edges(shape)));
+        }
+        let Some((_, edges)) = cache.as_ref() else { return };
+        let eye = rotation.inverse() * (camera.eye() - position);
+        let pixel = |p: Vec3| {
+            camera
+                .project(position + rotation * p, viewport.size)
+                .map(|px| px + viewport.origin)
+        };
+        let color = Color { a: 0.6, ..SOLID_HOVER };
+        for ([a, b], _) in edges.iter().filter(|(ends, normals)| outlines(normals, ends[0], eye)) {
+            if let (Some(a), Some(b)) = (pixel(*a), pixel(*b)) {
+                draw_line(a.x, a.y, b.x, b.y, 1.5, color);
             }
         }
     }
@@ -851,24 +884,45 @@ fn collider_meshes(c: &Collider, color: Color) -> Vec<Mesh> {
     }
 }
 
-/// A mesh collider's triangles placed by `rotation` then `position`, smooth shaded: corners
-/// at the same point share one vertex whose normal is the area-weighted sum of its triangles'.
+/// Faces of a mesh collider meeting at a sharper angle than about 40° (the cosine) keep their
+/// own normals along the edge: a table's rim and a leg's corners stay crisp.
+const CREASE_COS: f32 = 0.77;
+
+/// A point's bits, to find the corners of a triangle soup that are the same point.
+fn point_key(p: Vec3) -> [u32; 3] {
+    p.to_array().map(f32::to_bits)
+}
+
+/// A mesh collider's triangles placed by `rotation` then `position`, smooth shaded but for its
+/// creases: each corner's normal is the area-weighted sum of the normals of the triangles at
+/// its point within [`CREASE_COS`] of its own, and corners with the same point and normal share
+/// a vertex.
 fn mesh_collider_meshes(shape: &MeshShape, position: Vec3, rotation: Quat, color: Color) -> Vec<Mesh> {
-    let mut index_of: HashMap<[u32; 3], u32> = HashMap::new();
+    let face = |[a, b, c]: &[Vec3; 3]| (*b - *a).cross(*c - *a);
+    let mut faces_at: HashMap<[u32; 3], Vec<Vec3>> = HashMap::new();
+    for corners in shape.triangles() {
+        corners
+            .iter()
+            .for_each(|&p| faces_at.entry(point_key(p)).or_default().push(face(corners)));
+    }
+    let mut index_of: HashMap<([u32; 3], [u32; 3]), u32> = HashMap::new();
     let (mut points, mut normals) = (Vec::new(), Vec::new());
     let triangles: Vec<[u32; 3]> = shape
         .triangles()
         .iter()
         .map(|corners| {
-            let face = (corners[1] - corners[0]).cross(corners[2] - corners[0]);
+            let own = face(corners).normalize_or_zero();
             corners.map(|p| {
-                let k = *index_of.entry(p.to_array().map(f32::to_bits)).or_insert_with(|| {
+                let smooth: Vec3 = faces_at[&point_key(p)]
+                    .iter()
+                    .filter(|n| n.normalize_or_zero().dot(own) >= CREASE_COS)
+                    .sum();
+                let normal = rotation * smooth.normalize_or_zero();
+                *index_of.entry((point_key(p), point_key(normal))).or_insert_with(|| {
                     points.push(position + rotation * p);
-                    normals.push(Vec3::ZERO);
+                    normals.push(normal);
                     points.len() as u32 - 1
-                });
-                normals[k as usize] += face;
-                k
+                })
             })
         })
         .collect();
@@ -878,12 +932,47 @@ fn mesh_collider_meshes(shape: &MeshShape, position: Vec3, rotation: Quat, color
             vertices: chunk
                 .globals
                 .iter()
-                .map(|&g| vertex(points[g as usize], rotation * normals[g as usize].normalize_or_zero(), color, false))
+                .map(|&g| vertex(points[g as usize], normals[g as usize], color, false))
                 .collect(),
             indices: chunk.indices,
             texture: None,
         })
         .collect()
+}
+
+/// A mesh collider's edges that outline it: each edge once, in the collider's frame, with the
+/// normals of the triangles along it (one on the mesh's border).
+fn mesh_edges(shape: &MeshShape) -> Vec<([Vec3; 2], Vec<Vec3>)> {
+    let mut faces_along: HashMap<([u32; 3], [u32; 3]), ([Vec3; 2], Vec<Vec3>)> = HashMap::new();
+    for corners in shape.triangles() {
+        let normal = (corners[1] - corners[0]).cross(corners[2] - corners[0]).normalize_or_zero();
+        for k in 0..3 {
+            let (a, b) = (corners[k], corners[(k + 1) % 3]);
+            let key = if point_key(a) <= point_key(b) {
+                (point_key(a), point_key(b))
+            } else {
+                (point_key(b), point_key(a))
+            };
+            faces_along.entry(key).or_insert_with(|| ([a, b], Vec::new())).1.push(normal);
+        }
+    }
+    let mut edges: Vec<_> = faces_along.into_values().collect();
+    // A fixed order, so the outline is drawn the same every frame.
+    edges.sort_by(|x, y| {
+        point_key(x.0[0])
+            .cmp(&point_key(y.0[0]))
+            .then(point_key(x.0[1]).cmp(&point_key(y.0[1])))
+    });
+    edges
+}
+
+/// Whether the edge with the triangle normals `normals` (the collider's frame) belongs to the
+/// outline seen from `eye` (same frame) at its point `at`: a border, a crease, or the
+/// silhouette (one triangle faces the eye, the other away).
+fn outlines(normals: &[Vec3], at: Vec3, eye: Vec3) -> bool {
+    let [n, m] = normals else { return true };
+    let facing = |n: &Vec3| n.dot(eye - at) > 0.0;
+    n.dot(*m) < CREASE_COS || facing(n) != facing(m)
 }
 
 /// A lit mesh of `color` for an analytic collider (None for the ground, which is drawn

@@ -29,6 +29,9 @@ pub struct ClothFigures {
     pub pieces: usize,
     /// [`super::state_hash`] at the end, 16 hex digits.
     pub state_hash: String,
+    /// The deepest any particle sits inside any collider, in m
+    /// ([`crate::headless::collider_penetration`]).
+    pub collider_penetration: f32,
 }
 
 impl ClothFigures {
@@ -45,6 +48,7 @@ impl ClothFigures {
             torn_edges: cloth.torn_edges(),
             pieces: cloth.piece_count(),
             state_hash: format!("{:016x}", state_hash(cloth)),
+            collider_penetration: crate::headless::collider_penetration(cloth),
         }
     }
 }
