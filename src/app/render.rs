@@ -296,7 +296,7 @@ pub struct Renderer {
     solids: Vec<Mesh>,
     /// The outline edges of the last mesh collider outlined ([`mesh_edges`]), by its shape's
     /// address.
-    mesh_outline: std::cell::RefCell<Option<(usize, Vec<([Vec3; 2], Vec<Vec3>)>)>>,
+    mesh_outline: std::cell::RefCell<Option<(usize, Vec<OutlineEdge>)>>,
     /// The colliders' shadows on the ground (empty without one).
     solid_shadows: Vec<Mesh>,
     /// What `solids` and the ground were built for: the scene version, the colliders' poses
@@ -940,10 +940,13 @@ fn mesh_collider_meshes(shape: &MeshShape, position: Vec3, rotation: Quat, color
         .collect()
 }
 
-/// A mesh collider's edges that outline it: each edge once, in the collider's frame, with the
-/// normals of the triangles along it (one on the mesh's border).
-fn mesh_edges(shape: &MeshShape) -> Vec<([Vec3; 2], Vec<Vec3>)> {
-    let mut faces_along: HashMap<([u32; 3], [u32; 3]), ([Vec3; 2], Vec<Vec3>)> = HashMap::new();
+/// An edge of a mesh collider (its ends, in the collider's frame) and the normals of the
+/// triangles along it (one on the mesh's border).
+type OutlineEdge = ([Vec3; 2], Vec<Vec3>);
+
+/// A mesh collider's edges, each once, to outline it with.
+fn mesh_edges(shape: &MeshShape) -> Vec<OutlineEdge> {
+    let mut faces_along: HashMap<([u32; 3], [u32; 3]), OutlineEdge> = HashMap::new();
     for corners in shape.triangles() {
         let normal = (corners[1] - corners[0]).cross(corners[2] - corners[0]).normalize_or_zero();
         for k in 0..3 {
