@@ -22,7 +22,7 @@ use std::time::Instant;
 use glam::Vec3;
 use serde::Serialize;
 
-use crate::preset::Preset;
+use crate::preset::{Embedded, Preset};
 use crate::sim::{
     with_assumed_cores, Cloth, Collider, Material, Orientation, PinMode, Ray, SimError, SolverParams, FRAME_WORK_BUDGET, MAX_THREADS,
     WORLD_EXTENT,
@@ -31,7 +31,12 @@ use crate::sim::{
 /// Steps per episode.
 pub const EPISODE_STEPS: u32 = 150;
 /// Scenes the episodes cycle through.
-pub const SCENES: [&str; 4] = ["default curtain", "tearable sheet", "64² over colliders", "100² curtain"];
+pub const SCENES: [&str; 4] = [
+    "default curtain",
+    "tearable sheet",
+    "64² over colliders and a table mesh",
+    "100² curtain",
+];
 /// The thread counts the episodes cycle through ([`episode_setup`]). Each runs on as many OS
 /// threads as it asks, however many cores the machine has ([`crate::sim::with_assumed_cores`]):
 /// the solver's waits are soaked oversubscribed too (a user's request is capped at the cores).
@@ -146,6 +151,9 @@ pub fn soak(seconds: f64, seed: u64, episode: Option<u64>, log: &mut dyn FnMut(S
     report
 }
 
+/// The table mesh of the colliders' scene.
+const TABLE: &str = "assets/table.obj";
+
 /// The scene of an episode, as a preset.
 fn scene(index: usize) -> Preset {
     let parse = |text: &str, name: &str| Preset::parse(text, Path::new(name)).expect("shipped presets are valid");
@@ -179,7 +187,19 @@ fn scene(index: usize) -> Preset {
                     rotation_degrees: Vec3::new(0.0, 20.0, 10.0),
                     motion: None,
                 },
+                // Last, so it is the collider the episodes drag about.
+                Collider::Mesh {
+                    file: TABLE.into(),
+                    scale: 1.0,
+                    position: Vec3::new(0.0, 0.0, 1.0),
+                    rotation_degrees: Vec3::new(0.0, 15.0, 0.0),
+                    motion: None,
+                    shape: Default::default(),
+                },
             ];
+            // Carried with the scene, so the soak runs from any directory.
+            let table = [(TABLE.into(), include_str!("../assets/table.obj").to_owned())];
+            p.embedded_meshes = Embedded(Some(std::sync::Arc::new(table.into_iter().collect())));
             p
         }
         _ => {

@@ -1,6 +1,7 @@
 //! Issue 36 item 1, mesh colliders: a sheet rests on a mesh ball as on the analytic ball of the
 //! same radius, particles thrown at the app's top speed do not pass a thin mesh wall (open or
-//! closed, head on or slanted, nor a fast wall through a particle), rays pick a mesh and drags
+//! closed, head on or slanted, turned by its rotation, nor a fast wall through a particle), rays
+//! pick a mesh and drags
 //! move it, the penetration the CLI reports has its closed form, and bad files are refused
 //! where they are wrong.
 
@@ -58,10 +59,13 @@ fn box_obj(half: Vec3) -> String {
 /// A single square of side 1 m in the plane x = 0 (an open mesh: a wall of no thickness).
 const WALL_OBJ: &str = "v 0 0 -0.5\nv 0 0 0.5\nv 0 1 0.5\nv 0 1 -0.5\nf 1 2 3\nf 1 3 4\n";
 
+/// Ten substeps; self-collision off, so nothing clamps a particle below `max_speed` (with it
+/// on, the speed clamp is the self-contacts' lower one).
 fn params() -> SolverParams {
     SolverParams {
         collision_thickness: THICKNESS,
         substeps: 10,
+        self_collision: false,
         ..SolverParams::default()
     }
 }
@@ -154,6 +158,29 @@ fn a_particle_thrown_at_top_speed_does_not_pass_a_thin_mesh_wall() {
     }
 }
 
+/// The same wall turned 90° about y (into the plane z = 0) and moved: the collider's rotation
+/// and position place it where the particle meets it.
+#[test]
+fn a_rotated_mesh_wall_stops_a_throw_where_it_is_turned_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let wall = write(dir.path(), "open.obj", WALL_OBJ);
+    let mut turned = mesh(&wall, Vec3::new(0.1, 0.0, 0.2));
+    if let Collider::Mesh { rotation_degrees, .. } = &mut turned {
+        *rotation_degrees = Vec3::new(0.0, 90.0, 0.0);
+    }
+    let params = params();
+    let mut cloth = single_particle(Vec3::new(0.1, 0.5, -0.3), loaded(&[turned]));
+    cloth.set_state(0, Vec3::new(0.1, 0.5, -0.3), Vec3::Z * params.max_speed).unwrap();
+    for _ in 0..20 {
+        cloth.step(&params, &Material::default()).unwrap();
+    }
+    let z = cloth.particles().position(0).z;
+    assert!(
+        (z - (0.2 - THICKNESS)).abs() < 1e-4,
+        "stopped at z = {z}, not at the wall's plane z = 0.2 less the thickness"
+    );
+}
+
 /// A wall dragged 0.5 m in one frame (30 m/s) through a particle at rest carries it in front.
 #[test]
 fn a_fast_mesh_wall_pushes_a_particle_rather_than_passing_it() {
@@ -229,6 +256,10 @@ fn bad_collider_meshes_are_refused_where_they_are_wrong() {
     let broken = write(dir.path(), "broken.ron", &preset_text("broken.obj"));
     let error = Preset::load(&broken).unwrap().build().map(|_| ()).unwrap_err().to_string();
     assert!(error.contains("broken.obj:4"), "{error}");
+    write(dir.path(), "huge.obj", "v 0 0 1e39\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+    let huge = write(dir.path(), "huge.ron", &preset_text("huge.obj"));
+    let error = Preset::load(&huge).unwrap().build().map(|_| ()).unwrap_err().to_string();
+    assert!(error.contains("huge.obj:1") && error.contains("finite"), "{error}");
     // What a cloth refuses but a collider can use: an unused vertex, a third face on an edge.
     let fin = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nv 0 -1 0\nv 9 9 9\nf 1 2 3\nf 1 2 4\nf 1 2 5\n";
     let fins = write(dir.path(), "fins.obj", fin);
