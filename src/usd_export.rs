@@ -784,6 +784,33 @@ mod tests {
         );
     }
 
+    /// A mesh collider is written as a `Mesh` prim of its own triangles, in its own frame,
+    /// placed by its translation and orientation.
+    #[test]
+    fn a_mesh_collider_is_a_mesh_prim_of_its_triangles() {
+        let ball = icosphere(Vec3::ZERO, 0.25, 1).build().unwrap();
+        let shape = crate::sim::collision::MeshShape::new(&ball.positions, &ball.triangles).unwrap();
+        let mesh = Collider::Mesh {
+            file: "ball.obj".into(),
+            scale: 1.0,
+            position: Vec3::new(0.3, 0.5, -0.2),
+            rotation_degrees: Vec3::new(0.0, 90.0, 0.0),
+            motion: None,
+            shape: crate::sim::collision::LoadedShape(Some(std::sync::Arc::new(shape))),
+        };
+        let mut cloth = scene(vec![sheet(0.0, 3, 3)], Vec::new()).build().unwrap();
+        cloth.set_colliders(vec![mesh]).unwrap();
+        let mut animation = UsdAnimation::new(60.0);
+        animation.add_frame(&cloth);
+        let text = written(&animation);
+        assert!(text.contains("def Mesh \"MeshCollider_0\""), "{text}");
+        let prim = prim(&text, "Collider_0", "MeshCollider_0");
+        let counts = constant(prim, "int[] faceVertexCounts").unwrap();
+        assert_eq!(counts.matches('3').count(), ball.triangles.len());
+        assert_eq!(constant(prim, "float3 xformOp:translate"), Some("(0.3, 0.5, -0.2)"));
+        assert!(constant(prim, "quatf xformOp:orient").is_some());
+    }
+
     #[test]
     fn a_collider_replaced_by_another_kind_starts_a_new_prim() {
         let ball = Collider::Sphere {

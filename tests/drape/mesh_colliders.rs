@@ -1,9 +1,9 @@
 //! Issue 36 item 1, mesh colliders: a sheet rests on a mesh ball as on the analytic ball of the
 //! same radius, particles thrown at the app's top speed do not pass a thin mesh wall (open or
 //! closed, head on or slanted, turned by its rotation, nor a fast wall through a particle), rays
-//! pick a mesh and drags
-//! move it, the penetration the CLI reports has its closed form, and bad files are refused
-//! where they are wrong.
+//! pick a mesh and drags move it, the penetration the CLI reports has its closed form, a preset
+//! carries its collider meshes (as a recording does), and bad files are refused where they are
+//! wrong.
 
 use std::path::{Path, PathBuf};
 
@@ -272,4 +272,24 @@ fn bad_collider_meshes_are_refused_where_they_are_wrong() {
         vec![mesh(Path::new("assets/sphere.obj"), Vec3::ZERO)],
     );
     assert!(unread.is_err_and(|e| e.to_string().contains("not read")));
+}
+
+/// A recording carries the mesh files its presets name: a preset whose collider mesh was
+/// embedded builds the same scene with the file gone.
+#[test]
+fn a_preset_carrying_its_collider_mesh_builds_without_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let block = write(dir.path(), "block.obj", &box_obj(Vec3::splat(0.2)));
+    let text = format!(
+        "(colliders: [Mesh(file: {:?}, position: (0.0, 0.5, 0.0))])",
+        block.display().to_string()
+    );
+    let mut preset = Preset::parse(&text, &dir.path().join("scene.ron")).unwrap();
+    preset.embed_meshes().unwrap();
+    std::fs::remove_file(&block).unwrap();
+    let cloth = preset.build().expect("built from the carried text");
+    let Collider::Mesh { shape, .. } = &cloth.colliders()[0] else {
+        panic!("not a mesh")
+    };
+    assert!(shape.0.as_ref().is_some_and(|s| s.triangle_count() == 12 && s.is_closed()));
 }
