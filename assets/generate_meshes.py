@@ -20,6 +20,18 @@
 - paddle.obj: a collider, a closed flat box 0.6 m wide (x), 0.4 m tall (y) and 2 cm thick (z)
   centred at the origin, its two broad faces grids of 24 x 16 quads joined by strips round
   the rim; 850 vertices, 1696 triangles, facing outwards; planar texture coordinates (x, y).
+- dress_form.obj: a collider, a female tailor's dress form standing on y = 0, facing +z, made
+  of three closed components. The torso is lofted through 64 horizontal sections of 56 points
+  between the key sections of DRESS_FORM_SECTIONS (hips at y = 0.80 m, 0.94 m round; waist at
+  1.07 m, 0.68 m; bust at 1.25 m, 0.88 m, the front fuller than the flatter back; shoulders
+  0.40 m across at 1.41 m, rounded over the top into a neck stub up to 1.52 m), the rings
+  spaced evenly along the silhouette; below the hips a rounded bottom closing 6 cm lower and a
+  neck cap with a rounded 1.2 cm rim, each 7 more rings and a centre vertex. The stand: a pole
+  of radius 1.5 cm (16 segments) from the floor up into the torso at 0.80 m, and a base disc of
+  radius 0.22 m and 2 cm thick (each cap a fan of 16 triangles at its centre and rings of 32,
+  64 and 64 vertices, the last two 1 cm apart at the rim, as the table's top); 4758
+  vertices, 9504 triangles (8736 the torso's), facing outwards; planar texture coordinates
+  (x, y).
 
 Every triangle is wound counter-clockwise seen from its front (the normal the docs name).
 """
@@ -305,6 +317,147 @@ def paddle(width=0.6, height=0.4, thickness=0.02, columns=24, rows=16):
               f"{len(triangles)} triangles", positions, triangles, uvs)
 
 
+# The dress form's key cross-sections, bottom to top: (height y, half-width, front depth, back
+# depth, front squareness, back squareness, bust), all in m but the two exponents. A section
+# is two half superellipses sharing the x axis, |x/w|^n + |z/d|^n = 1 with the front's depth
+# and exponent for z > 0 and the back's for z < 0 (a higher exponent: a flatter, squarer
+# side), the front pushed out by `bust` times two soft bumps 8.5 cm either side of the middle
+# (Gaussians 5 cm wide, fading toward the sides). Between the key sections every value follows
+# a monotone cubic in the height, so the silhouette is smooth and never overshoots a key.
+DRESS_FORM_SECTIONS = [
+    (0.72, 0.162, 0.112, 0.122, 2.0, 2.2, 0.0),    # the bottom's rim
+    (0.80, 0.172, 0.114, 0.132, 2.0, 2.3, 0.0),    # hips (circumference 0.94 m)
+    (0.92, 0.158, 0.104, 0.112, 2.0, 2.4, 0.0),    # high hip
+    (1.07, 0.124, 0.088, 0.086, 2.0, 2.6, 0.0),    # waist (0.68 m)
+    (1.16, 0.134, 0.100, 0.088, 2.0, 2.8, 0.006),  # under the bust
+    (1.25, 0.150, 0.118, 0.094, 2.0, 3.0, 0.030),  # bust (0.88 m), the back flattest
+    (1.32, 0.158, 0.106, 0.092, 2.1, 3.0, 0.012),  # under the arms
+    (1.38, 0.188, 0.096, 0.088, 2.2, 2.4, 0.0),    # widening into the shoulders
+    (1.41, 0.200, 0.086, 0.082, 2.0, 2.1, 0.0),    # shoulder tips (0.40 m across)
+    (1.44, 0.172, 0.076, 0.076, 2.0, 2.0, 0.0),    # over the shoulders
+    (1.465, 0.100, 0.062, 0.066, 2.0, 2.0, 0.0),   # the shoulders closing toward the neck
+    (1.49, 0.060, 0.052, 0.058, 2.0, 2.0, 0.0),    # neck
+    (1.52, 0.057, 0.050, 0.056, 2.0, 2.0, 0.0),    # the neck's top
+]
+
+
+def monotone_cubic(xs, ys, x):
+    """The piecewise cubic Hermite through (xs, ys) with Fritsch-Carlson tangents (a
+    Catmull-Rom-like curve that never overshoots its key values) at x."""
+    n = len(xs)
+    slopes = [(ys[k + 1] - ys[k]) / (xs[k + 1] - xs[k]) for k in range(n - 1)]
+    tangents = [slopes[0]] + [0.0 if slopes[k - 1] * slopes[k] <= 0 else
+                               3 * (xs[k + 1] - xs[k - 1]) / ((2 * xs[k + 1] - xs[k] - xs[k - 1]) / slopes[k - 1]
+                                                             + (xs[k + 1] + xs[k] - 2 * xs[k - 1]) / slopes[k])
+                               for k in range(1, n - 1)] + [slopes[-1]]
+    k = max(0, min(n - 2, next((i for i in range(n - 1) if x <= xs[i + 1]), n - 2)))
+    h = xs[k + 1] - xs[k]
+    t = (x - xs[k]) / h
+    h00, h10, h01, h11 = 2 * t**3 - 3 * t**2 + 1, t**3 - 2 * t**2 + t, -2 * t**3 + 3 * t**2, t**3 - t**2
+    return h00 * ys[k] + h10 * h * tangents[k] + h01 * ys[k + 1] + h11 * h * tangents[k + 1]
+
+
+def dress_form_section(y, around):
+    """The torso's cross-section at height y: `around` points (x, z), counter-clockwise seen
+    from above, the first on +x."""
+    heights = [s[0] for s in DRESS_FORM_SECTIONS]
+    w, front, back, n_front, n_back, bust = (monotone_cubic(heights, [s[k] for s in DRESS_FORM_SECTIONS], y)
+                                             for k in range(1, 7))
+    points = []
+    for j in range(around):
+        angle = 2 * math.pi * j / around
+        c, s = math.cos(angle), math.sin(angle)
+        n = n_front if s < 0 else n_back
+        depth = front if s < 0 else back
+        x = w * math.copysign(abs(c) ** (2 / n), c)
+        z = depth * math.copysign(abs(s) ** (2 / n), -s)
+        if s < 0:
+            z += bust * sum(math.exp(-((x - m) / 0.05) ** 2) for m in (-0.085, 0.085)) * abs(s) ** 0.5
+        points.append((x, z))
+    return points
+
+
+def dress_form(around=56, rings=64, bottom_depth=0.06, top_rise=0.012, cap_rings=8, pole_radius=0.015,
+               pole_top=0.80, base_radius=0.22, base_thickness=0.02):
+    heights = [s[0] for s in DRESS_FORM_SECTIONS]
+    low, high = heights[0], heights[-1]
+    # The torso's rings, spaced evenly along its silhouette: evenly along the length of the
+    # curve the half-width and the depths trace against the height, so the shoulders, where
+    # the width changes fastest, get the most rings.
+    fine = [low + (high - low) * k / 2000 for k in range(2001)]
+    shape = [tuple(monotone_cubic(heights, [s[k] for s in DRESS_FORM_SECTIONS], y) for k in (1, 2, 3)) for y in fine]
+    along = [0.0]
+    for k in range(1, len(fine)):
+        step = [fine[k] - fine[k - 1]] + [shape[k][i] - shape[k - 1][i] for i in range(3)]
+        along.append(along[-1] + math.sqrt(sum(d * d for d in step)))
+    ring_heights, k = [], 0
+    for r in range(rings):
+        target = along[-1] * r / (rings - 1)
+        while k < len(along) - 2 and along[k + 1] < target:
+            k += 1
+        t = (target - along[k]) / (along[k + 1] - along[k])
+        ring_heights.append(fine[k] + t * (fine[k + 1] - fine[k]))
+    sections = [(y, dress_form_section(y, around)) for y in ring_heights]
+
+    def cap(y, section, depth, rings):
+        """Rings closing a section toward a centre vertex `depth` below it (negative: above):
+        in profile a quarter superellipse of exponent 4 (flat in the middle, rounded at the
+        rim), each ring the section shrunk toward the axis; innermost last."""
+        out = []
+        for k in range(1, rings):
+            phi = math.pi / 2 * k / rings
+            inward = math.cos(phi) ** 0.5
+            out.append((y - depth * math.sin(phi) ** 0.5, [(x * inward, z * inward) for x, z in section]))
+        return out
+
+    bottom = cap(sections[0][0], sections[0][1], bottom_depth, cap_rings)[::-1]
+    top = cap(sections[-1][0], sections[-1][1], -top_rise, cap_rings)
+    all_rings = bottom + sections + top
+    positions = [(0.0, low - bottom_depth, 0.0)]
+    ring_index = []
+    for y, section in all_rings:
+        ring_index.append(list(range(len(positions), len(positions) + around)))
+        positions += [(x, y, z) for x, z in section]
+    positions.append((0.0, high + top_rise, 0.0))
+    first, last = 0, len(positions) - 1
+    # The rings run counter-clockwise seen from above, so (lower j, lower j+1, upper j+1)
+    # faces outwards.
+    triangles = [(first, ring_index[0][(j + 1) % around], ring_index[0][j]) for j in range(around)]
+    for lower, upper in zip(ring_index, ring_index[1:]):
+        for j in range(around):
+            a, b, c, d = lower[j], lower[(j + 1) % around], upper[(j + 1) % around], upper[j]
+            triangles += [(a, b, c), (a, c, d)]
+    triangles += [(ring_index[-1][j], ring_index[-1][(j + 1) % around], last) for j in range(around)]
+    check_closed_outward(positions, triangles)
+    # The stand: a pole from the floor up into the torso and a round base on the floor, each
+    # a closed cylinder of its own.
+    for radius, y0, y1, cap_rings_of in ((pole_radius, 0.0, pole_top, [(pole_radius, 16)]),
+                                         (base_radius, 0.0, base_thickness,
+                                          [(base_radius / 4, 16), (base_radius / 2, 32), (base_radius - 0.01, 64),
+                                           (base_radius, 64)])):
+        start, part, rims = len(positions), [], []
+        for y, up in ((y1, 1.0), (y0, -1.0)):
+            previous = [len(positions)]
+            positions.append((0.0, y, 0.0))
+            for r, n in cap_rings_of:
+                ring = list(range(len(positions), len(positions) + n))
+                positions += [(r * math.cos(2 * math.pi * j / n), y, r * math.sin(2 * math.pi * j / n)) for j in range(n)]
+                part += [facing(positions, t, lambda c, up=up: (0.0, up, 0.0)) for t in join_rings(previous, ring, positions)]
+                previous = ring
+            rims.append(previous)
+        upper, lower = rims
+        n = len(upper)
+        for j in range(n):
+            a, b, c, d = upper[j], upper[(j + 1) % n], lower[j], lower[(j + 1) % n]
+            part += [facing(positions, t, lambda p: (p[0], 0.0, p[2])) for t in ((a, c, d), (a, d, b))]
+        check_closed_outward(positions[start:], [tuple(v - start for v in t) for t in part])
+        triangles += part
+    uvs = [[(positions[v][0] / 0.5 + 0.5, positions[v][1] / 1.6) for v in t] for t in triangles]
+    write_obj("dress_form.obj", f"Dress form (collider), torso from y = {low - bottom_depth:.2f} m to "
+              f"{high + top_rise:.3f} m on a pole and a base, {len(triangles)} triangles in three closed parts",
+              positions, triangles, uvs)
+
+
 if __name__ == "__main__":
     tablecloth()
     skirt()
@@ -312,3 +465,4 @@ if __name__ == "__main__":
     pillow()
     table()
     paddle()
+    dress_form()

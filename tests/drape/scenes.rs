@@ -95,6 +95,9 @@ fn the_shipped_meshes_load_and_the_sphere_is_closed() {
         // Colliders: a round table (a top of 2 × 249 vertices, four 8-vertex legs), a paddle.
         ("table", 2 * 249 + 4 * 8),
         ("paddle", 2 * 25 * 17),
+        // A dress form: a torso of 78 rings of 56 vertices and two centre vertices, a pole of
+        // 2 × 17 vertices and a base disc of 2 × 177.
+        ("dress_form", 78 * 56 + 2 + 2 * 17 + 2 * 177),
     ];
     for (name, vertices) in expected {
         let mesh = load_obj(Path::new(&format!("assets/{name}.obj"))).unwrap_or_else(|e| panic!("{e}"));
