@@ -27,7 +27,7 @@
   0.40 m across at 1.41 m, rounded over the top into a neck stub up to 1.52 m), the rings
   spaced evenly along the silhouette; below the hips a rounded bottom closing 6 cm lower and a
   neck cap with a rounded 1.2 cm rim, each 7 more rings and a centre vertex. The stand: a pole
-  of radius 1.5 cm (16 segments) from the floor up into the torso at 0.80 m, and a base disc of
+  of radius 1.5 cm (16 segments) from halfway up the base into the torso at 0.80 m, and a base disc of
   radius 0.22 m and 2 cm thick (each cap a fan of 16 triangles at its centre and rings of 32,
   64 and 64 vertices, the last two 1 cm apart at the rim, as the table's top); 4758
   vertices, 9504 triangles (8736 the torso's), facing outwards; planar texture coordinates
@@ -429,9 +429,10 @@ def dress_form(around=56, rings=64, bottom_depth=0.06, top_rise=0.012, cap_rings
             triangles += [(a, b, c), (a, c, d)]
     triangles += [(ring_index[-1][j], ring_index[-1][(j + 1) % around], last) for j in range(around)]
     check_closed_outward(positions, triangles)
-    # The stand: a pole from the floor up into the torso and a round base on the floor, each
-    # a closed cylinder of its own.
-    for radius, y0, y1, cap_rings_of in ((pole_radius, 0.0, pole_top, [(pole_radius, 16)]),
+    # The stand: a pole from inside the base up into the torso and a round base on the floor,
+    # each a closed cylinder of its own (the pole starts halfway up the base, so no vertex of
+    # one part lies on a vertex of the other: the OBJ loader would take them for one).
+    for radius, y0, y1, cap_rings_of in ((pole_radius, base_thickness / 2, pole_top, [(pole_radius, 16)]),
                                          (base_radius, 0.0, base_thickness,
                                           [(base_radius / 4, 16), (base_radius / 2, 32), (base_radius - 0.01, 64),
                                            (base_radius, 64)])):
