@@ -94,17 +94,7 @@ def tablecloth(radius=0.75, rings=36):
         inner_n, outer_n = max(6 * (k - 1), 1), 6 * k
         inner = [ring_start[k - 1] + j for j in range(inner_n)]
         outer = [ring_start[k] + j for j in range(outer_n)]
-        i = o = 0
-        # Walk both rings by angle, always advancing the one whose next vertex comes first.
-        while o < outer_n or (inner_n > 1 and i < inner_n):
-            next_inner = (i + 1) / inner_n if inner_n > 1 else 2.0
-            next_outer = (o + 1) / outer_n
-            if o < outer_n and (next_outer <= next_inner or i >= inner_n):
-                triangles.append((inner[i % inner_n], outer[o], outer[(o + 1) % outer_n]))
-                o += 1
-            else:
-                triangles.append((inner[i % inner_n], outer[o % outer_n], inner[(i + 1) % inner_n]))
-                i += 1
+        triangles += join_rings(inner, outer)
     triangles = [facing(positions, t, lambda c: (0.0, 1.0, 0.0)) for t in triangles]
     uvs = [[(positions[v][0] / (2 * radius) + 0.5, positions[v][2] / (2 * radius) + 0.5) for v in t] for t in triangles]
     write_obj("tablecloth.obj", f"Disc tablecloth, radius {radius} m, {len(positions)} vertices", positions, triangles, uvs)
@@ -217,9 +207,10 @@ def check_closed_outward(positions, triangles):
     return volume
 
 
-def join_rings(inner, outer, positions):
+def join_rings(inner, outer):
     """Triangles between two closed rings of vertex indices starting at the same angle (the
-    inner one may be a single centre vertex), walking both by angle as tablecloth() does."""
+    inner one may be a single centre vertex), walking both by angle: always advancing the ring
+    whose next vertex comes first."""
     triangles = []
     inner_n, outer_n = len(inner), len(outer)
     i = o = 0
@@ -232,6 +223,31 @@ def join_rings(inner, outer, positions):
         else:
             triangles.append((inner[i % inner_n], outer[o % outer_n], inner[(i + 1) % inner_n]))
             i += 1
+    return triangles
+
+
+def capped_cylinder(positions, y0, y1, rings):
+    """Appends a closed cylinder around the y axis from y0 up to y1 and returns its triangles,
+    facing outwards (checked): each cap a centre vertex and the rings (radius, vertices) joined
+    outwards in turn, the last one the rim, the rims joined by the side."""
+    start, triangles, rims = len(positions), [], []
+    for y, up in ((y1, 1.0), (y0, -1.0)):
+        previous = [len(positions)]
+        positions.append((0.0, y, 0.0))
+        for r, n in rings:
+            ring = list(range(len(positions), len(positions) + n))
+            for j in range(n):
+                angle = 2 * math.pi * j / n
+                positions.append((r * math.cos(angle), y, r * math.sin(angle)))
+            triangles += [facing(positions, t, lambda c, up=up: (0.0, up, 0.0)) for t in join_rings(previous, ring)]
+            previous = ring
+        rims.append(previous)
+    upper, lower = rims
+    n = len(upper)
+    for j in range(n):
+        a, b, c, d = upper[j], upper[(j + 1) % n], lower[j], lower[(j + 1) % n]
+        triangles += [facing(positions, t, lambda p: (p[0], 0.0, p[2])) for t in ((a, c, d), (a, d, b))]
+    check_closed_outward(positions[start:], [tuple(v - start for v in t) for t in triangles])
     return triangles
 
 
@@ -257,23 +273,7 @@ def table(radius=0.5, top=0.75, thickness=0.03, around=64, leg=0.04, leg_offset=
     # 1 cm inside the rim (the rim edge's shading stays in that band), then the rim.
     rings = [(radius / 8, 8), (radius / 4, 16), (radius / 2, 32), (0.75 * radius, around),
              (radius - 0.01, around), (radius, around)]
-    rims = []
-    for y, up in ((top, 1.0), (top - thickness, -1.0)):
-        previous = [len(positions)]
-        positions.append((0.0, y, 0.0))
-        for r, n in rings:
-            ring = list(range(len(positions), len(positions) + n))
-            for j in range(n):
-                angle = 2 * math.pi * j / n
-                positions.append((r * math.cos(angle), y, r * math.sin(angle)))
-            triangles += [facing(positions, t, lambda c, up=up: (0.0, up, 0.0)) for t in join_rings(previous, ring, positions)]
-            previous = ring
-        rims.append(previous)
-    upper, lower = rims
-    for j in range(around):
-        a, b, c, d = upper[j], upper[(j + 1) % around], lower[j], lower[(j + 1) % around]
-        triangles += [facing(positions, t, lambda p: (p[0], 0.0, p[2])) for t in ((a, c, d), (a, d, b))]
-    check_closed_outward(positions, triangles)
+    triangles += capped_cylinder(positions, top - thickness, top, rings)
     # The legs, each its own closed box standing on the ground under the top.
     for sx in (-1, 1):
         for sz in (-1, 1):
@@ -432,27 +432,9 @@ def dress_form(around=56, rings=64, bottom_depth=0.06, top_rise=0.012, cap_rings
     # The stand: a pole from inside the base up into the torso and a round base on the floor,
     # each a closed cylinder of its own (the pole starts halfway up the base, so no vertex of
     # one part lies on a vertex of the other: the OBJ loader would take them for one).
-    for radius, y0, y1, cap_rings_of in ((pole_radius, base_thickness / 2, pole_top, [(pole_radius, 16)]),
-                                         (base_radius, 0.0, base_thickness,
-                                          [(base_radius / 4, 16), (base_radius / 2, 32), (base_radius - 0.01, 64),
-                                           (base_radius, 64)])):
-        start, part, rims = len(positions), [], []
-        for y, up in ((y1, 1.0), (y0, -1.0)):
-            previous = [len(positions)]
-            positions.append((0.0, y, 0.0))
-            for r, n in cap_rings_of:
-                ring = list(range(len(positions), len(positions) + n))
-                positions += [(r * math.cos(2 * math.pi * j / n), y, r * math.sin(2 * math.pi * j / n)) for j in range(n)]
-                part += [facing(positions, t, lambda c, up=up: (0.0, up, 0.0)) for t in join_rings(previous, ring, positions)]
-                previous = ring
-            rims.append(previous)
-        upper, lower = rims
-        n = len(upper)
-        for j in range(n):
-            a, b, c, d = upper[j], upper[(j + 1) % n], lower[j], lower[(j + 1) % n]
-            part += [facing(positions, t, lambda p: (p[0], 0.0, p[2])) for t in ((a, c, d), (a, d, b))]
-        check_closed_outward(positions[start:], [tuple(v - start for v in t) for t in part])
-        triangles += part
+    triangles += capped_cylinder(positions, base_thickness / 2, pole_top, [(pole_radius, 16)])
+    base_rings = [(base_radius / 4, 16), (base_radius / 2, 32), (base_radius - 0.01, 64), (base_radius, 64)]
+    triangles += capped_cylinder(positions, 0.0, base_thickness, base_rings)
     uvs = [[(positions[v][0] / 0.5 + 0.5, positions[v][1] / 1.6) for v in t] for t in triangles]
     write_obj("dress_form.obj", f"Dress form (collider), torso from y = {low - bottom_depth:.2f} m to "
               f"{high + top_rise:.3f} m on a pole and a base, {len(triangles)} triangles in three closed parts",
