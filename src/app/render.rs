@@ -28,6 +28,7 @@
 //! changes, and each frame only the vertex data is refreshed.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use glam::{EulerRot, Quat, Vec3, Vec4};
 use macroquad::color::Color;
@@ -39,7 +40,7 @@ use macroquad::texture::{FilterMode, Texture2D};
 use macroquad::window::get_internal_gl;
 
 use drape::preset::{Appearance, Preset};
-use drape::sim::collision::MeshShape;
+use drape::sim::collision::{LoadedShape, MeshShape};
 use drape::sim::{Cloth, Collider, TexturedVertices};
 
 use super::camera::{Bounds, OrbitCamera};
@@ -294,9 +295,8 @@ pub struct Renderer {
     meshes: Vec<Mesh>,
     edges: Vec<[u32; 2]>,
     solids: Vec<Mesh>,
-    /// The outline edges of the last mesh collider outlined ([`mesh_edges`]), by its shape's
-    /// address.
-    mesh_outline: std::cell::RefCell<Option<(usize, Vec<OutlineEdge>)>>,
+    /// The looks of the scene's mesh colliders, one per shape.
+    mesh_looks: Vec<MeshLook>,
     /// The colliders' shadows on the ground (empty without one).
     solid_shadows: Vec<Mesh>,
     /// What `solids` and the ground were built for: the scene version, the colliders' poses
@@ -338,7 +338,7 @@ impl Renderer {
             meshes: Vec::new(),
             edges: Vec::new(),
             solids: Vec::new(),
-            mesh_outline: Default::default(),
+            mesh_looks: Vec::new(),
             solid_shadows: Vec::new(),
             solids_key: None,
             ground: None,
@@ -413,6 +413,23 @@ impl Renderer {
         look
     }
 
+    /// Keeps the looks of the mesh colliders of `colliders`, making those it lacks.
+    fn refresh_mesh_looks(&mut self, colliders: &[Collider]) {
+        let shapes: Vec<&Arc<MeshShape>> = colliders
+            .iter()
+            .filter_map(|c| match c {
+                Collider::Mesh { shape, .. } => shape.0.as_ref(),
+                _ => None,
+            })
+            .collect();
+        self.mesh_looks.retain(|look| shapes.iter().any(|s| Arc::ptr_eq(s, &look.shape)));
+        for shape in shapes {
+            if !self.mesh_looks.iter().any(|look| Arc::ptr_eq(&look.shape, shape)) {
+                self.mesh_looks.push(MeshLook::new(shape));
+            }
+        }
+    }
+
     /// Rebuilds the collider meshes and the ground when the scene changed, a collider moved
     /// or the highlighted one changed.
     fn refresh_solids(&mut self, cloth: &Cloth, scene_version: u64, highlight: Option<usize>) {
@@ -422,12 +439,13 @@ impl Renderer {
         if self.solids_key.as_ref().is_some_and(unchanged) {
             return;
         }
+        self.refresh_mesh_looks(cloth.colliders());
         let color = |k| if Some(k) == highlight { SOLID_HOVER } else { SOLID };
         self.solids = cloth
             .colliders()
             .iter()
             .enumerate()
-            .flat_map(|(k, c)| collider_meshes(c, color(k)))
+            .flat_map(|(k, c)| collider_meshes(c, color(k), &self.mesh_looks))
             .collect();
         let ground = cloth.colliders().iter().find_map(|c| match c {
             Collider::Ground { height, .. } => Some(*height),
@@ -540,8 +558,8 @@ impl Renderer {
     /// (screen) camera.
     pub fn draw_collider_outline(&self, collider: &Collider, camera: &OrbitCamera, viewport: Viewport) {
         if let Collider::Mesh { position, shape, .. } = collider {
-            if let Some(shape) = shape.0.as_deref() {
-                self.draw_mesh_outline(shape, *position, collider.rotation(), camera, viewport);
+            if let Some(look) = MeshLook::of(&self.mesh_looks, shape) {
+                draw_mesh_outline(&look.edges, *position, collider.rotation(), camera, viewport);
             }
             return;
         }
@@ -556,29 +574,6 @@ impl Renderer {
                 if let (Some(a), Some(b)) = (pixel(a), pixel(b)) {
                     draw_line(a.x, a.y, b.x, b.y, 1.0, color);
                 }
-            }
-        }
-    }
-
-    /// [`Self::draw_collider_outline`] for a mesh: its borders, creases and silhouette as seen
-    /// now (the edges are found once per shape).
-    fn draw_mesh_outline(&self, shape: &MeshShape, position: Vec3, rotation: Quat, camera: &OrbitCamera, viewport: Viewport) {
-        let mut cache = self.mesh_outline.borrow_mut();
-        let key = shape as *const MeshShape as usize;
-        if cache.as_ref().is_none_or(|(k, _)| *k != key) {
-            *cache = Some((key, mesh_edges(shape)));
-        }
-        let Some((_, edges)) = cache.as_ref() else { return };
-        let eye = rotation.inverse() * (camera.eye() - position);
-        let pixel = |p: Vec3| {
-            camera
-                .project(position + rotation * p, viewport.size)
-                .map(|px| px + viewport.origin)
-        };
-        let color = Color { a: 0.6, ..SOLID_HOVER };
-        for ([a, b], _) in edges.iter().filter(|(ends, normals)| outlines(normals, ends[0], eye)) {
-            if let (Some(a), Some(b)) = (pixel(*a), pixel(*b)) {
-                draw_line(a.x, a.y, b.x, b.y, 1.5, color);
             }
         }
     }
@@ -874,12 +869,11 @@ fn ground_mesh(height: f32, bounds: Bounds) -> Mesh {
 
 /// The lit meshes of `color` for a finite collider: one for a shape, as many chunks as a
 /// draw call needs for a mesh collider, none for the ground (drawn separately).
-fn collider_meshes(c: &Collider, color: Color) -> Vec<Mesh> {
+fn collider_meshes(c: &Collider, color: Color, looks: &[MeshLook]) -> Vec<Mesh> {
     match c {
-        Collider::Mesh { position, shape, .. } => shape
-            .0
-            .as_deref()
-            .map_or_else(Vec::new, |shape| mesh_collider_meshes(shape, *position, c.rotation(), color)),
+        Collider::Mesh { position, shape, .. } => {
+            MeshLook::of(looks, shape).map_or_else(Vec::new, |look| look.placed(*position, c.rotation(), color))
+        }
         _ => collider_mesh(c, color).into_iter().collect(),
     }
 }
@@ -893,56 +887,89 @@ fn point_key(p: Vec3) -> [u32; 3] {
     p.to_array().map(f32::to_bits)
 }
 
-/// A mesh collider's triangles placed by `rotation` then `position`, smooth shaded but for its
-/// creases: each corner's normal is the area-weighted sum of the normals of the triangles at
-/// its point within [`CREASE_COS`] of its own, and corners with the same point and normal share
-/// a vertex.
-fn mesh_collider_meshes(shape: &MeshShape, position: Vec3, rotation: Quat, color: Color) -> Vec<Mesh> {
-    let face = |[a, b, c]: &[Vec3; 3]| (*b - *a).cross(*c - *a);
-    let mut faces_at: HashMap<[u32; 3], Vec<Vec3>> = HashMap::new();
-    for corners in shape.triangles() {
-        corners
-            .iter()
-            .for_each(|&p| faces_at.entry(point_key(p)).or_default().push(face(corners)));
-    }
-    let mut index_of: HashMap<([u32; 3], [u32; 3]), u32> = HashMap::new();
-    let (mut points, mut normals) = (Vec::new(), Vec::new());
-    let triangles: Vec<[u32; 3]> = shape
-        .triangles()
-        .iter()
-        .map(|corners| {
-            let own = face(corners).normalize_or_zero();
-            corners.map(|p| {
-                let smooth: Vec3 = faces_at[&point_key(p)]
-                    .iter()
-                    .filter(|n| n.normalize_or_zero().dot(own) >= CREASE_COS)
-                    .sum();
-                let normal = rotation * smooth.normalize_or_zero();
-                *index_of.entry((point_key(p), point_key(normal))).or_insert_with(|| {
-                    points.push(position + rotation * p);
-                    normals.push(normal);
-                    points.len() as u32 - 1
-                })
-            })
-        })
-        .collect();
-    chunk_triangles(&triangles, points.len(), CHUNK_VERTICES, CHUNK_INDICES)
-        .into_iter()
-        .map(|chunk| Mesh {
-            vertices: chunk
-                .globals
-                .iter()
-                .map(|&g| vertex(points[g as usize], normals[g as usize], color, false))
-                .collect(),
-            indices: chunk.indices,
-            texture: None,
-        })
-        .collect()
-}
-
 /// An edge of a mesh collider (its ends, in the collider's frame) and the normals of the
 /// triangles along it (one on the mesh's border).
 type OutlineEdge = ([Vec3; 2], Vec<Vec3>);
+
+/// A mesh collider's look in its own frame, made once per shape (a collider dragged or on a
+/// path only moves it): smooth shaded but for its creases — each corner's normal is the
+/// area-weighted sum of the normals of the triangles at its point within [`CREASE_COS`] of its
+/// own, and corners with the same point and normal share a vertex — in draw-call chunks, and
+/// the edges that outline it.
+struct MeshLook {
+    /// The shape it is the look of, held so that its identity cannot be taken by another.
+    shape: Arc<MeshShape>,
+    points: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    chunks: Vec<Chunk>,
+    edges: Vec<OutlineEdge>,
+}
+
+impl MeshLook {
+    fn new(shape: &Arc<MeshShape>) -> Self {
+        let face = |[a, b, c]: &[Vec3; 3]| (*b - *a).cross(*c - *a);
+        let mut faces_at: HashMap<[u32; 3], Vec<Vec3>> = HashMap::new();
+        for corners in shape.triangles() {
+            corners
+                .iter()
+                .for_each(|&p| faces_at.entry(point_key(p)).or_default().push(face(corners)));
+        }
+        let mut index_of: HashMap<([u32; 3], [u32; 3]), u32> = HashMap::new();
+        let (mut points, mut normals) = (Vec::new(), Vec::new());
+        let triangles: Vec<[u32; 3]> = shape
+            .triangles()
+            .iter()
+            .map(|corners| {
+                let own = face(corners).normalize_or_zero();
+                corners.map(|p| {
+                    let smooth: Vec3 = faces_at[&point_key(p)]
+                        .iter()
+                        .filter(|n| n.normalize_or_zero().dot(own) >= CREASE_COS)
+                        .sum();
+                    let normal = smooth.normalize_or_zero();
+                    *index_of.entry((point_key(p), point_key(normal))).or_insert_with(|| {
+                        points.push(p);
+                        normals.push(normal);
+                        points.len() as u32 - 1
+                    })
+                })
+            })
+            .collect();
+        Self {
+            shape: Arc::clone(shape),
+            chunks: chunk_triangles(&triangles, points.len(), CHUNK_VERTICES, CHUNK_INDICES),
+            points,
+            normals,
+            edges: mesh_edges(shape),
+        }
+    }
+
+    /// The look of `shape` among `looks`, if it has one.
+    fn of<'a>(looks: &'a [MeshLook], shape: &LoadedShape) -> Option<&'a MeshLook> {
+        let shape = shape.0.as_ref()?;
+        looks.iter().find(|look| Arc::ptr_eq(&look.shape, shape))
+    }
+
+    /// The meshes placed by `rotation` then `position`, in `color`.
+    fn placed(&self, position: Vec3, rotation: Quat, color: Color) -> Vec<Mesh> {
+        let corner = |g: u32| {
+            vertex(
+                position + rotation * self.points[g as usize],
+                rotation * self.normals[g as usize],
+                color,
+                false,
+            )
+        };
+        self.chunks
+            .iter()
+            .map(|chunk| Mesh {
+                vertices: chunk.globals.iter().map(|&g| corner(g)).collect(),
+                indices: chunk.indices.clone(),
+                texture: None,
+            })
+            .collect()
+    }
+}
 
 /// A mesh collider's edges, each once, to outline it with.
 fn mesh_edges(shape: &MeshShape) -> Vec<OutlineEdge> {
@@ -969,6 +996,23 @@ fn mesh_edges(shape: &MeshShape) -> Vec<OutlineEdge> {
     edges
 }
 
+/// [`Renderer::draw_collider_outline`] for a mesh of outline edges `edges` placed by
+/// `rotation` then `position`: its borders, creases and silhouette as seen now.
+fn draw_mesh_outline(edges: &[OutlineEdge], position: Vec3, rotation: Quat, camera: &OrbitCamera, viewport: Viewport) {
+    let eye = rotation.inverse() * (camera.eye() - position);
+    let pixel = |p: Vec3| {
+        camera
+            .project(position + rotation * p, viewport.size)
+            .map(|px| px + viewport.origin)
+    };
+    let color = Color { a: 0.6, ..SOLID_HOVER };
+    for ([a, b], _) in edges.iter().filter(|(ends, normals)| outlines(normals, ends[0], eye)) {
+        if let (Some(a), Some(b)) = (pixel(*a), pixel(*b)) {
+            draw_line(a.x, a.y, b.x, b.y, 1.5, color);
+        }
+    }
+}
+
 /// Whether the edge with the triangle normals `normals` (the collider's frame) belongs to the
 /// outline seen from `eye` (same frame) at its point `at`: a border, a crease, or the
 /// silhouette (one triangle faces the eye, the other away).
@@ -979,7 +1023,7 @@ fn outlines(normals: &[Vec3], at: Vec3, eye: Vec3) -> bool {
 }
 
 /// A lit mesh of `color` for an analytic collider (None for the ground, which is drawn
-/// separately, and for a mesh: [`mesh_collider_meshes`]).
+/// separately, and for a mesh: [`MeshLook`]).
 fn collider_mesh(c: &Collider, color: Color) -> Option<Mesh> {
     match *c {
         Collider::Ground { .. } | Collider::Mesh { .. } => None,
@@ -1142,6 +1186,40 @@ mod tests {
                 assert!(face.dot(normal) > 0.0, "{collider:?}: triangle {t:?} winds inward");
             }
         }
+    }
+
+    /// A mesh collider's look: a cube keeps a face's own normal at each of its corners (its
+    /// edges are creases), an icosphere is smooth (each vertex shared by its five or six
+    /// triangles), and placing the look moves and turns both points and normals.
+    #[test]
+    fn mesh_looks_keep_creases_and_are_placed_by_the_pose() {
+        let cube: Vec<Vec3> = (0..8)
+            .map(|k| Vec3::new((k & 1) as f32, (k >> 1 & 1) as f32, (k >> 2 & 1) as f32) - 0.5)
+            .collect();
+        let quads = [[0, 4, 6, 2], [1, 3, 7, 5], [0, 1, 5, 4], [2, 6, 7, 3], [0, 2, 3, 1], [4, 5, 7, 6]];
+        let triangles: Vec<[u32; 3]> = quads.iter().flat_map(|&[a, b, c, d]| [[a, b, c], [a, c, d]]).collect();
+        let shape = Arc::new(MeshShape::new(&cube, &triangles).unwrap());
+        let look = MeshLook::new(&shape);
+        assert_eq!(look.points.len(), 24, "four vertices per face of a cube");
+        let turn = Quat::from_rotation_y(0.7);
+        let placed = look.placed(Vec3::new(1.0, 2.0, 3.0), turn, SOLID);
+        for mesh in &placed {
+            for t in mesh.indices.chunks(3) {
+                let [a, b, c] = [0, 1, 2].map(|k| mesh.vertices[t[k] as usize]);
+                let face = (b.position - a.position).cross(c.position - a.position).normalize();
+                for v in [a, b, c] {
+                    assert!(face.dot(v.normal.truncate()) > 0.9999, "a crease is kept and turned with the cube");
+                    assert!(
+                        (v.position - Vec3::new(1.0, 2.0, 3.0)).length() < 0.87,
+                        "placed around the position"
+                    );
+                }
+            }
+        }
+        let ball = drape::sim::icosphere(Vec3::ZERO, 0.3, 2).build().unwrap();
+        let smooth = MeshLook::new(&Arc::new(MeshShape::new(&ball.positions, &ball.triangles).unwrap()));
+        assert_eq!(smooth.points.len(), ball.positions.len(), "a smooth ball shares its vertices");
+        assert!(smooth.points.iter().zip(&smooth.normals).all(|(p, n)| p.normalize().dot(*n) > 0.99));
     }
 
     /// Issue 19: the wireframe fought the surface for depth. A lifted line end must stay on
