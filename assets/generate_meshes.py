@@ -33,6 +33,13 @@
   vertices, 9504 triangles (8736 the torso's), facing outwards; planar texture coordinates
   (x, y).
 
+- skirt_front.obj, skirt_back.obj: the two flat panels of an A-line skirt for the dress form,
+  in the x-y plane with the waistband on y = 0: 21 vertices across and 34 rows down to the hem
+  0.62 m below, 0.37 m wide at the waistband, 0.50 m at the hips (0.27 m down, reached along a
+  quarter sine) and flaring straight to 0.65 m at the hem. Vertex r * 21 + c is column c of row
+  r (row 0 the waistband, column 0 the side at -x), in both files, so a side seam is a column
+  of each: presets/dress_form.ron sews them. The front faces +z, the back -z.
+
 Every triangle is wound counter-clockwise seen from its front (the normal the docs name).
 """
 
@@ -441,6 +448,41 @@ def dress_form(around=56, rings=64, bottom_depth=0.06, top_rise=0.012, cap_rings
               positions, triangles, uvs)
 
 
+def skirt_half_width(depth, waist=0.185, hips=0.25, hip_depth=0.27, flare=0.23):
+    """Half the width of a skirt panel `depth` m below its waistband: from the waist out to
+    the hips along a quarter sine (the hip curve), then flaring straight (an A-line)."""
+    curve = math.sin(math.pi / 2 * min(depth / hip_depth, 1.0))
+    return waist + (hips - waist) * curve + flare * max(depth - hip_depth, 0.0)
+
+
+def skirt_panels(columns=21, rows=34, length=0.62):
+    """The front and back panels of an A-line skirt, flat in the x-y plane with the waistband
+    on y = 0 and the hem at y = -length: vertex (column c, row r) is number r * columns + c,
+    row 0 the waistband, column 0 the side at -x. The front faces +z, the back (the same
+    vertices) -z; so each side seam is column 0 (or columns - 1) of both files."""
+    positions = []
+    for r in range(rows):
+        depth = length * r / (rows - 1)
+        w = skirt_half_width(depth)
+        positions += [((2 * c / (columns - 1) - 1) * w, -depth, 0.0) for c in range(columns)]
+    front = []
+    for r in range(rows - 1):
+        for c in range(columns - 1):
+            a, b = r * columns + c, r * columns + c + 1
+            d, e = a + columns, b + columns
+            # Diagonals mirrored about the middle, so the panel hangs the same on both sides.
+            if (c < (columns - 1) // 2) == (r % 2 == 0):
+                front += [(a, d, e), (a, e, b)]
+            else:
+                front += [(a, d, b), (b, d, e)]
+    back = [(a, c, b) for a, b, c in front]
+    for name, triangles, facing in (("skirt_front.obj", front, "+z"), ("skirt_back.obj", back, "-z")):
+        uvs = [[(positions[v][0] / 0.7 + 0.5, positions[v][1] / length + 1.0) for v in t] for t in triangles]
+        write_obj(name, f"Skirt panel ({name[6:-4]}), facing {facing}: {columns} x {rows} vertices, waistband "
+                  f"{2 * skirt_half_width(0):.2f} m, hips {2 * skirt_half_width(0.27):.2f} m, hem "
+                  f"{2 * skirt_half_width(length):.2f} m wide, {length} m long", positions, triangles, uvs)
+
+
 if __name__ == "__main__":
     tablecloth()
     skirt()
@@ -449,3 +491,4 @@ if __name__ == "__main__":
     table()
     paddle()
     dress_form()
+    skirt_panels()

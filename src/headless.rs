@@ -102,6 +102,9 @@ pub struct SimulateSummary {
     /// The deepest any particle sits inside any collider at the end, in m
     /// ([`collider_penetration`]).
     pub collider_penetration: f32,
+    /// The largest distance between two sewn particles at the end, in m; 0 without seams
+    /// ([`Cloth::seam_gap`]).
+    pub seam_gap: f32,
 }
 
 /// Runs `frames` frames of `cloth` and summarises the end state.
@@ -132,6 +135,7 @@ pub fn simulate(cloth: &mut Cloth, params: &SolverParams, material: &Material, f
         cores: available_cores(),
         state_hash: crate::replay::state_hash_text(cloth),
         collider_penetration: collider_penetration(cloth),
+        seam_gap: cloth.seam_gap(),
     })
 }
 

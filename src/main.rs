@@ -363,7 +363,8 @@ fn bench(args: BenchArgs) -> Result<(), Failure> {
                 tear_strain: args.tear_strain.or(preset.material.tear_strain),
                 ..preset.material.clone()
             };
-            let mut model = drape::scene::build_scene_model(&preset.objects(), preset.mesh_files()).map_err(Failure::bad_input)?;
+            let mut model =
+                drape::scene::build_scene_model(&preset.objects(), &preset.seams, preset.mesh_files()).map_err(Failure::bad_input)?;
             if let Some(seed) = args.shuffle {
                 model = model.shuffled(seed).0;
             }

@@ -14,7 +14,9 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use crate::input_file::{decode_text, excerpt, read_limited, EXCERPT_CHARS, MESSAGE_CHARS, PRESET_LIMIT};
-use crate::scene::{build_scene, load_colliders, resolve_path, BuildError, EmbeddedMeshes, MeshFiles, SceneObject};
+use crate::scene::{
+    build_scene, load_colliders, resolve_path, BuildError, EmbeddedMeshes, MeshFiles, ObjectNumbering, SceneObject, SeamSpec,
+};
 pub use crate::sim::appearance::Appearance;
 use crate::sim::error::check_len;
 use crate::sim::{Cloth, Collider, GridSpec, Material, SimError, SolverParams, MAX_COLLIDERS, MAX_PARTICLES};
@@ -51,6 +53,9 @@ pub struct Preset {
     pub solver: SolverParams,
     /// Static colliders. Default none.
     pub colliders: Vec<Collider>,
+    /// Seams sewing runs of the objects' vertices together ([`SeamSpec`]). Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub seams: Vec<SeamSpec>,
     /// How the cloth looks (colours, fabric pattern). Default the terracotta front and blue
     /// back, no pattern; left out of saved files while it is the default.
     #[serde(skip_serializing_if = "Appearance::is_default")]
@@ -101,6 +106,7 @@ impl Default for Preset {
             material: Material::default(),
             solver: SolverParams::default(),
             colliders: Vec::new(),
+            seams: Vec::new(),
             appearance: Appearance::default(),
             source_dir: SourceDir::default(),
             embedded_meshes: Embedded::default(),
@@ -163,6 +169,8 @@ pub enum FieldPlace {
     ObjectMaterial(usize),
     /// The own `appearance` of object `k` of `objects`.
     ObjectAppearance(usize),
+    /// Seam `k` of `seams`.
+    Seam(usize),
 }
 
 // The I/O cause is already part of the message, so `source()` stays empty: error chains
@@ -183,6 +191,7 @@ impl Preset {
         let mut preset = Self::parse(&text, path)?;
         preset.source_dir = SourceDir(path.parent().map(Path::to_path_buf));
         preset.check_mesh_files(&text, path)?;
+        preset.check_seam_vertices(&text, path)?;
         Ok(preset)
     }
 
@@ -221,6 +230,45 @@ impl Preset {
         Ok(())
     }
 
+    /// Refuses a preset whose seams name a vertex their object does not have, at the seam's
+    /// `a:` or `b:` key in `text` (read from `path`). Meshes that cannot be read are left to
+    /// the build, which reports them.
+    fn check_seam_vertices(&self, text: &str, path: &Path) -> Result<(), PresetError> {
+        if self.seams.is_empty() {
+            return Ok(());
+        }
+        let count = |object: &SceneObject| match object {
+            SceneObject::Grid(grid) => Some(grid.columns * grid.rows),
+            SceneObject::Mesh(mesh) => self.mesh_files().load(&mesh.file).ok().map(|m| m.positions.len() as u32),
+        };
+        let Some(numbering) = self
+            .objects()
+            .iter()
+            .map(|object| {
+                count(object).map(|count| ObjectNumbering {
+                    first: 0,
+                    count,
+                    particle_of: None,
+                })
+            })
+            .collect::<Option<Vec<_>>>()
+        else {
+            return Ok(());
+        };
+        for (k, seam) in self.seams.iter().enumerate() {
+            if let Err((side, why)) = seam.pairs(&numbering) {
+                let (line, col) = locate_seam_field(text, k, side);
+                return Err(PresetError::Invalid {
+                    path: path.into(),
+                    line,
+                    col,
+                    message: excerpt(&format!("seams[{k}].{side}: {why}"), MESSAGE_CHARS),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Where a file the preset names (a mesh, a texture) is read from: see
     /// [`crate::scene::resolve_path`]; the preset itself keeps the path as written.
     pub fn resolve(&self, path: &Path) -> PathBuf {
@@ -244,6 +292,7 @@ impl Preset {
                 FieldPlace::ObjectAppearance(index) => {
                     locate_object_field(text, &preset.objects, index, ("appearance", has_appearance), invalid.field)
                 }
+                FieldPlace::Seam(index) => locate_seam_field(text, index, invalid.field),
                 FieldPlace::Scene => locate_field(text, invalid.field),
             };
             PresetError::Invalid {
@@ -269,8 +318,9 @@ impl Preset {
         let field_of = |place: FieldPlace| {
             let objects = &self.objects;
             move |e: SimError| InvalidField {
-                field: match &e {
-                    SimError::InvalidParameter { name, .. } => name,
+                field: match (&e, place) {
+                    (SimError::InvalidParameter { name, .. }, _) => name,
+                    (_, FieldPlace::Seam(_)) => "a",
                     _ => "cloth",
                 },
                 place,
@@ -278,6 +328,7 @@ impl Preset {
                     FieldPlace::Collider(i) => format!("colliders[{i}]: {e}"),
                     FieldPlace::ObjectMaterial(k) => format!("objects[{k}] ({}), its material: {e}", objects[k].label()),
                     FieldPlace::ObjectAppearance(k) => format!("objects[{k}] ({}), its appearance: {e}", objects[k].label()),
+                    FieldPlace::Seam(k) => format!("seams[{k}]: {e}"),
                     FieldPlace::Scene => e.to_string(),
                 },
             }
@@ -307,6 +358,10 @@ impl Preset {
         for (i, collider) in self.colliders.iter().enumerate() {
             collider.validate().map_err(field_of(FieldPlace::Collider(i)))?;
         }
+        let objects = self.objects().len();
+        for (k, seam) in self.seams.iter().enumerate() {
+            seam.validate(objects).map_err(field_of(FieldPlace::Seam(k)))?;
+        }
         self.appearance.validate().map_err(field_of(FieldPlace::Scene))?;
         Ok(())
     }
@@ -335,7 +390,7 @@ impl Preset {
     /// the scene's; a grid's `pinned_at` particles start where they are pinned, at rest.
     pub fn build(&self) -> Result<Cloth, BuildError> {
         let objects = self.objects();
-        let (model, starts) = build_scene(&objects, self.mesh_files())?;
+        let (model, starts) = build_scene(&objects, &self.seams, self.mesh_files())?;
         let colliders = load_colliders(&self.colliders, self.mesh_files())?;
         let mut cloth = Cloth::new(model, &self.material, colliders)?;
         for (i, position) in starts {
@@ -511,6 +566,19 @@ fn locate_collider_field(text: &str, colliders: &[Collider], index: usize, field
         .filter(|&offset| offset > start)
         .nth(earlier)
         .map_or_else(|| line_col(text, start), |offset| line_col(text, offset))
+}
+
+/// Line and column of `field` in seam `index`: its first occurrence after the seam's `a:` key
+/// (every seam spells out `a:`, the `index`-th after `seams:`), or that key itself.
+fn locate_seam_field(text: &str, index: usize, field: &str) -> (usize, usize) {
+    let Some(start) = field_offsets(text, "seams").next() else {
+        return (1, 1);
+    };
+    let Some(key) = field_offsets(text, "a").filter(|&offset| offset > start).nth(index) else {
+        return line_col(text, start);
+    };
+    let offset = field_offsets(text, field).find(|&offset| offset >= key).unwrap_or(key);
+    line_col(text, offset)
 }
 
 /// An object section's key and whether an object spells it out.

@@ -32,6 +32,9 @@ pub struct ClothFigures {
     /// The deepest any particle sits inside any collider, in m
     /// ([`crate::headless::collider_penetration`]).
     pub collider_penetration: f32,
+    /// The largest distance between two sewn particles, in m; 0 without seams
+    /// ([`Cloth::seam_gap`]).
+    pub seam_gap: f32,
 }
 
 impl ClothFigures {
@@ -49,6 +52,7 @@ impl ClothFigures {
             pieces: cloth.piece_count(),
             state_hash: format!("{:016x}", state_hash(cloth)),
             collider_penetration: crate::headless::collider_penetration(cloth),
+            seam_gap: cloth.seam_gap(),
         }
     }
 }

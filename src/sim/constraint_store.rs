@@ -201,6 +201,22 @@ impl ConstraintStore {
             .replace(id, distance_item(&c, &materials[model.distance_material(&c)]));
     }
 
+    /// Sets distance constraint `id`'s rest length (m) in its record and, while it is live, in
+    /// the sweep (a seam's pull-in, [`crate::sim::sewing`]).
+    pub fn set_distance_rest(&mut self, model: &mut Model, id: u32, rest: f32) {
+        model.distances[id as usize].rest = rest;
+        if let Some(slot) = self.distances.slot(id) {
+            self.distances.batch_mut(slot).rest[slot.index as usize] = rest;
+        }
+    }
+
+    /// Distance constraint `id`'s multiplier λ from the last substep (N·s²), or `None` once
+    /// it was removed.
+    pub fn distance_lambda(&self, id: u32) -> Option<f32> {
+        let slot = self.distances.slot(id)?;
+        Some(self.distances.batch(slot).lambda[slot.index as usize])
+    }
+
     /// Takes distance constraint `id` out of the sweep (its record stays, as a torn edge).
     pub fn remove_distance(&mut self, id: u32) {
         self.distances.remove(id);

@@ -71,6 +71,7 @@ pub mod pressure;
 pub mod ramp;
 pub mod reference;
 pub mod self_contact;
+pub mod sewing;
 pub mod shapes;
 mod solver;
 pub mod stats;

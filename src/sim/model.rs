@@ -18,6 +18,7 @@ use glam::{Vec2, Vec3};
 use super::error::{check_len, SimError, MAX_PARTICLES};
 pub use super::pressure::PressureBody;
 use super::pressure::{enclosed_volume, surface_defect};
+pub use super::sewing::Seam;
 
 /// What a distance constraint models; selects the stiffness multiplier and the statistics it
 /// contributes to.
@@ -29,6 +30,9 @@ pub enum EdgeKind {
     Shear,
     /// Distance to a second neighbour: a cheap bending resistance.
     Bend,
+    /// A stitch of a seam between two vertices, pulled shut and then held rigid
+    /// ([`crate::sim::sewing`]). Not scaled by the material's stiffness multipliers.
+    Seam,
 }
 
 /// How a constraint's compliance is obtained.
@@ -98,6 +102,8 @@ pub struct Model {
     /// Closed surfaces held at a multiple of their rest volume (none by default). A body
     /// whose surface a tear has opened stays listed and has no pressure.
     pub pressure_bodies: Vec<PressureBody>,
+    /// Seams sewing vertices together (none by default; [`Model::add_seam`]).
+    pub seams: Vec<Seam>,
 }
 
 /// Incremental builder for a [`Model`]. Indices are returned as `u32` particle ids.
@@ -356,10 +362,11 @@ impl Model {
             && self.distances.is_empty()
             && self.hinges.is_empty()
             && self.pressure_bodies.is_empty()
+            && self.seams.is_empty()
     }
 
     /// Appends `other` as a further, unconnected part: its particle numbers are shifted past
-    /// this model's, its triangles, constraints, hinges and pressure bodies follow this
+    /// this model's, its triangles, constraints, hinges, pressure bodies and seams follow this
     /// model's. A model with
     /// texture coordinates joined to one without gives the latter's corners (0, 0).
     pub fn append(&mut self, other: Model) {
@@ -375,6 +382,11 @@ impl Model {
                 triangles: body.triangles.iter().map(|t| t + triangle_offset).collect(),
                 ..body
             }));
+        let distance_offset = self.distances.len() as u32;
+        self.seams.extend(other.seams.into_iter().map(|seam| Seam {
+            stitches: seam.stitches.iter().map(|id| id + distance_offset).collect(),
+            ..seam
+        }));
         let shift = |i: u32| i + offset;
         if !self.corner_uvs.is_empty() || !other.corner_uvs.is_empty() {
             let mut other_uvs = other.corner_uvs;
@@ -547,7 +559,8 @@ impl Model {
             )?;
             check_compliance(h.compliance)?;
         }
-        self.pressure_bodies.iter().try_for_each(|b| b.validate(self.triangles.len()))
+        self.pressure_bodies.iter().try_for_each(|b| b.validate(self.triangles.len()))?;
+        self.seams.iter().try_for_each(|seam| seam.validate(&self.distances))
     }
 }
 

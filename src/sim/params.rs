@@ -342,6 +342,7 @@ impl Material {
             EdgeKind::Stretch => self.stretch_stiffness,
             EdgeKind::Shear => self.shear_stiffness,
             EdgeKind::Bend => self.bend_stiffness,
+            EdgeKind::Seam => 1.0,
         };
         let base = match c.compliance {
             Compliance::Material(coef) => coef / self.membrane_modulus(),

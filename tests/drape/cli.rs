@@ -32,9 +32,10 @@ fn number(value: &Value, key: &str) -> f64 {
     value[key].as_f64().unwrap_or_else(|| panic!("`{key}` is not a number in {value}"))
 }
 
-const SIMULATE_KEYS: [&str; 14] = [
+const SIMULATE_KEYS: [&str; 15] = [
     "frames",
     "collider_penetration",
+    "seam_gap",
     "state_hash",
     "particles",
     "constraints",

@@ -251,7 +251,7 @@ fn a_version_1_preset_builds_the_model_its_grid_describes_and_runs_the_same() {
         assert_eq!(preset.objects(), vec![SceneObject::Grid(grid.clone())]);
         let direct_model = grid.build().unwrap();
         assert_eq!(
-            build_scene_model(&preset.objects(), Default::default()).unwrap(),
+            build_scene_model(&preset.objects(), &preset.seams, Default::default()).unwrap(),
             direct_model,
             "{name}"
         );

@@ -569,6 +569,11 @@ impl<B: Batch> ConstraintSet<B> {
         }
     }
 
+    /// The batch holding `slot`, to change a constraint's data in place (not its particles).
+    pub fn batch_mut(&mut self, slot: Slot) -> &mut B {
+        self.groups[slot.group as usize].batch_mut(slot.colour)
+    }
+
     /// Batches in solve order (phases and their parts in order, then the tail).
     pub fn iter_batches_mut(&mut self) -> impl Iterator<Item = &mut B> {
         self.groups.iter_mut().flat_map(Group::iter_batches_mut)

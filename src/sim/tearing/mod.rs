@@ -260,6 +260,29 @@ impl TearEditor<'_> {
         torn
     }
 
+    /// Breaks the stitches of seams with a strength whose force in the last substep of `h` s,
+    /// |λ| / h², exceeds the strength times the length of seam they hold
+    /// ([`crate::sim::sewing`]), in seam and stitch order. Returns how many broke.
+    pub fn break_seams(&mut self, h: f32) -> usize {
+        let inv_h2 = 1.0 / (h * h);
+        let mut broken = Vec::new();
+        for seam in &self.model.seams {
+            let Some(strength) = seam.strength else { continue };
+            for (&id, &share) in seam.stitches.iter().zip(&seam.shares) {
+                let force = self.constraints.distance_lambda(id).map(|lambda| lambda.abs() * inv_h2);
+                if force.is_some_and(|f| f > strength * share) {
+                    broken.push(id);
+                }
+            }
+        }
+        if broken.is_empty() {
+            return 0;
+        }
+        broken.iter().for_each(|&id| self.remove_distance(id));
+        self.finish_topology_change();
+        broken.len()
+    }
+
     /// Cuts the cloth along the surface swept between two world-space rays (a mouse stroke
     /// from the camera): every stretch edge crossing it is cut. The seam is first snapped onto
     /// the stroke ([`snapping`]); then the vertices on the seam are split between the
@@ -274,7 +297,7 @@ impl TearEditor<'_> {
             .live_distance_ids()
             .filter(|&id| {
                 let c = self.model.distances[id as usize];
-                c.kind == EdgeKind::Stretch && crossing_at(c.a, c.b).is_some()
+                matches!(c.kind, EdgeKind::Stretch | EdgeKind::Seam) && crossing_at(c.a, c.b).is_some()
             })
             .collect();
         let crossings = cut::crossings(&self.model.triangles, crossing_at);
@@ -645,6 +668,14 @@ impl TearEditor<'_> {
 
     /// Re-attaches a distance constraint after a split of `family` from its supports.
     fn reattach_distance(&mut self, id: u32, family: &Family) {
+        let stitch = self.model.distances[id as usize];
+        if stitch.kind == EdgeKind::Seam {
+            // The seam opens where the cloth parts (crate::sim::sewing).
+            if [stitch.a, stitch.b].iter().any(|end| family.members.contains(end)) {
+                self.remove_distance(id);
+            }
+            return;
+        }
         let [s0, s1] = self.topology().distance_support[id as usize];
         if self.constraints.distances().slot(id).is_none() || s0 == NONE {
             return; // removed, or no triangles to decide by: stays with the original vertex

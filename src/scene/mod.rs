@@ -22,6 +22,9 @@ use crate::sim::error::{check_components, check_range};
 use crate::sim::pressure::{MAX_PRESSURE_FACTOR, MAX_VOLUME_COMPLIANCE};
 use crate::sim::{Collider, GridSpec, Material, MeshPins, Model, SimError, TriangleMesh};
 
+mod seams;
+pub use seams::{ObjectNumbering, SeamSide, SeamSpec, VertexRun};
+
 /// One cloth of a scene.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum SceneObject {
@@ -111,14 +114,19 @@ impl MeshSpec {
 
     /// Reads the file (see [`MeshFiles::load`]), places the mesh and builds its model.
     pub fn build(&self, files: MeshFiles) -> Result<Model, BuildError> {
+        self.build_numbered(files).map(|(model, _)| model)
+    }
+
+    /// [`Self::build`], and each file vertex's particle in the model.
+    pub fn build_numbered(&self, files: MeshFiles) -> Result<(Model, Vec<u32>), BuildError> {
         self.validate()?;
         let mut mesh = files.load(&self.file)?;
         mesh.positions.iter_mut().for_each(|p| *p = *p * self.scale + self.position);
         let pressure = self.pressure.map(|k| (k, self.pressure_compliance));
-        let (model, _) = mesh
+        let built = mesh
             .build_model(&self.pins, self.bending, pressure)
             .map_err(|defect| SimError::InvalidGeometry(format!("{}: {defect}", self.file.display())))?;
-        Ok(model)
+        Ok(built)
     }
 }
 
@@ -165,37 +173,62 @@ impl SceneObject {
 
     /// The object's model (a mesh read through `files`).
     pub fn build(&self, files: MeshFiles) -> Result<Model, BuildError> {
+        self.build_numbered(files).map(|(model, _)| model)
+    }
+
+    /// [`Self::build`], and each mesh vertex's particle (`None` for a grid, whose particles
+    /// are numbered as its vertices).
+    fn build_numbered(&self, files: MeshFiles) -> Result<(Model, Option<Vec<u32>>), BuildError> {
         match self {
-            SceneObject::Grid(grid) => Ok(grid.build()?),
-            SceneObject::Mesh(mesh) => mesh.build(files),
+            SceneObject::Grid(grid) => Ok((grid.build()?, None)),
+            SceneObject::Mesh(mesh) => mesh.build_numbered(files).map(|(model, order)| (model, Some(order))),
         }
     }
 }
 
 /// The models of `objects` joined into one, in order: object k's particles, triangles and
-/// constraints follow those of the objects before it, in material slot k. Mesh files are
-/// read through `files`. Every particle is at its rest position; [`build_scene`] also says
-/// which start elsewhere.
-pub fn build_scene_model(objects: &[SceneObject], files: MeshFiles) -> Result<Model, BuildError> {
-    build_scene(objects, files).map(|(model, _)| model)
+/// constraints follow those of the objects before it, in material slot k; then the `seams`
+/// sewing them. Mesh files are read through `files`. Every particle is at its rest position;
+/// [`build_scene`] also says which start elsewhere.
+pub fn build_scene_model(objects: &[SceneObject], seams: &[SeamSpec], files: MeshFiles) -> Result<Model, BuildError> {
+    build_scene(objects, seams, files).map(|(model, _)| model)
 }
 
 /// [`build_scene_model`], and the particles that start away from their rest position (the
 /// grids' `pinned_at`) as (index into the joined model, position in m).
-pub fn build_scene(objects: &[SceneObject], files: MeshFiles) -> Result<(Model, Vec<(u32, Vec3)>), BuildError> {
+pub fn build_scene(objects: &[SceneObject], seams: &[SeamSpec], files: MeshFiles) -> Result<(Model, Vec<(u32, Vec3)>), BuildError> {
     let mut scene = Model::default();
     let mut starts = Vec::new();
+    let mut numbering = Vec::with_capacity(objects.len());
     for (slot, object) in objects.iter().enumerate() {
-        let mut model = object.build(files)?;
+        let (mut model, particle_of) = object.build_numbered(files)?;
         let slot = u16::try_from(slot).map_err(|_| SimError::InvalidGeometry("more than 65 536 objects".into()))?;
         model.set_material_slot(slot);
+        let first = scene.particle_count() as u32;
         if let SceneObject::Grid(grid) = object {
-            let first = scene.particle_count() as u32;
             starts.extend(grid.start_positions().map(|(i, position)| (first + i, position)));
         }
+        let count = model.particle_count() as u32;
+        numbering.push(ObjectNumbering { first, count, particle_of });
         scene.append(model);
     }
+    sew(&mut scene, seams, objects.len(), &numbering)?;
     Ok((scene, starts))
+}
+
+/// Adds `seams` to the joined model of `objects` objects numbered as `numbering` says.
+fn sew(scene: &mut Model, seams: &[SeamSpec], objects: usize, numbering: &[ObjectNumbering]) -> Result<(), SimError> {
+    for (k, seam) in seams.iter().enumerate() {
+        let refuse = |why: String| SimError::InvalidGeometry(format!("seams[{k}]: {why}"));
+        seam.validate(objects).map_err(|e| refuse(e.to_string()))?;
+        let pairs = seam
+            .pairs(numbering)
+            .map_err(|(side, why)| SimError::InvalidGeometry(format!("seams[{k}].{side}: {why}")))?;
+        scene
+            .add_seam(&pairs, seam.close_time, seam.strength)
+            .map_err(|e| refuse(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// `colliders` with every mesh collider's file read (through `files`, as for cloth meshes),
