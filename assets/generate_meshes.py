@@ -35,7 +35,7 @@
 
 - skirt_front.obj, skirt_back.obj: the two flat panels of an A-line skirt for the dress form,
   in the x-y plane with the waistband on y = 0: 21 vertices across and 34 rows down to the hem
-  0.62 m below, 0.37 m wide at the waistband, 0.50 m at the hips (0.27 m down, reached along a
+  0.62 m below, 0.40 m wide at the waistband, 0.50 m at the hips (0.27 m down, reached along a
   quarter sine) and flaring straight to 0.65 m at the hem. Vertex r * 21 + c is column c of row
   r (row 0 the waistband, column 0 the side at -x), in both files, so a side seam is a column
   of each: presets/dress_form.ron sews them. The front faces +z, the back -z.
@@ -448,7 +448,7 @@ def dress_form(around=56, rings=64, bottom_depth=0.06, top_rise=0.012, cap_rings
               positions, triangles, uvs)
 
 
-def skirt_half_width(depth, waist=0.185, hips=0.25, hip_depth=0.27, flare=0.23):
+def skirt_half_width(depth, waist=0.20, hips=0.25, hip_depth=0.27, flare=0.23):
     """Half the width of a skirt panel `depth` m below its waistband: from the waist out to
     the hips along a quarter sine (the hip curve), then flaring straight (an A-line)."""
     curve = math.sin(math.pi / 2 * min(depth / hip_depth, 1.0))
