@@ -63,6 +63,12 @@ const SOLID_HOVER: Color = Color::new(0.95, 0.78, 0.25, 1.0);
 const WIRE: Color = Color::new(0.08, 0.08, 0.10, 0.8);
 const PARTICLE: Color = Color::new(0.10, 0.10, 0.12, 1.0);
 const PIN: Color = Color::new(0.85, 0.05, 0.15, 1.0);
+/// Sewing thread: pale, so it reads on the dark and the light cloths.
+const STITCH: Color = Color::new(0.96, 0.93, 0.80, 1.0);
+/// Distance in m below which a stitch counts as shut (its thread is not drawn).
+const STITCH_SHUT: f32 = 0.002;
+/// Share of the way between two stitches a running stitch's dash covers.
+const STITCH_DASH: f32 = 0.6;
 const GRAB: Color = Color::new(1.0, 0.85, 0.0, 1.0);
 /// Ring around the particle a left press would grab.
 const HOVER: Color = Color::new(1.0, 0.85, 0.0, 0.9);
@@ -111,6 +117,8 @@ pub struct ViewOptions {
     pub particles: bool,
     /// Markers on pinned particles.
     pub pins: bool,
+    /// Seams: the thread of each open stitch and a running stitch along closed ones.
+    pub stitches: bool,
     /// Heat map mode.
     pub heat: HeatMode,
     /// Strain that shows as full red (0.05 = 5 %).
@@ -126,6 +134,7 @@ impl Default for ViewOptions {
             wireframe: false,
             particles: false,
             pins: true,
+            stitches: true,
             heat: HeatMode::Off,
             heat_range: 0.05,
             colliders: true,
@@ -503,6 +512,9 @@ impl Renderer {
                 draw_cube(p, Vec3::splat(size), None, PARTICLE);
             }
         }
+        if view.stitches {
+            draw_stitches(cloth, camera.eye());
+        }
         if view.pins {
             let size = camera.distance * 0.012;
             let p = cloth.particles();
@@ -755,6 +767,33 @@ fn chunk_meshes(chunks: &[Chunk]) -> Vec<Mesh> {
 /// `p` moved toward `eye` by [`WIRE_LIFT`] of the distance: the same pixel, nearer the eye.
 pub fn lift_toward(p: Vec3, eye: Vec3) -> Vec3 {
     p + (eye - p) * WIRE_LIFT
+}
+
+/// Every seam of `cloth`, lifted toward the `eye` as the wireframe is: each stitch still open
+/// (its particles farther apart than [`STITCH_SHUT`]) as its thread, and along the seam a
+/// running stitch, a dash over the first [`STITCH_DASH`] of the way from each stitch's
+/// midpoint to the next; a broken or cut stitch leaves a gap.
+fn draw_stitches(cloth: &Cloth, eye: Vec3) {
+    let p = cloth.particles();
+    let at = |i: u32| p.position(i as usize);
+    for seam in &cloth.model().seams {
+        let mut previous: Option<Vec3> = None;
+        for stitch in cloth.seam_stitches(seam) {
+            let Some([a, b]) = stitch else {
+                previous = None;
+                continue;
+            };
+            if at(a).distance(at(b)) > STITCH_SHUT {
+                draw_line_3d(lift_toward(at(a), eye), lift_toward(at(b), eye), STITCH);
+            }
+            let middle = (at(a) + at(b)) / 2.0;
+            if let Some(from) = previous {
+                let to = from.lerp(middle, STITCH_DASH);
+                draw_line_3d(lift_toward(from, eye), lift_toward(to, eye), STITCH);
+            }
+            previous = Some(middle);
+        }
+    }
 }
 
 /// `mesh` flattened along [`SHADOW_LIGHT`] onto the ground at `height`, in the shadow colour.

@@ -1092,6 +1092,8 @@ fn view_panel(ui: &mut Ui, view: &mut ViewOptions) {
     ui.checkbox(&mut view.particles, "particles")
         .on_hover_text("A dot per particle (P)");
     ui.checkbox(&mut view.pins, "pins").on_hover_text("Red markers on pinned particles");
+    ui.checkbox(&mut view.stitches, "stitches")
+        .on_hover_text("Seams: a thread across each open stitch, a running stitch along closed ones");
     ui.checkbox(&mut view.colliders, "colliders")
         .on_hover_text("Draw the ground, its shadow and the colliders");
     ui.horizontal(|ui| {

@@ -1,5 +1,5 @@
 //! Sewing: seams that join runs of vertices, of one piece of cloth or of two, with stitches
-//! (docs/physics.md §9).
+//! (docs/physics.md §12).
 //!
 //! A seam is a list of stitches, each a distance constraint of kind [`EdgeKind::Seam`]
 //! between a vertex of one run and the matching vertex of the other, with compliance 0. Its
@@ -108,7 +108,7 @@ impl Model {
     /// Sews the vertex pairs `pairs` (first run, second run) with stitches pulled shut over
     /// `close_seconds` s and breaking at `strength` N/m of seam (see [`crate::sim::sewing`]);
     /// returns the seam's index. Every index must name a particle, and the two of a pair must
-    /// differ.
+    /// differ and not be corners of one triangle (the stitch would collapse it).
     pub fn add_seam(&mut self, pairs: &[[u32; 2]], close_seconds: f32, strength: Option<f32>) -> Result<u32, SimError> {
         check_settings(close_seconds, strength)?;
         let n = self.particle_count();
@@ -129,18 +129,31 @@ impl Model {
                 return Err(SimError::InvalidGeometry(format!("a seam cannot sew vertex {a} to itself")));
             }
         }
+        let edges: std::collections::HashSet<[u32; 2]> = self
+            .triangles
+            .iter()
+            .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+            .map(|[a, b]| [a.min(b), a.max(b)])
+            .collect();
+        if let Some([a, b]) = pairs.iter().find(|[a, b]| edges.contains(&[*a.min(b), *a.max(b)])) {
+            return Err(SimError::InvalidGeometry(format!(
+                "a seam cannot sew vertices {a} and {b}: they are corners of one triangle, which it would collapse"
+            )));
+        }
         let position = |i: u32| self.positions[i as usize];
         let open_lengths: Vec<f32> = pairs.iter().map(|&[a, b]| position(a).distance(position(b))).collect();
         let firsts: Vec<Vec3> = pairs.iter().map(|&[a, _]| position(a)).collect();
         let shares = stitch_shares(&firsts);
+        // A seam shut at once starts at rest length 0; any other starts open.
+        let starting = |open: f32| if close_seconds > 0.0 { open } else { 0.0 };
         let stitches = pairs
             .iter()
             .zip(&open_lengths)
-            .map(|(&[a, b], &rest)| {
+            .map(|(&[a, b], &open)| {
                 self.distances.push(DistanceConstraint {
                     a,
                     b,
-                    rest,
+                    rest: starting(open),
                     kind: EdgeKind::Seam,
                     compliance: Compliance::Fixed(0.0),
                 });
@@ -218,6 +231,9 @@ mod tests {
         let mut model = two_points();
         model.add_seam(&[[0, 1]], 0.0, None).unwrap();
         assert_eq!(model.seams[0].rest_at(0.3, 0.0), 0.0);
+        assert_eq!(model.distances[model.seams[0].stitches[0] as usize].rest, 0.0);
+        model.add_seam(&[[2, 3]], 0.5, None).unwrap();
+        assert_eq!(model.distances[model.seams[1].stitches[0] as usize].rest, 0.3);
     }
 
     #[test]
@@ -235,6 +251,10 @@ mod tests {
             Err(SimError::IndexOutOfRange { index: 9, count: 4, .. })
         ));
         assert!(model.add_seam(&[[1, 1]], 1.0, None).is_err());
+        model.triangles.push([0, 1, 2]);
+        let edge = model.add_seam(&[[2, 0]], 1.0, None);
+        assert!(edge.is_err_and(|e| e.to_string().contains("one triangle")));
+        model.triangles.clear();
         assert!(model.add_seam(&[], 1.0, None).is_err());
         assert!(model.add_seam(&[[0, 1]], -1.0, None).is_err());
         assert!(model.add_seam(&[[0, 1]], 1.0, Some(0.0)).is_err());

@@ -21,7 +21,7 @@ use super::error::SimError;
 use super::error::WORLD_EXTENT;
 use super::guard::{self, Checkpoint};
 use super::interaction::{Grab, Pick, Ray, TriangleHit};
-use super::model::{DistanceConstraint, EdgeKind, Model};
+use super::model::{DistanceConstraint, EdgeKind, Model, Seam};
 use super::parallel::{self, Progress, SpinBarrier};
 use super::params::{Material, SolverParams};
 use super::particles::COMPENSATED_BELOW_SUBSTEP;
@@ -365,16 +365,18 @@ impl Cloth {
         }
     }
 
-    /// The stitches still holding, as the particles each sews together, seam by seam
-    /// ([`super::sewing`]).
-    pub fn live_stitches(&self) -> impl Iterator<Item = [u32; 2]> + '_ {
-        let live = |id: &&u32| self.constraints.distances().slot(**id).is_some();
-        self.model.seams.iter().flat_map(move |seam| {
-            seam.stitches.iter().filter(live).map(|&id| {
-                let c = &self.model.distances[id as usize];
-                [c.a, c.b]
-            })
+    /// The stitches of `seam` (one of [`Model::seams`]) in order along it: the particles each
+    /// sews together, or `None` for one that broke or was cut ([`super::sewing`]).
+    pub fn seam_stitches<'a>(&'a self, seam: &'a Seam) -> impl Iterator<Item = Option<[u32; 2]>> + 'a {
+        seam.stitches.iter().map(|&id| {
+            let c = &self.model.distances[id as usize];
+            self.constraints.distances().slot(id).map(|_| [c.a, c.b])
         })
+    }
+
+    /// The stitches still holding, seam by seam.
+    pub fn live_stitches(&self) -> impl Iterator<Item = [u32; 2]> + '_ {
+        self.model.seams.iter().flat_map(|seam| self.seam_stitches(seam).flatten())
     }
 
     /// The largest distance between the two particles of a stitch still holding, in m; 0
@@ -493,6 +495,38 @@ impl Cloth {
         (1, unsafe { frame.run(0, 1, &barrier, &progress) })
     }
 
+    /// Pairs self-contact leaves out because a seam joins them: each sewn particle with the
+    /// particles its partner shares a distance constraint with. A seam joins two pieces as a
+    /// shared vertex would: their edges and faces meet at the sewn point, and held a thickness
+    /// apart there they would pull the seam open. Empty without seams.
+    fn joined_across_seams(&self) -> Vec<(u32, u32)> {
+        let stitches: Vec<[u32; 2]> = self.live_stitches().collect();
+        if stitches.is_empty() {
+            return Vec::new();
+        }
+        let mut sewn: Vec<u32> = stitches.iter().flatten().copied().collect();
+        sewn.sort_unstable();
+        sewn.dedup();
+        let mut neighbours: Vec<Vec<u32>> = vec![Vec::new(); sewn.len()];
+        let slot = |i: u32| sewn.binary_search(&i).ok();
+        for id in self.constraints.distances().live_ids() {
+            let c = &self.model.distances[id as usize];
+            for (from, to) in [(c.a, c.b), (c.b, c.a)] {
+                if let Some(k) = slot(from) {
+                    neighbours[k].push(to);
+                }
+            }
+        }
+        let of = |i: u32| slot(i).map_or(&[][..], |k| &neighbours[k][..]);
+        stitches
+            .iter()
+            .flat_map(|&[a, b]| {
+                let to_b = of(b).iter().filter(move |&&n| n != a).map(move |&n| (a, n));
+                to_b.chain(of(a).iter().filter(move |&&n| n != b).map(move |&n| (b, n)))
+            })
+            .collect()
+    }
+
     /// Before a frame with self-collision on: the constraint adjacency the self-contacts
     /// leave out (rebuilt when the topology changed), and how far a particle can move from a
     /// substep's check of the candidate list to the substep's last projection of the
@@ -501,12 +535,14 @@ impl Cloth {
     /// bounded by as much as a prediction (see [`super::self_contact`]).
     fn prepare_self_contacts(&mut self, params: &SolverParams) -> f32 {
         let key = (self.topology_version, self.particles.len(), self.model.distances.len());
+        let across_seams = self.joined_across_seams();
         let (distances, model) = (self.constraints.distances(), &self.model);
         let edges = || {
-            distances.live_ids().map(|id| {
+            let live = distances.live_ids().map(|id| {
                 let c = &model.distances[id as usize];
                 (c.a, c.b)
-            })
+            });
+            live.chain(across_seams.iter().copied())
         };
         self.self_contacts.refresh_adjacency(key, edges);
         let p = &self.particles;
