@@ -722,6 +722,11 @@ pub fn apply(state: &mut AppState, action: Action) {
         } => save_as(state, &name, &description, overwrite),
         Action::ApplyGrid(size) => {
             let mut preset = state.preset.clone();
+            if !preset.seams.is_empty() {
+                // A resize renumbers the grid's vertices, which its seams name.
+                state.report_error("a sewn grid cannot be resized: its seams name its vertices by number");
+                return;
+            }
             let Some(grid) = preset.single_grid_mut() else {
                 state.report_error("only a scene of one grid can be resized");
                 return;

@@ -273,13 +273,15 @@ pub fn triangles_intersect(x: [DVec3; 3], y: [DVec3; 3]) -> bool {
 }
 
 /// Pairs of triangles of `cloth` that share no vertex and intersect (sweep and prune along x
-/// over their bounding boxes, then the exact test).
+/// over their bounding boxes, then the exact test). Two particles a stitch holds together count
+/// as one vertex: the triangles either side of a shut seam meet along it, as neighbours do.
 pub fn intersecting_pairs(cloth: &Cloth) -> usize {
     let p = cloth.particles();
+    let vertex = sewn_as_one(cloth);
     let tris: Vec<([u32; 3], [DVec3; 3])> = cloth
         .triangles()
         .iter()
-        .map(|&t| (t, t.map(|i| p.position(i as usize).as_dvec3())))
+        .map(|&t| (t.map(|i| vertex[i as usize]), t.map(|i| p.position(i as usize).as_dvec3())))
         .collect();
     let boxes: Vec<(DVec3, DVec3)> = tris
         .iter()
@@ -301,6 +303,24 @@ pub fn intersecting_pairs(cloth: &Cloth) -> usize {
         }
     }
     count
+}
+
+/// Each particle's vertex: the lowest particle of those the live stitches join to it
+/// (union–find), itself when unsewn.
+fn sewn_as_one(cloth: &Cloth) -> Vec<u32> {
+    let mut root: Vec<u32> = (0..cloth.particles().len() as u32).collect();
+    fn find(root: &mut [u32], mut i: u32) -> u32 {
+        while root[i as usize] != i {
+            root[i as usize] = root[root[i as usize] as usize];
+            i = root[i as usize];
+        }
+        i
+    }
+    for [a, b] in cloth.live_stitches() {
+        let (ra, rb) = (find(&mut root, a), find(&mut root, b));
+        root[ra.max(rb) as usize] = ra.min(rb);
+    }
+    (0..root.len() as u32).map(|i| find(&mut root, i)).collect()
 }
 
 /// One corner of an OBJ face: its `v`, `vt` and `vn` lines, 0-based.

@@ -535,7 +535,11 @@ impl Cloth {
     /// bounded by as much as a prediction (see [`super::self_contact`]).
     fn prepare_self_contacts(&mut self, params: &SolverParams) -> f32 {
         let key = (self.topology_version, self.particles.len(), self.model.distances.len());
-        let across_seams = self.joined_across_seams();
+        let across_seams = if self.self_contacts.adjacency_is(key) {
+            Vec::new() // the adjacency is kept: nothing to list
+        } else {
+            self.joined_across_seams()
+        };
         let (distances, model) = (self.constraints.distances(), &self.model);
         let edges = || {
             let live = distances.live_ids().map(|id| {

@@ -123,10 +123,15 @@ pub(super) struct Sources<'a> {
 }
 
 impl SelfContacts {
+    /// Whether the adjacency is the one of `key` (then [`Self::refresh_adjacency`] keeps it).
+    pub fn adjacency_is(&self, key: (u64, usize, usize)) -> bool {
+        self.adjacency_key == Some(key)
+    }
+
     /// Rebuilds the adjacency when `key` (topology version, particle and constraint counts)
     /// changed: `edges` lists the particle pairs of the live distance constraints.
     pub fn refresh_adjacency<I: Iterator<Item = (u32, u32)>>(&mut self, key: (u64, usize, usize), edges: impl Fn() -> I) {
-        if self.adjacency_key == Some(key) {
+        if self.adjacency_is(key) {
             return;
         }
         let n = key.1;
