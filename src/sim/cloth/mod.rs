@@ -5,6 +5,7 @@ use std::time::Instant;
 mod colliders;
 mod grip;
 mod hold;
+mod sewing;
 
 use colliders::Colliders;
 use grip::Grip;
@@ -21,7 +22,7 @@ use super::error::SimError;
 use super::error::WORLD_EXTENT;
 use super::guard::{self, Checkpoint};
 use super::interaction::{Grab, Pick, Ray, TriangleHit};
-use super::model::{DistanceConstraint, EdgeKind, Model, Seam};
+use super::model::{DistanceConstraint, EdgeKind, Model};
 use super::parallel::{self, Progress, SpinBarrier};
 use super::params::{Material, SolverParams};
 use super::particles::COMPENSATED_BELOW_SUBSTEP;
@@ -346,48 +347,6 @@ impl Cloth {
         Ok(&self.stats)
     }
 
-    /// Sets every closing seam's stitches to their rest length at the end of the frame of
-    /// `dt` s that starts now ([`super::sewing`]).
-    fn pull_seams(&mut self, dt: f32) {
-        let end = self.time + f64::from(dt);
-        let pulled: Vec<(u32, f32)> = self
-            .model
-            .seams
-            .iter()
-            .filter(|seam| seam.closing_at(self.time))
-            .flat_map(|seam| {
-                let rests = seam.open_lengths.iter().map(move |&open| seam.rest_at(open, end));
-                seam.stitches.iter().copied().zip(rests)
-            })
-            .collect();
-        for (id, rest) in pulled {
-            self.constraints.set_distance_rest(&mut self.model, id, rest);
-        }
-    }
-
-    /// The stitches of `seam` (one of [`Model::seams`]) in order along it: the particles each
-    /// sews together, or `None` for one that broke or was cut ([`super::sewing`]).
-    pub fn seam_stitches<'a>(&'a self, seam: &'a Seam) -> impl Iterator<Item = Option<[u32; 2]>> + 'a {
-        seam.stitches.iter().map(|&id| {
-            let c = &self.model.distances[id as usize];
-            self.constraints.distances().slot(id).map(|_| [c.a, c.b])
-        })
-    }
-
-    /// The stitches still holding, seam by seam.
-    pub fn live_stitches(&self) -> impl Iterator<Item = [u32; 2]> + '_ {
-        self.model.seams.iter().flat_map(|seam| self.seam_stitches(seam).flatten())
-    }
-
-    /// The largest distance between the two particles of a stitch still holding, in m; 0
-    /// without seams.
-    pub fn seam_gap(&self) -> f32 {
-        let position = |i: u32| self.particles.position(i as usize);
-        self.live_stitches()
-            .map(|[a, b]| position(a).distance(position(b)))
-            .fold(0.0, f32::max)
-    }
-
     /// The substep loop ([`super::solver`]) on `threads` threads (at most
     /// [`Self::max_threads`]); returns the number it ran on (1 when the OS refused threads) and
     /// thread 0's time per phase. The phases are cut into one part per thread first (again
@@ -493,38 +452,6 @@ impl Cloth {
         }
         // SAFETY: one thread, on a frame that borrows the state exclusively (see `Frame::run`).
         (1, unsafe { frame.run(0, 1, &barrier, &progress) })
-    }
-
-    /// Pairs self-contact leaves out because a seam joins them: each sewn particle with the
-    /// particles its partner shares a distance constraint with. A seam joins two pieces as a
-    /// shared vertex would: their edges and faces meet at the sewn point, and held a thickness
-    /// apart there they would pull the seam open. Empty without seams.
-    fn joined_across_seams(&self) -> Vec<(u32, u32)> {
-        let stitches: Vec<[u32; 2]> = self.live_stitches().collect();
-        if stitches.is_empty() {
-            return Vec::new();
-        }
-        let mut sewn: Vec<u32> = stitches.iter().flatten().copied().collect();
-        sewn.sort_unstable();
-        sewn.dedup();
-        let mut neighbours: Vec<Vec<u32>> = vec![Vec::new(); sewn.len()];
-        let slot = |i: u32| sewn.binary_search(&i).ok();
-        for id in self.constraints.distances().live_ids() {
-            let c = &self.model.distances[id as usize];
-            for (from, to) in [(c.a, c.b), (c.b, c.a)] {
-                if let Some(k) = slot(from) {
-                    neighbours[k].push(to);
-                }
-            }
-        }
-        let of = |i: u32| slot(i).map_or(&[][..], |k| &neighbours[k][..]);
-        stitches
-            .iter()
-            .flat_map(|&[a, b]| {
-                let to_b = of(b).iter().filter(move |&&n| n != a).map(move |&n| (a, n));
-                to_b.chain(of(a).iter().filter(move |&&n| n != b).map(move |&n| (b, n)))
-            })
-            .collect()
     }
 
     /// Before a frame with self-collision on: the constraint adjacency the self-contacts
