@@ -66,6 +66,7 @@ mod reliability;
 mod robustness;
 mod scenes;
 mod self_collision;
+mod sewing;
 mod tearing;
 mod threads;
 mod usd_export;
