@@ -5,9 +5,19 @@ use super::Cloth;
 
 impl Cloth {
     /// Sets every closing seam's stitches to their rest length at the end of the frame of
-    /// `dt` s that starts now ([`crate::sim::sewing`]).
+    /// `dt` s that starts now ([`crate::sim::sewing`]). When a seam shuts in this frame the
+    /// tethers are rebuilt: built while it was open, they measured through its stitches at
+    /// their open lengths and hold nothing that hangs from it once it is shut.
     pub(super) fn pull_seams(&mut self, dt: f32) {
         let end = self.time + f64::from(dt);
+        if self
+            .model
+            .seams
+            .iter()
+            .any(|seam| seam.closing_at(self.time) && !seam.closing_at(end))
+        {
+            self.invalidate_tethers();
+        }
         let pulled: Vec<(u32, f32)> = self
             .model
             .seams
