@@ -1,10 +1,11 @@
-//! Sewing (src/sim/sewing.rs, docs/physics.md §9) through the public API: a seam pulls its
-//! stitches in linearly and is shut at its set time, then holds a hanging panel; a cut across a
-//! shut seam opens it there and nowhere else, a cut beside it leaves it, a stroke through open
-//! stitches cuts them; a seam with a strength tears under a load above it and holds one well
-//! below; a stitch to a pin brings its partner to the pin; bad seams are refused at their
-//! file:line:col; the shipped dress form ends sewn round the form; and a sewn scene that tears
-//! its seam is bit-identical on one to three threads.
+//! Sewing (src/sim/sewing.rs) through the public API: a seam pulls its stitches in linearly
+//! and is shut at its set time, then holds a hanging panel; a cut across a shut seam opens it
+//! there and nowhere else, a cut beside it leaves it, a stroke through open stitches cuts them;
+//! a seam with a strength tears under a load above it and holds one well below, with tethers
+//! on or off; a stitch to a pin brings its partner to the pin; bad seams are refused at their
+//! file:line:col; mesh seams name the OBJ's own vertices; the shipped dress form ends sewn
+//! round the form; and a sewn scene that tears its seam is bit-identical on one to three
+//! threads.
 //!
 //! The small scenes are two square panels of [`N`] × [`N`] particles, [`SIDE`] m a side,
 //! vertical (rows running down from the top edge), built as a version-2 preset's objects:
@@ -130,12 +131,13 @@ fn hanging_panels(close_time: f32) -> (Preset, f32) {
 /// stitches have compliance 0, so each substep meets the rest length of the frame's end up to
 /// the solver's residual: after every frame before T each stitch is L(t) long within 0.1 % of
 /// L₀ (at T/2, L₀/2), with gravity pulling B against the seam throughout; after the frame that
-/// reaches T the seam is shut (≤ 1 mm). Then, 3 s later, hanging under gravity, it still is,
-/// and B hangs from A's bottom row: each of B's bottom particles its own height (plus at most
-/// the shut gap and 1 % of stretch) from the particle of A its column hangs from, and at least
-/// half that height below it (within 60° of straight down: the stop at T sets B swinging),
-/// the panels in one piece. (While B still swings in the first second the gap peaks at about
-/// 1.4 mm, when B folds against A at the seam; it is under 1 mm once the swing has calmed.)
+/// reaches T the seam is shut (≤ 1 mm). It stays shut through every frame of 3 s of hanging
+/// under gravity (the stop at T sets B swinging), and B hangs from A's bottom row: each of
+/// B's bottom particles its own height (plus at most the shut gap and 1 % of stretch) from the
+/// particle of A its column hangs from, and at least half that height below it (within 60° of
+/// straight down), the panels in one piece. (With tethers built through the open stitches and
+/// never rebuilt, the gap reached 1.4 mm as B swung and stayed at 0.3 mm: see
+/// src/sim/sewing.rs.)
 #[test]
 fn a_seam_closes_linearly_in_its_set_time_and_then_holds_a_hanging_panel() {
     let close_time = 0.5;
@@ -158,8 +160,10 @@ fn a_seam_closes_linearly_in_its_set_time_and_then_holds_a_hanging_panel() {
     }
     step(&mut cloth, &preset);
     assert!(cloth.seam_gap() <= SHUT, "gap {} m at T", cloth.seam_gap());
-    run(&mut cloth, &preset.solver, &preset.material, frames_for(3.0, dt));
-    assert!(cloth.seam_gap() <= SHUT, "gap {} m after 3 s of hanging", cloth.seam_gap());
+    for frame in 0..frames_for(3.0, dt) {
+        step(&mut cloth, &preset);
+        assert!(cloth.seam_gap() <= SHUT, "gap {} m {frame} frames after T", cloth.seam_gap());
+    }
     assert_eq!(cloth.live_stitches().count(), N as usize);
     assert_eq!(cloth.piece_count(), 1);
     for c in 0..N {
@@ -211,9 +215,9 @@ fn side_stitch(r: u32) -> [u32; 2] {
 /// row 5: it severs the sheet, snapping row 5 (the crossed edges' nearer ends) onto the stroke
 /// and splitting it, so the stitch of row 5 is cut and every other stitch stays. The part
 /// below the cut is its own piece, its halves still sewn (two pieces, not three), and falls
-/// away: within 0.5 s each panel's seam vertex below the cut is more than a panel's height
-/// from the one above it, two spacings away before (the fall is slowed by self-collision's
-/// speed clamp, 0.2 · thickness / substep = 1.8 m/s, to at least 0.9 m).
+/// away: after 0.5 s each panel's seam vertex below the cut is more than a panel's height
+/// from the one above it, two spacings away before (free fall would take it 1.2 m, and
+/// self-collision's speed clamp, 0.2 · thickness / substep = 1.8 m/s, still 0.7 m).
 #[test]
 fn a_cut_across_a_shut_seam_opens_it_there_and_nowhere_else() {
     let (preset, mut cloth) = side_by_side();
@@ -329,49 +333,84 @@ fn load_per_length(density: f32) -> f32 {
     density * SIDE * SIDE * G / SIDE
 }
 
-/// What 2 s of hanging left: live stitches, pieces, and how far B's highest particle is
-/// below A's lowest (m; negative while B hangs from A).
-fn hang_loaded(preset: &Preset) -> (usize, usize, f32) {
+/// What 2 s of hanging left.
+struct Hung {
+    live: usize,
+    pieces: usize,
+    /// How far B's highest particle is below A's lowest, in m.
+    drop: f32,
+    /// The seam's gap at the end, in m.
+    gap: f32,
+}
+
+fn hang_loaded(preset: &Preset) -> Hung {
     let mut cloth = preset.build().unwrap();
     run(&mut cloth, &preset.solver, &preset.material, frames_for(2.0, preset.solver.dt));
     let n = (N * N) as usize;
     let ys: Vec<f32> = cloth.particles().positions().map(|p| p.y).collect();
     let lowest_a = ys[..n].iter().copied().fold(f32::MAX, f32::min);
     let highest_b = ys[n..2 * n].iter().copied().fold(f32::MIN, f32::max);
-    (cloth.live_stitches().count(), cloth.piece_count(), lowest_a - highest_b)
+    Hung {
+        live: cloth.live_stitches().count(),
+        pieces: cloth.piece_count(),
+        drop: lowest_a - highest_b,
+        gap: cloth.seam_gap(),
+    }
+}
+
+/// Asserts that B tore off: no stitch left, two pieces, B more than a metre below A (even at
+/// self-collision's speed clamp, 1.8 m/s, B falls that far in 0.7 s of the 2 s).
+#[track_caller]
+fn assert_torn_off(hung: &Hung) {
+    assert_eq!(
+        (hung.live, hung.pieces),
+        (0, 2),
+        "every stitch breaks and B comes off ({} m)",
+        hung.drop
+    );
+    assert!(hung.drop > 1.0, "B fell away: its top is {} m below A", hung.drop);
 }
 
 /// Strength (src/sim/sewing.rs): a stitch breaks when its force exceeds the strength times
 /// the length of seam it holds. B's weight puts q = ρ_A SIDE g on each metre of the seam
 /// (29.4 N/m). A seam of strength q/2 holds half of it: it tears open and B falls away (two
-/// pieces, B more than a metre below A after 2 s). One of 4q holds: B is let go at rest, so
-/// its weight comes on at once and the seam's force overshoots to at most twice the static
-/// load, half the strength. Tethers are off: they hold every particle within its rest
-/// distance through the cloth from the pins, an inextensibility limit that would carry B past
-/// the seam (see the test after this one).
+/// pieces, B more than a metre below A after 2 s). One of 4q holds, shut: B is let go at rest,
+/// so its weight comes on at once and the seam's force overshoots to at most twice the static
+/// load, half the strength. Tethers are off here (the tests after this one have them on).
 #[test]
 fn a_seam_tears_under_a_load_above_its_strength_and_holds_one_well_below() {
     let q = load_per_length(HEAVY);
-    let (live, pieces, drop) = hang_loaded(&loaded_seam(HEAVY, 0.5 * q, false));
-    assert_eq!((live, pieces), (0, 2), "at q/2 every stitch breaks and B comes off");
-    assert!(drop > 1.0, "B fell away: its top is {drop} m below A");
-    let (live, pieces, drop) = hang_loaded(&loaded_seam(HEAVY, 4.0 * q, false));
-    assert_eq!((live, pieces), (N as usize, 1), "at 4q no stitch breaks");
-    assert!(drop < 0.0, "B hangs from A ({drop} m)");
+    assert_torn_off(&hang_loaded(&loaded_seam(HEAVY, 0.5 * q, false)));
+    let held = hang_loaded(&loaded_seam(HEAVY, 4.0 * q, false));
+    assert_eq!((held.live, held.pieces), (N as usize, 1), "at 4q no stitch breaks");
+    assert!(held.gap <= SHUT, "the seam holding B gapes {} m", held.gap);
 }
 
-/// The same seams in the default material, tethers on: tethers measured through a seam with
-/// a strength would hold B from A's pins directly, the seam would carry none of B's weight
-/// and never tear; they must not pass through stitches that can break.
+/// The same seams in the default material, tethers on. Tethers measured through a seam with
+/// a strength held B from A's pins directly: the stitches carried none of B's weight, and
+/// even a seam of strength q/4 never broke (B did not move). They must not pass through
+/// stitches that can break: at q/2 the seam tears and B falls; at 4q no stitch breaks.
 #[test]
 fn tethers_do_not_carry_a_load_past_a_seam_that_can_tear() {
     let q = load_per_length(HEAVY);
-    let (live, pieces, drop) = hang_loaded(&loaded_seam(HEAVY, 0.5 * q, true));
-    assert_eq!((live, pieces), (0, 2), "at q/2 every stitch breaks and B comes off ({drop} m)");
-    assert!(drop > 1.0, "B fell away: its top is {drop} m below A");
-    let (live, pieces, drop) = hang_loaded(&loaded_seam(HEAVY, 4.0 * q, true));
-    assert_eq!((live, pieces), (N as usize, 1), "at 4q no stitch breaks");
-    assert!(drop < 0.0, "B hangs from A ({drop} m)");
+    assert_torn_off(&hang_loaded(&loaded_seam(HEAVY, 0.5 * q, true)));
+    let held = hang_loaded(&loaded_seam(HEAVY, 4.0 * q, true));
+    assert_eq!((held.live, held.pieces), (N as usize, 1), "at 4q no stitch breaks");
+}
+
+/// A seam with a strength holding B below tethered cloth stays shut (≤ 1 mm), as it does
+/// without tethers (5 µm in the test before last). It fails, reported for review: the seam
+/// gapes 3 to 25 mm (12 mm after 2 s; 0.3 mm with B of cotton, 1.7 mm at 1 kg/m²). Its
+/// stitches carry no tethers (the test before), so B hangs from them alone, while the
+/// tethers' pass, after the stitches in every sweep, puts A's bottom row back at its distance
+/// from the pins and so undoes most of each stitch's pull, which moves A's light particle far
+/// more than B's heavy one.
+#[test]
+fn a_seam_with_a_strength_stays_shut_below_tethered_cloth() {
+    let q = load_per_length(HEAVY);
+    let held = hang_loaded(&loaded_seam(HEAVY, 4.0 * q, true));
+    assert_eq!((held.live, held.pieces), (N as usize, 1), "at 4q no stitch breaks");
+    assert!(held.gap <= SHUT, "the seam holding B gapes {} m", held.gap);
 }
 
 /// Panel A pinned by its two top corners, panel B level with it 0.1 m in front and free, A's
