@@ -318,9 +318,8 @@ impl Preset {
         let field_of = |place: FieldPlace| {
             let objects = &self.objects;
             move |e: SimError| InvalidField {
-                field: match (&e, place) {
-                    (SimError::InvalidParameter { name, .. }, _) => name,
-                    (_, FieldPlace::Seam(_)) => "a",
+                field: match &e {
+                    SimError::InvalidParameter { name, .. } => name,
                     _ => "cloth",
                 },
                 place,
@@ -360,7 +359,10 @@ impl Preset {
         }
         let objects = self.objects().len();
         for (k, seam) in self.seams.iter().enumerate() {
-            seam.validate(objects).map_err(field_of(FieldPlace::Seam(k)))?;
+            seam.check(objects).map_err(|(key, e)| InvalidField {
+                field: key,
+                ..field_of(FieldPlace::Seam(k))(e)
+            })?;
         }
         self.appearance.validate().map_err(field_of(FieldPlace::Scene))?;
         Ok(())
@@ -568,17 +570,61 @@ fn locate_collider_field(text: &str, colliders: &[Collider], index: usize, field
         .map_or_else(|| line_col(text, start), |offset| line_col(text, offset))
 }
 
-/// Line and column of `field` in seam `index`: its first occurrence after the seam's `a:` key
-/// (every seam spells out `a:`, the `index`-th after `seams:`), or that key itself.
+/// Line and column of `field` in seam `index`: its first occurrence within that seam's
+/// parentheses (the `index`-th element of the list after `seams:`, its keys in any order), or
+/// the seam's opening parenthesis.
 fn locate_seam_field(text: &str, index: usize, field: &str) -> (usize, usize) {
     let Some(start) = field_offsets(text, "seams").next() else {
         return (1, 1);
     };
-    let Some(key) = field_offsets(text, "a").filter(|&offset| offset > start).nth(index) else {
+    let Some((open, close)) = list_element(text, start, index) else {
         return line_col(text, start);
     };
-    let offset = field_offsets(text, field).find(|&offset| offset >= key).unwrap_or(key);
-    line_col(text, offset)
+    let offset = field_offsets(text, field).find(|&offset| open < offset && offset < close);
+    line_col(text, offset.unwrap_or(open))
+}
+
+/// Byte offsets of the opening and closing parenthesis of the `index`-th parenthesised element
+/// of the first list (`[…]`) in `text` after `start`, skipping comments (a seam holds no
+/// strings); `None` when the list has fewer elements.
+fn list_element(text: &str, start: usize, index: usize) -> Option<(usize, usize)> {
+    let mut chars = text[start..].char_indices().map(|(i, c)| (start + i, c)).peekable();
+    let (mut depth, mut element, mut open) = (0usize, 0usize, 0usize);
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '/' if chars.next_if(|&(_, next)| next == '/').is_some() => while chars.next_if(|&(_, next)| next != '\n').is_some() {},
+            '/' if chars.next_if(|&(_, next)| next == '*').is_some() => {
+                let mut last = ' ';
+                for (_, next) in chars.by_ref() {
+                    if last == '*' && next == '/' {
+                        break;
+                    }
+                    last = next;
+                }
+            }
+            '[' if depth == 0 => depth = 1,
+            '(' | '[' | '{' if depth > 0 => {
+                depth += 1;
+                if depth == 2 {
+                    open = i;
+                }
+            }
+            ')' | ']' | '}' if depth > 0 => {
+                depth -= 1;
+                if depth == 1 && c == ')' {
+                    if element == index {
+                        return Some((open, i));
+                    }
+                    element += 1;
+                }
+                if depth == 0 {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// An object section's key and whether an object spells it out.
@@ -732,6 +778,21 @@ mod tests {
             error.contains("unknown field `zzzzzz` in `solver`; known"),
             "no far-fetched guess: {error}"
         );
+    }
+
+    /// A seam's key is found inside its own parentheses whatever the order of its keys, past
+    /// brackets in comments.
+    #[test]
+    fn a_seam_field_is_found_in_its_own_seam() {
+        let text = "(\n  name: \"[(\",\n  seams: [ // (a: …\n    (b: (vertices: List([1])), /* ) */ a: (vertices: List([2]))),\n    (a: (vertices: Run(first: 0, step: 1, count: 2)), b: (vertices: List([3, 4])), strength: 0.0),\n  ],\n)\n";
+        assert_eq!(locate_seam_field(text, 0, "b"), (4, 6));
+        assert_eq!(locate_seam_field(text, 0, "a"), (4, 40));
+        assert_eq!(locate_seam_field(text, 1, "b"), (5, 55));
+        assert_eq!(locate_seam_field(text, 1, "strength"), (5, 84));
+        // A key the seam does not spell out: its opening parenthesis; a seam past the list:
+        // the `seams` key.
+        assert_eq!(locate_seam_field(text, 0, "strength"), (4, 5));
+        assert_eq!(locate_seam_field(text, 2, "a"), (3, 3));
     }
 
     #[test]

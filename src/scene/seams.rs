@@ -90,9 +90,19 @@ impl SeamSpec {
     /// Checks the settings and the runs' shapes against a scene of `objects` objects (whether
     /// the vertices exist is checked when the scene is built).
     pub fn validate(&self, objects: usize) -> Result<(), SimError> {
-        check_settings(self.close_time, self.strength)?;
+        self.check(objects).map_err(|(_, e)| e)
+    }
+
+    /// [`Self::validate`], and the key the error is at: `close_time` or `strength` for a
+    /// setting out of range, the side (`a` or `b`) whose object or run is refused, `a` for
+    /// runs of different lengths.
+    pub fn check(&self, objects: usize) -> Result<(), (&'static str, SimError)> {
+        check_settings(self.close_time, self.strength).map_err(|e| match e {
+            SimError::InvalidParameter { name, .. } => (name, e),
+            _ => ("a", e),
+        })?;
         for (name, side) in [("a", &self.a), ("b", &self.b)] {
-            let refuse = |why: String| Err(SimError::InvalidGeometry(format!("seam side `{name}`: {why}")));
+            let refuse = |why: String| Err((name, SimError::InvalidGeometry(format!("seam side `{name}`: {why}"))));
             if side.object >= objects {
                 return refuse(format!("object {} does not exist (the scene has {objects})", side.object));
             }
@@ -104,11 +114,12 @@ impl SeamSpec {
             }
         }
         if self.a.vertices.len() != self.b.vertices.len() {
-            return Err(SimError::InvalidGeometry(format!(
+            let why = format!(
                 "the seam's runs differ in length: `a` has {} vertices, `b` {}",
                 self.a.vertices.len(),
                 self.b.vertices.len()
-            )));
+            );
+            return Err(("a", SimError::InvalidGeometry(why)));
         }
         Ok(())
     }

@@ -273,15 +273,16 @@ pub fn triangles_intersect(x: [DVec3; 3], y: [DVec3; 3]) -> bool {
 }
 
 /// Pairs of triangles of `cloth` that share no vertex and intersect (sweep and prune along x
-/// over their bounding boxes, then the exact test). Two particles a stitch holds together count
-/// as one vertex: the triangles either side of a shut seam meet along it, as neighbours do.
+/// over their bounding boxes, then the exact test). The two particles of a live stitch count
+/// as one vertex (as self-contact skips them): a shut seam leaves them a solver residual apart
+/// (about 10 µm), where the triangles either side of it meet as if they shared the vertex.
 pub fn intersecting_pairs(cloth: &Cloth) -> usize {
     let p = cloth.particles();
-    let vertex = sewn_as_one(cloth);
+    let vertex = sewn_vertices(cloth);
     let tris: Vec<([u32; 3], [DVec3; 3])> = cloth
         .triangles()
         .iter()
-        .map(|&t| (t.map(|i| vertex[i as usize]), t.map(|i| p.position(i as usize).as_dvec3())))
+        .map(|&t| (t, t.map(|i| p.position(i as usize).as_dvec3())))
         .collect();
     let boxes: Vec<(DVec3, DVec3)> = tris
         .iter()
@@ -296,7 +297,10 @@ pub fn intersecting_pairs(cloth: &Cloth) -> usize {
                 break;
             }
             let overlap = boxes[i].0.cmple(boxes[j].1).all() && boxes[j].0.cmple(boxes[i].1).all();
-            let shared = tris[i].0.iter().any(|v| tris[j].0.contains(v));
+            let shared = tris[i]
+                .0
+                .iter()
+                .any(|&v| tris[j].0.iter().any(|&w| vertex[v as usize] == vertex[w as usize]));
             if overlap && !shared && triangles_intersect(tris[i].1, tris[j].1) {
                 count += 1;
             }
@@ -305,22 +309,22 @@ pub fn intersecting_pairs(cloth: &Cloth) -> usize {
     count
 }
 
-/// Each particle's vertex: the lowest particle of those the live stitches join to it
-/// (union–find), itself when unsewn.
-fn sewn_as_one(cloth: &Cloth) -> Vec<u32> {
-    let mut root: Vec<u32> = (0..cloth.particles().len() as u32).collect();
-    fn find(root: &mut [u32], mut i: u32) -> u32 {
-        while root[i as usize] != i {
-            root[i as usize] = root[root[i as usize] as usize];
-            i = root[i as usize];
+/// For every particle, one particle standing for it and every particle sewn to it through
+/// live stitches ([`Cloth::live_stitches`]); itself where it is not sewn.
+pub fn sewn_vertices(cloth: &Cloth) -> Vec<u32> {
+    fn root(parent: &mut [u32], mut i: u32) -> u32 {
+        while parent[i as usize] != i {
+            parent[i as usize] = parent[parent[i as usize] as usize];
+            i = parent[i as usize];
         }
         i
     }
+    let mut parent: Vec<u32> = (0..cloth.particles().len() as u32).collect();
     for [a, b] in cloth.live_stitches() {
-        let (ra, rb) = (find(&mut root, a), find(&mut root, b));
-        root[ra.max(rb) as usize] = ra.min(rb);
+        let (a, b) = (root(&mut parent, a), root(&mut parent, b));
+        parent[a.max(b) as usize] = a.min(b);
     }
-    (0..root.len() as u32).map(|i| find(&mut root, i)).collect()
+    (0..parent.len() as u32).map(|i| root(&mut parent, i)).collect()
 }
 
 /// One corner of an OBJ face: its `v`, `vt` and `vn` lines, 0-based.

@@ -19,6 +19,9 @@
 //! - [`self_collision`]: issue 17's scenes (the falling strip, a folded sheet) end with no
 //!   intersecting triangles, at rest, bit-identical on every thread count; issue 38's default
 //!   (on, in every shipped preset, which all end without crossings);
+//! - [`sewing`]: seams pulled shut in their set time and holding a hanging panel, cut across,
+//!   beside and through their open stitches, torn at their strength (tethers on or off), sewn
+//!   to pins, refused at file:line:col, the dress form sewn round its form, on 1 to 3 threads;
 //! - [`pressure`]: issue 18's pressure bodies: the icosphere's volume against its closed
 //!   forms, a balloon resting at its target volume, inflated, cut open, on one to three threads;
 //! - [`threads`]: a torn cloth of more than 4 096 particles, bit-identical on one to eight
@@ -66,6 +69,7 @@ mod reliability;
 mod robustness;
 mod scenes;
 mod self_collision;
+mod sewing;
 mod tearing;
 mod threads;
 mod usd_export;

@@ -368,7 +368,9 @@ impl Cloth {
         } else {
             Vec::new()
         };
+        exempt.extend(self.breakable_sewn_particles());
         exempt.sort_unstable();
+        exempt.dedup();
         let particles = &self.particles;
         self.tethers.prepare_frame(&|i| particles.position(i), held, &exempt, settings.h);
         self.hold.prepare_grip(&self.particles, settings.h);
@@ -665,15 +667,17 @@ impl Cloth {
 
     /// Tethers of every particle to its nearest `anchors` through the live distance
     /// constraints of the materials whose tethers are on (`wanted`, see
-    /// [`Self::tether_settings`]); none when no material has them on.
+    /// [`Self::tether_settings`]), but the stitches of seams with a strength
+    /// ([`Model::breakable_stitches`]); none when no material has them on.
     fn build_tethers(&self, wanted: &[(bool, f32)], anchors: &[bool]) -> Tethers {
         if !wanted.iter().any(|&(on, _)| on) {
             return Tethers::default();
         }
         let model = &self.model;
+        let breakable = model.breakable_stitches();
         let edges = self.constraints.distances().live_ids().filter_map(|id| {
             let c = &model.distances[id as usize];
-            wanted[model.distance_material(c)].0.then_some((c.a, c.b, c.rest))
+            (wanted[model.distance_material(c)].0 && !breakable[id as usize]).then_some((c.a, c.b, c.rest))
         });
         let slack = |i: usize| wanted[model.material[i] as usize].1;
         Tethers::build(&model.positions, anchors, edges, slack)

@@ -6,9 +6,16 @@ use crate::sim::model::Seam;
 
 impl Cloth {
     /// Sets every closing seam's stitches to their rest length at the end of the frame of
-    /// `dt` s that starts now ([`super::sewing`]).
+    /// `dt` s that starts now ([`crate::sim::sewing`]); rebuilds the tethers when a seam shuts
+    /// in this frame.
     pub(super) fn pull_seams(&mut self, dt: f32) {
         let end = self.time + f64::from(dt);
+        let shutting = |seam: &&Seam| seam.closing_at(self.time) && !seam.closing_at(end);
+        if self.model.seams.iter().any(|seam| shutting(&seam)) {
+            // Built while the seam was open, the tethers measured through its stitches at
+            // their open lengths: they would hold nothing that hangs from it once it is shut.
+            self.invalidate_tethers();
+        }
         let pulled: Vec<(u32, f32)> = self
             .model
             .seams
@@ -22,6 +29,14 @@ impl Cloth {
         for (id, rest) in pulled {
             self.constraints.set_distance_rest(&mut self.model, id, rest);
         }
+    }
+
+    /// The particles a stitch of a seam with a strength holds: the tethers let go of them
+    /// ([`crate::sim::sewing`]), as the pass that holds tethered cloth at its pins' distances
+    /// runs after the stitches in each sweep and would undo their pull on its side.
+    pub(super) fn breakable_sewn_particles(&self) -> Vec<u32> {
+        let breakable = self.model.seams.iter().filter(|seam| seam.strength.is_some());
+        breakable.flat_map(|seam| self.seam_stitches(seam).flatten().flatten()).collect()
     }
 
     /// The stitches of `seam` (one of [`Model::seams`]) in order along it: the particles each
