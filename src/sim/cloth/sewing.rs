@@ -39,7 +39,7 @@ impl Cloth {
         breakable.flat_map(|seam| self.seam_stitches(seam).flatten().flatten()).collect()
     }
 
-    /// The stitches of `seam` (one of [`Model::seams`]) in order along it: the particles each
+    /// The stitches of `seam` (one of [`crate::sim::Model::seams`]) in order along it: the particles each
     /// sews together, or `None` for one that broke or was cut ([`super::sewing`]).
     pub fn seam_stitches<'a>(&'a self, seam: &'a Seam) -> impl Iterator<Item = Option<[u32; 2]>> + 'a {
         seam.stitches.iter().map(|&id| {
