@@ -134,11 +134,7 @@ impl SeamSpec {
                 .into_iter()
                 .map(|v| {
                     object.particle(v).ok_or_else(|| {
-                        let why = format!(
-                            "vertex {v} does not exist: objects[{}] has {} vertices",
-                            side.object,
-                            object.vertex_count()
-                        );
+                        let why = format!("vertex {v} does not exist: objects[{}] has {} vertices", side.object, object.count);
                         (name, why)
                     })
                 })
@@ -170,10 +166,5 @@ impl ObjectNumbering {
             None => return None,
         };
         Some(self.first + within)
-    }
-
-    /// Number of vertices.
-    pub fn vertex_count(&self) -> u32 {
-        self.count
     }
 }

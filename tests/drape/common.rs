@@ -272,6 +272,32 @@ pub fn triangles_intersect(x: [DVec3; 3], y: [DVec3; 3]) -> bool {
     crosses(x, y) || crosses(y, x)
 }
 
+/// `preset`'s scene after `frames` frames on exactly `threads` threads (16 cores assumed, so a
+/// small machine runs the same parts), asserting every frame ran on that many. Release only,
+/// as the tests that use it (a debug build takes minutes).
+#[cfg(not(debug_assertions))]
+pub fn run_on_threads(preset: &Preset, threads: u32, frames: u32) -> Cloth {
+    let mut cloth = preset.build().unwrap();
+    assert!(cloth.particles().len() > 4096, "too small a cloth to split between threads");
+    let params = SolverParams {
+        threads,
+        ..preset.solver.clone()
+    };
+    drape::sim::with_assumed_cores(16, || {
+        for _ in 0..frames {
+            let stats = cloth.step(&params, &preset.material).unwrap();
+            assert_eq!(stats.threads, threads);
+        }
+    });
+    cloth
+}
+
+/// Every particle's position, bit for bit.
+#[cfg(not(debug_assertions))]
+pub fn position_bits(cloth: &Cloth) -> Vec<[u32; 3]> {
+    cloth.particles().positions().map(|p| p.to_array().map(f32::to_bits)).collect()
+}
+
 /// Pairs of triangles of `cloth` that share no vertex and intersect (sweep and prune along x
 /// over their bounding boxes, then the exact test). The two particles of a live stitch count
 /// as one vertex (as self-contact skips them): a shut seam leaves them a solver residual apart

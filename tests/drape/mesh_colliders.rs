@@ -306,29 +306,14 @@ fn a_sheet_on_a_mesh_ball_is_bit_identical_on_one_to_three_threads() {
                 colliders: [Ground(height: 0.0), Mesh(file: \"assets/sphere.obj\", scale: 1.5, position: (0.0, 0.8, 0.0))])";
     let preset = Preset::parse(text, Path::new("<test>")).unwrap();
     let run = |threads: u32| {
-        let mut cloth = preset.build().unwrap();
-        assert!(cloth.particles().len() > 4096);
-        let params = SolverParams {
-            threads,
-            ..preset.solver.clone()
-        };
-        drape::sim::with_assumed_cores(16, || {
-            for _ in 0..30 {
-                let stats = cloth.step(&params, &preset.material).unwrap();
-                assert_eq!(stats.threads, threads);
-            }
-        });
+        let cloth = crate::common::run_on_threads(&preset, threads, 30);
         let centre = Vec3::new(0.0, 0.8, 0.0);
         let touching = cloth.particles().positions().filter(|p| p.distance(centre) < 0.45 + 0.012).count();
         assert!(
             touching > 20 && collider_penetration(&cloth) == 0.0,
             "{touching} particles on the ball"
         );
-        cloth
-            .particles()
-            .positions()
-            .map(|p| p.to_array().map(f32::to_bits))
-            .collect::<Vec<_>>()
+        crate::common::position_bits(&cloth)
     };
     let one = run(1);
     assert!(one == run(2) && one == run(3), "the frames differ between thread counts");

@@ -660,7 +660,6 @@ fn the_dress_form_ends_sewn_round_the_form_and_held_up_by_it() {
 // 48² panels, three runs: release only.
 #[cfg(not(debug_assertions))]
 fn a_tearing_seam_is_bit_identical_on_one_to_three_threads() {
-    use drape::sim::SolverParams;
     let big = |origin: Vec3, pins: PinMode| GridSpec {
         columns: 48,
         rows: 48,
@@ -690,21 +689,9 @@ fn a_tearing_seam_is_bit_identical_on_one_to_three_threads() {
     }
     preset.seams = vec![seam((0, bottom_row), (1, top_row), 0.0, Some(0.5 * q))];
     let run_on = |threads: u32| {
-        let mut cloth = preset.build().unwrap();
-        assert!(cloth.particles().len() > 4096);
-        let params = SolverParams {
-            threads,
-            ..preset.solver.clone()
-        };
-        drape::sim::with_assumed_cores(16, || {
-            for _ in 0..30 {
-                let stats = cloth.step(&params, &preset.material).unwrap();
-                assert_eq!(stats.threads, threads);
-            }
-        });
+        let cloth = crate::common::run_on_threads(&preset, threads, 30);
         let stitches: Vec<[u32; 2]> = cloth.live_stitches().collect();
-        let bits: Vec<[u32; 3]> = cloth.particles().positions().map(|p| p.to_array().map(f32::to_bits)).collect();
-        (stitches, bits)
+        (stitches, crate::common::position_bits(&cloth))
     };
     let one = run_on(1);
     assert!(one.0.len() < 48, "the seam tore in the run");
