@@ -14,7 +14,6 @@ use std::path::Path;
 
 use crate::preset::{Preset, PresetError};
 use crate::replay::{Recording, Replay};
-use crate::scene::SceneObject;
 use crate::sim::{SimError, WORLD_EXTENT};
 
 /// Frames stepped per input.
@@ -27,7 +26,10 @@ const MAX_SWEEPS: u32 = 40;
 /// Checks the property on `data`; panics (a fuzz finding) if it does not hold.
 pub fn check_preset_bytes(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let mut preset = match Preset::parse(text, Path::new("fuzz.ron")) {
+    let path = Path::new("fuzz.ron");
+    // Parsed and checked as `Preset::load` does, so a refusal made there is located too.
+    let checked = Preset::parse(text, path).and_then(|preset| preset.check_named_files(text, path).map(|()| preset));
+    let mut preset = match checked {
         Ok(preset) => preset,
         Err(PresetError::Invalid { line, col, message, .. }) => {
             assert!(
@@ -110,12 +112,11 @@ fn replay_briefly(recording: Recording) {
     }
 }
 
-/// Whether `message` starts with the file of one of the preset's mesh objects.
+/// Whether `message` starts with one of the mesh files the preset names (objects or colliders).
 fn names_a_mesh_file(preset: &Preset, message: &str) -> bool {
-    preset.objects().iter().any(|object| match object {
-        SceneObject::Mesh(mesh) => message.starts_with(&mesh.file.display().to_string()),
-        SceneObject::Grid(_) => false,
-    })
+    preset
+        .named_mesh_files()
+        .any(|file| message.starts_with(&file.display().to_string()))
 }
 
 /// Keeps the grid at most [`MAX_SIDE`] per side (pins and `pinned_at` cells that fall outside

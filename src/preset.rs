@@ -190,9 +190,16 @@ impl Preset {
         })?;
         let mut preset = Self::parse(&text, path)?;
         preset.source_dir = SourceDir(path.parent().map(Path::to_path_buf));
-        preset.check_mesh_files(&text, path)?;
-        preset.check_seam_vertices(&text, path)?;
+        preset.check_named_files(&text, path)?;
         Ok(preset)
+    }
+
+    /// What [`Self::load`] checks beyond the text itself, placed in `text` (read from
+    /// `path`): the mesh files named exist and are regular files, and seams name vertices
+    /// their objects have.
+    pub fn check_named_files(&self, text: &str, path: &Path) -> Result<(), PresetError> {
+        self.check_mesh_files(text, path)?;
+        self.check_seam_vertices(text, path)
     }
 
     /// Refuses a preset whose mesh objects or mesh colliders name a file that is missing or
@@ -404,12 +411,9 @@ impl Preset {
         Ok(cloth)
     }
 
-    /// Reads the mesh files the preset names into [`Self::embedded_meshes`] (those not
-    /// carried yet), so the scene builds from, and a recording keeps, the same texts. Fails
-    /// with the file and why when one cannot be read.
-    pub fn embed_meshes(&mut self) -> Result<(), PresetError> {
-        let mut texts = self.embedded_meshes.0.as_deref().cloned().unwrap_or_default();
-        let before = texts.len();
+    /// The mesh files the preset names, as written: its mesh objects' and then its mesh
+    /// colliders'.
+    pub fn named_mesh_files(&self) -> impl Iterator<Item = &PathBuf> {
         let objects = self.objects.iter().filter_map(|object| match object {
             SceneObject::Mesh(mesh) => Some(&mesh.file),
             SceneObject::Grid(_) => None,
@@ -418,7 +422,16 @@ impl Preset {
             Collider::Mesh { file, .. } => Some(file),
             _ => None,
         });
-        for file in objects.chain(colliders) {
+        objects.chain(colliders)
+    }
+
+    /// Reads the mesh files the preset names into [`Self::embedded_meshes`] (those not
+    /// carried yet), so the scene builds from, and a recording keeps, the same texts. Fails
+    /// with the file and why when one cannot be read.
+    pub fn embed_meshes(&mut self) -> Result<(), PresetError> {
+        let mut texts = self.embedded_meshes.0.as_deref().cloned().unwrap_or_default();
+        let before = texts.len();
+        for file in self.named_mesh_files() {
             if texts.contains_key(file) {
                 continue;
             }

@@ -17,9 +17,48 @@ struct Run {
     peak_rss_bytes: u64,
 }
 
-/// Runs `drape simulate --preset <preset> --frames 1` and measures the child itself
-/// (`wait4`'s resource usage is that child's alone, whatever else the test process runs).
+/// Environment variables telling [`measured_simulate_child`] what to run and where to report.
+const MEASURE_PRESET: &str = "DRAPE_TEST_MEASURE_PRESET";
+const MEASURE_REPORT: &str = "DRAPE_TEST_MEASURE_REPORT";
+
+/// Runs `drape simulate --preset <preset> --frames 1` from a freshly started launcher (this
+/// test binary running [`measured_simulate_child`]) and reads the launcher's report.
+///
+/// Why a launcher: Linux counts a process's resident peak from the memory of the process it
+/// was forked from (an `exec` keeps the forking process's high-water mark), so `drape` spawned
+/// straight from this test process — holding the meshes and models of the tests running beside
+/// it — was measured at that process's size (101 MB on CI), not its own. The launcher is small.
 fn simulate(preset: &Path) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report");
+    let launcher = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "hostile_inputs::measured_simulate_child", "--ignored"])
+        .args(["--test-threads", "1", "--nocapture"])
+        .env(MEASURE_PRESET, preset)
+        .env(MEASURE_REPORT, &report)
+        .output()
+        .unwrap();
+    assert!(launcher.status.success(), "the launcher failed: {launcher:?}");
+    let text = std::fs::read_to_string(&report).unwrap();
+    let (numbers, stderr) = text.split_once("\n\n").unwrap();
+    let numbers: Vec<i64> = numbers.lines().map(|n| n.parse().unwrap()).collect();
+    Run {
+        code: (numbers[0] >= 0).then_some(numbers[0] as i32),
+        stderr: stderr.to_string(),
+        elapsed: Duration::from_nanos(numbers[1] as u64),
+        peak_rss_bytes: numbers[2] as u64,
+    }
+}
+
+/// Not a test on its own: the launcher of [`simulate`]. Spawns `drape`, waits for it with
+/// `wait4` (whose resource usage is that child's alone) and writes the exit code (−1 for a
+/// signal), the nanoseconds it took, its peak resident bytes, a blank line and its stderr.
+#[test]
+#[ignore = "launcher process of the hostile-input tests"]
+fn measured_simulate_child() {
+    let (Some(preset), Some(report)) = (std::env::var_os(MEASURE_PRESET), std::env::var_os(MEASURE_REPORT)) else {
+        return;
+    };
     let started = Instant::now();
     // Reaped by `wait4` below, which `Child::wait` cannot replace (it returns no usage).
     #[allow(clippy::zombie_processes)]
@@ -38,14 +77,12 @@ fn simulate(preset: &Path) -> Run {
     // out-pointers.
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(waited, pid, "wait4");
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    Run {
-        code,
-        stderr,
-        elapsed: started.elapsed(),
-        // ru_maxrss is in KiB on Linux.
-        peak_rss_bytes: usage.ru_maxrss as u64 * 1024,
-    }
+    let elapsed = started.elapsed();
+    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
+    // ru_maxrss is in KiB on Linux.
+    let peak_rss_bytes = usage.ru_maxrss as u64 * 1024;
+    let numbers = format!("{code}\n{}\n{peak_rss_bytes}", elapsed.as_nanos());
+    std::fs::write(report, format!("{numbers}\n\n{stderr}")).unwrap();
 }
 
 fn unsafe_zeroed_rusage() -> libc::rusage {
