@@ -12,6 +12,7 @@
 // Every unsafe block states the contract it relies on in a `// SAFETY:` comment.
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod calibrate;
 pub mod fuzzing;
 pub mod headless;
 pub mod input_file;
