@@ -6,10 +6,14 @@
 //! - [`cusick`]: the Cusick drape test (BS 5058 / ISO 9073-9): a 30 cm circular specimen
 //!   clamped on an 18 cm support disc; drape coefficient DC = (S − S_d)/(S_f − S_d) from the
 //!   area of its shadow, and the number of nodes (folds) round it;
+//! - [`cantilever`]: the cantilever bending test (ASTM D1388): bending length and flexural
+//!   rigidity from the overhang at which a strip droops 41.5°;
 //! - [`tensile`]: a strip pulled to a few percent strain; the slope of force per width
 //!   against strain is the membrane modulus E·t.
 //!
 //! The materials are those of the shipped material presets ([`MATERIALS`]), or any preset's.
+
+pub mod cantilever;
 
 use std::path::{Path, PathBuf};
 
