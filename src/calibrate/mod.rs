@@ -14,6 +14,7 @@
 //! The materials are those of the shipped material presets ([`MATERIALS`]), or any preset's.
 
 pub mod cantilever;
+pub mod cusick;
 
 use std::path::{Path, PathBuf};
 
