@@ -11,6 +11,8 @@
 //!
 //! The materials are those of the shipped material presets ([`MATERIALS`]), or any preset's.
 
+pub mod tensile;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;

@@ -49,6 +49,7 @@
 //! - [`architecture`]: issue 30's layout rules (file length, imports inside the engine).
 
 mod architecture;
+mod calibrate_tensile;
 mod cli;
 mod common;
 mod docs;
