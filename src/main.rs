@@ -68,6 +68,20 @@ enum Command {
     /// Randomized endurance test: interactions and parameter storms on several scenes, checked
     /// after every step; prints a replay line per failure and one JSON line, exits 1 on failure.
     Soak(SoakArgs),
+    /// Run the textile tests (Cusick drape, ASTM D1388 cantilever, strip tensile) on the
+    /// material presets and print their figures beside the published ranges.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Debug, Args)]
+struct CalibrateArgs {
+    /// A material preset's name (silk, cotton, denim, leather, rubber) or any preset file;
+    /// repeat for several. Default: the five material presets.
+    #[arg(long, value_name = "FILE|NAME")]
+    material: Vec<String>,
+    /// Print one JSON line instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -221,6 +235,7 @@ fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench(args),
         Some(Command::Soak(args)) => soak(args),
         Some(Command::Replay(args)) => replay(args),
+        Some(Command::Calibrate(args)) => calibrate(args),
         None => app::run(cli.app).map_err(|error| {
             let bad_input = error.is::<drape::preset::PresetError>()
                 || error.is::<drape::sim::SimError>()
@@ -312,6 +327,33 @@ fn replay(args: ReplayArgs) -> Result<(), Failure> {
         headless::save_obj(replay.cloth(), out).map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
     }
     println!("{}", serde_json::to_string(&report).map_err(anyhow::Error::from)?);
+    Ok(())
+}
+
+fn calibrate(args: CalibrateArgs) -> Result<(), Failure> {
+    use drape::calibrate::{load_material, report, MATERIALS};
+    // Named materials are found as the app finds its default preset: under presets/ here.
+    let presets = std::path::Path::new("presets");
+    let names: Vec<String> = if args.material.is_empty() {
+        MATERIALS.iter().map(|name| name.to_string()).collect()
+    } else {
+        args.material
+    };
+    let materials = names
+        .iter()
+        .map(|name| load_material(name, presets))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Failure::bad_input)?;
+    let rows = materials
+        .iter()
+        .map(report::calibrate)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Failure::bad_input)?;
+    if args.json {
+        println!("{}", serde_json::json!({ "materials": rows }));
+    } else {
+        print!("{}", report::table(&rows));
+    }
     Ok(())
 }
 

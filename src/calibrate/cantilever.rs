@@ -101,7 +101,7 @@ pub fn astm_overhang_ratio() -> f64 {
 pub struct CantileverSetup {
     /// Strip width in m. Default 0.025 (ASTM D1388).
     pub width: f32,
-    /// Grid spacing in m. Default 0.0025.
+    /// Grid spacing in m. Default 0.005 (the bending length found is within 1 % of 2.5 mm's).
     pub spacing: f32,
     /// Factor on the areal density and 1/factor on gravity: the same weight per area and
     /// rest shape, slower bending waves for the solver to follow. Default 10.
@@ -121,7 +121,7 @@ impl Default for CantileverSetup {
     fn default() -> Self {
         Self {
             width: 0.025,
-            spacing: 0.0025,
+            spacing: 0.005,
             mass_scale: 10.0,
             substeps: 40,
             iterations: 4,

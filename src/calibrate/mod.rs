@@ -15,6 +15,7 @@
 
 pub mod cantilever;
 pub mod cusick;
+pub mod report;
 pub mod tensile;
 
 use std::path::{Path, PathBuf};

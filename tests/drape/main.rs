@@ -50,6 +50,7 @@
 
 mod architecture;
 mod calibrate;
+mod calibrate_bending;
 mod calibrate_tensile;
 mod cli;
 mod common;
