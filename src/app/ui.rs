@@ -640,6 +640,7 @@ impl Panels {
                     "A closed mesh's volume now and the volume it is held at (litres), and the gauge pressure inside",
                 );
             }
+            fold_row(ui, state);
         });
         phase_rows(ui, &times.phases, times.upload_ms);
         self.plot(ui, "energy", "kinetic energy (J)", 1, ENERGY_PLOT_FLOOR_J);
@@ -670,6 +671,36 @@ impl Panels {
             .x_axis_formatter(|mark, _| format!("{:.0} s", mark.value))
             .show(ui, |plot| plot.line(Line::new(PlotPoints::from(points)).name(name)));
     }
+}
+
+/// The "folds" row: the mesh spacing against the scene material's bending length, with a
+/// warning when the mesh is too coarse to form that material's folds (docs/materials.md).
+fn fold_row(ui: &mut Ui, state: &AppState) {
+    let Some(fold) = fold_resolution(state) else {
+        return;
+    };
+    let text = format!("{:.1} cm cells · c {:.1} cm", fold.spacing * 100.0, fold.bending_length * 100.0);
+    let (value, tip) = if fold.resolves_folds() {
+        (
+            RichText::new(text),
+            "Mesh spacing against the material's bending length c = (D/(ρ_A g))^(1/3): at most 0.8 c resolves its folds".to_string(),
+        )
+    } else {
+        (
+            RichText::new(format!("⚠ {text}")).color(Color32::from_rgb(240, 160, 40)),
+            format!(
+                "Mesh too coarse for this material's folds: cells of {:.1} cm against a bending length of {:.1} cm. \
+                 Folds are a few bending lengths across; at most 0.8 c ({:.1} cm) per cell tells silk from denim \
+                 (more columns and rows, and more substeps for the finer hinges)",
+                fold.spacing * 100.0,
+                fold.bending_length * 100.0,
+                drape::calibrate::MAX_SPACING_PER_BENDING_LENGTH * fold.bending_length * 100.0
+            ),
+        )
+    };
+    ui.label("folds").on_hover_text(&tip);
+    ui.label(value).on_hover_text(tip);
+    ui.end_row();
 }
 
 /// "0.98× real time", orange with a warning when the solver cannot keep up.
@@ -704,14 +735,26 @@ fn real_time_label(ui: &mut Ui, state: &AppState, times: &FrameTimes) {
 fn compact_stats(state: &AppState, times: &FrameTimes) -> String {
     let stats = state.cloth.stats();
     let fps = if times.frame_s > 0.0 { 1.0 / times.frame_s } else { 0.0 };
+    let coarse = fold_resolution(state).is_some_and(|fold| !fold.resolves_folds());
     format!(
-        "fps {fps:.0} · step {:.1} ms · {} particles · max strain {:.1} % · {} torn · {} piece(s)",
+        "fps {fps:.0} · step {:.1} ms · {} particles · max strain {:.1} % · {} torn · {} piece(s){}",
         times.step_ms,
         state.cloth.particles().len(),
         stats.max_strain * 100.0,
         stats.torn_edges,
-        state.pieces()
+        state.pieces(),
+        if coarse {
+            " · ⚠ mesh too coarse for this material's folds"
+        } else {
+            ""
+        }
     )
+}
+
+/// The cloth's mesh spacing against the scene material's bending length.
+fn fold_resolution(state: &AppState) -> Option<drape::calibrate::FoldResolution> {
+    let gravity = state.preset.solver.gravity.length();
+    drape::calibrate::FoldResolution::of(state.cloth.model(), &state.preset.material, gravity)
 }
 
 /// The per-phase row: where the last step's time went.

@@ -52,3 +52,44 @@ pub fn load_material(name_or_file: &str, presets_dir: &Path) -> anyhow::Result<N
         material: preset.material,
     })
 }
+
+/// Largest mesh spacing, in bending lengths, at which the Cusick drape coefficient is within a
+/// few percent of its converged value (docs/materials.md, "Resolution: the rule").
+pub const MAX_SPACING_PER_BENDING_LENGTH: f32 = 0.8;
+
+/// The bending length c = (D/(ρ_A g))^(1/3) in m of `material` under gravity of magnitude
+/// `gravity` (m/s²): the length over which the cloth's own weight bends it (infinite without
+/// gravity).
+pub fn bending_length(material: &Material, gravity: f32) -> f32 {
+    (material.bending_rigidity() / (material.areal_density * gravity)).cbrt()
+}
+
+/// How finely a cloth's mesh resolves its material's folds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FoldResolution {
+    /// Mean rest length of the stretch edges, m.
+    pub spacing: f32,
+    /// The material's bending length, m ([`bending_length`]).
+    pub bending_length: f32,
+}
+
+impl FoldResolution {
+    /// Measures `model` (its stretch edges) against `material` under gravity `gravity`
+    /// (m/s²); `None` for a model without stretch edges.
+    pub fn of(model: &crate::sim::Model, material: &Material, gravity: f32) -> Option<Self> {
+        let (sum, count) = model
+            .distances
+            .iter()
+            .filter(|d| d.kind == crate::sim::EdgeKind::Stretch)
+            .fold((0.0f64, 0usize), |(sum, count), d| (sum + f64::from(d.rest), count + 1));
+        (count > 0).then(|| Self {
+            spacing: (sum / count as f64) as f32,
+            bending_length: bending_length(material, gravity),
+        })
+    }
+
+    /// Whether the spacing is at most [`MAX_SPACING_PER_BENDING_LENGTH`] bending lengths.
+    pub fn resolves_folds(&self) -> bool {
+        self.spacing <= MAX_SPACING_PER_BENDING_LENGTH * self.bending_length
+    }
+}
