@@ -87,7 +87,7 @@ def write_obj(name, comment, positions, triangles, corner_uvs):
             out.write(f"f {corners}\n")
 
 
-def tablecloth(radius=0.75, rings=36):
+def tablecloth(radius=0.75, rings=36, name="tablecloth.obj", what="Disc tablecloth"):
     positions = [(0.0, 0.0, 0.0)]
     ring_start = [0]
     for k in range(1, rings + 1):
@@ -104,7 +104,21 @@ def tablecloth(radius=0.75, rings=36):
         triangles += join_rings(inner, outer)
     triangles = [facing(positions, t, lambda c: (0.0, 1.0, 0.0)) for t in triangles]
     uvs = [[(positions[v][0] / (2 * radius) + 0.5, positions[v][2] / (2 * radius) + 0.5) for v in t] for t in triangles]
-    write_obj("tablecloth.obj", f"Disc tablecloth, radius {radius} m, {len(positions)} vertices", positions, triangles, uvs)
+    write_obj(name, f"{what}, radius {radius} m, {len(positions)} vertices", positions, triangles, uvs)
+
+
+def cusick_stand(radius=0.09, top=0.5, thickness=0.01, stem=0.015, around=64):
+    """The Cusick drape tester's support (collider): an 18 cm disc on a stem. The specimen is a
+    30 cm disc (`tablecloth(0.15, 15, ...)`: rings 1 cm apart, 6k vertices on ring k, so the
+    vertices within the support's 9 cm, those the preset pins, are the first 1 + 3 * 9 * 10 =
+    271)."""
+    positions = []
+    rings = [(radius / 4, 16), (radius / 2, 32), (radius - 0.005, around), (radius, around)]
+    triangles = capped_cylinder(positions, top - thickness, top, rings)
+    triangles += capped_cylinder(positions, 0.0, top - thickness, [(stem / 2, 8), (stem, 16)])
+    uvs = [[(positions[v][0] / (2 * radius) + 0.5, positions[v][2] / (2 * radius) + 0.5) for v in t] for t in triangles]
+    write_obj("cusick_stand.obj", f"Cusick drape tester's support (collider), an {2 * radius} m disc at y = {top} m "
+              f"on a stem, {len(triangles)} triangles in two closed parts", positions, triangles, uvs)
 
 
 def skirt(radius=0.25, height=0.5, around=64, rings=24):
@@ -485,6 +499,8 @@ def skirt_panels(columns=21, rows=34, length=0.62):
 
 if __name__ == "__main__":
     tablecloth()
+    tablecloth(0.15, 15, "cusick_specimen.obj", "Cusick drape specimen (a disc, rings 1 cm apart)")
+    cusick_stand()
     skirt()
     sphere()
     pillow()
