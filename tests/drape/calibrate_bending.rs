@@ -69,3 +69,40 @@ fn bending_lengths_order_silk_cotton_denim_leather_as_their_rigidities() {
         assert!((0.80..=1.0).contains(&ratio), "{name}: {simulated} m against {material} m");
     }
 }
+
+#[test]
+fn the_fold_check_compares_the_cells_with_the_bending_length() {
+    use drape::calibrate::{bending_length, FoldResolution, MAX_SPACING_PER_BENDING_LENGTH};
+    use drape::sim::{GridSpec, Material, Orientation, PinMode};
+    // Cotton: D = E t³/(12(1 − ν²)) = 9.91e-6 N·m, ρ_A g = 1.4715 N/m², c = 1.889 cm.
+    let cotton = Material {
+        youngs_modulus: 5.5e6,
+        poisson_ratio: 0.3,
+        thickness: 0.00027,
+        areal_density: 0.15,
+        ..Material::default()
+    };
+    let c = bending_length(&cotton, 9.81);
+    assert!((c - 0.01889).abs() < 1e-5, "c = {c}");
+    let sheet = |columns: u32| {
+        let grid = GridSpec {
+            width: 1.2,
+            height: 1.2,
+            columns,
+            rows: columns,
+            orientation: Orientation::Horizontal,
+            pins: PinMode::None,
+            ..GridSpec::default()
+        };
+        FoldResolution::of(&grid.build().unwrap(), &cotton, 9.81).unwrap()
+    };
+    // The material presets' 36 × 36 over 1.2 m: 3.43 cm cells, 1.8 c.
+    let coarse = sheet(36);
+    assert!((coarse.spacing - 1.2 / 35.0).abs() < 1e-4, "{coarse:?}");
+    assert!(!coarse.resolves_folds());
+    // Just inside and just outside 0.8 c.
+    let inside = (1.2 / (MAX_SPACING_PER_BENDING_LENGTH * c * 0.98)).ceil() as u32 + 1;
+    assert!(sheet(inside).resolves_folds(), "{:?}", sheet(inside));
+    let outside = (1.2 / (MAX_SPACING_PER_BENDING_LENGTH * c * 1.05)).floor() as u32 + 1;
+    assert!(!sheet(outside).resolves_folds(), "{:?}", sheet(outside));
+}
