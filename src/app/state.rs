@@ -165,6 +165,9 @@ impl PresetEntry {
     }
 }
 
+/// The (scene version, cloth topology version) a cached count or measure was taken at.
+type TopologyVersion = (u64, u64);
+
 /// Everything the sandbox knows apart from the window: the scene and its description, the run
 /// mode, and the feedback for the user.
 pub struct AppState {
@@ -194,7 +197,10 @@ pub struct AppState {
     /// `preset.objects`).
     pub selected_object: usize,
     /// Piece count and the (scene, topology) version it was counted for.
-    pieces_cache: std::cell::Cell<(Option<(u64, u64)>, usize)>,
+    pieces_cache: std::cell::Cell<(Option<TopologyVersion>, usize)>,
+    /// Mean stretch-edge rest length (the mesh spacing, m) and the (scene, topology) version it
+    /// was measured for: the Stats panel reads it every frame.
+    spacing_cache: std::cell::Cell<(Option<TopologyVersion>, Option<f32>)>,
     /// Every input since the scene was last replaced (or, while a session recording runs,
     /// since the scene it started in): what a recording and "save the last 60 s" write
     /// ([`drape::replay`]).
@@ -241,6 +247,7 @@ impl AppState {
             pending_overwrite: None,
             selected_object: 0,
             pieces_cache: std::cell::Cell::new((None, 1)),
+            spacing_cache: std::cell::Cell::new((None, None)),
             log,
             session_recording: None,
             recordings_dir: PathBuf::from("recordings"),
@@ -365,6 +372,7 @@ impl AppState {
         self.selected_object = snapshot.selected_object;
         self.pending_overwrite = None;
         self.pieces_cache.set((None, 1));
+        self.spacing_cache.set((None, None));
     }
 
     /// Called every frame after the panels: a settings edit that starts now becomes an undo
@@ -557,6 +565,18 @@ impl AppState {
         if cache.0 != Some(version) {
             cache = (Some(version), self.cloth.piece_count());
             self.pieces_cache.set(cache);
+        }
+        cache.1
+    }
+
+    /// Mean rest length of the cloth's stretch edges in m, cached per topology version (the
+    /// mean is O(edges)); `None` without stretch edges.
+    pub fn mesh_spacing(&self) -> Option<f32> {
+        let version = (self.scene_version, self.cloth.topology_version());
+        let mut cache = self.spacing_cache.get();
+        if cache.0 != Some(version) {
+            cache = (Some(version), drape::calibrate::mean_stretch_spacing(self.cloth.model()));
+            self.spacing_cache.set(cache);
         }
         cache.1
     }

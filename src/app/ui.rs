@@ -754,7 +754,8 @@ fn compact_stats(state: &AppState, times: &FrameTimes) -> String {
 /// The cloth's mesh spacing against the scene material's bending length.
 fn fold_resolution(state: &AppState) -> Option<drape::calibrate::FoldResolution> {
     let gravity = state.preset.solver.gravity.length();
-    drape::calibrate::FoldResolution::of(state.cloth.model(), &state.preset.material, gravity)
+    let spacing = state.mesh_spacing()?;
+    Some(drape::calibrate::FoldResolution::new(spacing, &state.preset.material, gravity))
 }
 
 /// The per-phase row: where the last step's time went.

@@ -149,7 +149,7 @@ pub struct CantileverResult {
 /// Runs the simulated ASTM D1388 test on `material` (module docs).
 pub fn run_cantilever(material: &Material, setup: &CantileverSetup) -> Result<CantileverResult, SimError> {
     let weight = f64::from(material.areal_density) * GRAVITY;
-    let material_c = (f64::from(material.bending_rigidity()) / weight).cbrt();
+    let material_c = f64::from(super::bending_length(material, GRAVITY as f32));
     let ratio = astm_overhang_ratio();
     let mut overhang = ratio * material_c;
     let mut kinetic_energy = 0.0;
@@ -216,15 +216,14 @@ fn rest_at_overhang(material: &Material, setup: &CantileverSetup, overhang: f32)
     };
     let mut cloth = Cloth::new(grid.build()?, &scaled, Vec::<Collider>::new())?;
     let droop = |cloth: &Cloth| {
-        let p = cloth.particles();
-        let at = |c: u32, r: u32| p.position((r * columns + c) as usize);
+        let at = |c: u32, r: u32| cloth.particles().position(grid.index(c, r) as usize);
         let clamp = (0..rows).map(|r| at(1, r)).sum::<Vec3>() / rows as f32;
         let tip = (0..rows).map(|r| at(columns - 1, r)).sum::<Vec3>() / rows as f32;
         (clamp.y - tip.y).atan2(tip.x - clamp.x).to_degrees()
     };
-    let mut angle = droop(&cloth);
+    let (mut angle, mut kinetic_energy) = (droop(&cloth), 0.0);
     for frame in 1..=setup.frames {
-        cloth.step(&params, &scaled)?;
+        kinetic_energy = cloth.step(&params, &scaled)?.kinetic_energy as f32;
         if frame % SETTLE_CHECK_FRAMES == 0 {
             let previous = std::mem::replace(&mut angle, droop(&cloth));
             if (angle - previous).abs() < SETTLED_DEGREES {
@@ -232,10 +231,6 @@ fn rest_at_overhang(material: &Material, setup: &CantileverSetup, overhang: f32)
             }
         }
     }
-    let p = cloth.particles();
-    let kinetic_energy = (0..p.len())
-        .map(|i| 0.5 * p.mass(i, scaled.areal_density) * p.velocity(i).length_squared())
-        .sum();
     Ok(Rest {
         length: spacing * cells as f32,
         angle_degrees: droop(&cloth),

@@ -106,8 +106,6 @@ pub struct CusickResult {
     pub kinetic_energy: f32,
     /// Number of particles simulated.
     pub particles: usize,
-    /// Mesh spacing in m.
-    pub spacing: f32,
 }
 
 /// Angular bins of the outline r(φ): half a degree each.
@@ -253,7 +251,6 @@ pub fn run_cusick(material: &Material, setup: &CusickSetup) -> Result<CusickResu
         nodes: count_nodes(&outline, NODE_PROMINENCE * (r_f - r_d)),
         kinetic_energy: kinetic_energy as f32,
         particles: rest.len(),
-        spacing: setup.spacing,
     })
 }
 

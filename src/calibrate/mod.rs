@@ -74,22 +74,33 @@ pub struct FoldResolution {
 }
 
 impl FoldResolution {
-    /// Measures `model` (its stretch edges) against `material` under gravity `gravity`
+    /// The cells of `spacing` (m) against `material`'s bending length under gravity `gravity`
+    /// (m/s²).
+    pub fn new(spacing: f32, material: &Material, gravity: f32) -> Self {
+        Self {
+            spacing,
+            bending_length: bending_length(material, gravity),
+        }
+    }
+
+    /// Measures `model` ([`mean_stretch_spacing`]) against `material` under gravity `gravity`
     /// (m/s²); `None` for a model without stretch edges.
     pub fn of(model: &crate::sim::Model, material: &Material, gravity: f32) -> Option<Self> {
-        let (sum, count) = model
-            .distances
-            .iter()
-            .filter(|d| d.kind == crate::sim::EdgeKind::Stretch)
-            .fold((0.0f64, 0usize), |(sum, count), d| (sum + f64::from(d.rest), count + 1));
-        (count > 0).then(|| Self {
-            spacing: (sum / count as f64) as f32,
-            bending_length: bending_length(material, gravity),
-        })
+        mean_stretch_spacing(model).map(|spacing| Self::new(spacing, material, gravity))
     }
 
     /// Whether the spacing is at most [`MAX_SPACING_PER_BENDING_LENGTH`] bending lengths.
     pub fn resolves_folds(&self) -> bool {
         self.spacing <= MAX_SPACING_PER_BENDING_LENGTH * self.bending_length
     }
+}
+
+/// Mean rest length in m of `model`'s stretch edges (its mesh spacing); `None` without any.
+pub fn mean_stretch_spacing(model: &crate::sim::Model) -> Option<f32> {
+    let (sum, count) = model
+        .distances
+        .iter()
+        .filter(|d| d.kind == crate::sim::EdgeKind::Stretch)
+        .fold((0.0f64, 0usize), |(sum, count), d| (sum + f64::from(d.rest), count + 1));
+    (count > 0).then(|| (sum / count as f64) as f32)
 }
