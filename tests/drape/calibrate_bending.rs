@@ -47,7 +47,7 @@ fn simulated_bending_lengths(names: &[&str]) -> Vec<(f32, f32)> {
         .map(|name| {
             let material = drape::calibrate::load_material(name, &presets).unwrap().material;
             let result = run_cantilever(&material, &setup).unwrap();
-            assert!(result.kinetic_energy < 1e-6, "{name} at rest: {} J", result.kinetic_energy);
+            assert!(result.kinetic_energy < 1e-9, "{name} at rest: {} J", result.kinetic_energy);
             (result.bending_length, result.material_bending_length)
         })
         .collect()
@@ -61,12 +61,12 @@ fn bending_lengths_order_silk_cotton_denim_leather_as_their_rigidities() {
     for (pair, names) in lengths.windows(2).zip(names.windows(2)) {
         assert!(pair[0].0 < pair[1].0, "{names:?}: {pair:?}");
     }
-    // The droop the strip shows is the hinges' rigidity: never stiffer than the material's
-    // own bending length, and not softer than 0.85 of it at the 5 mm spacing
-    // (docs/materials.md, "What the cantilever reads").
+    // The elastica of the material's own rigidity: the strip's bending length within 5 % of
+    // it (docs/materials.md, "What the cantilever reads"). Measured from the clamp column
+    // instead of the half cell behind it, cotton read 0.85.
     for ((simulated, material), name) in lengths.iter().zip(names) {
         let ratio = simulated / material;
-        assert!((0.80..=1.0).contains(&ratio), "{name}: {simulated} m against {material} m");
+        assert!((ratio - 1.0).abs() <= 0.05, "{name}: {simulated} m against {material} m");
     }
 }
 
