@@ -37,12 +37,15 @@ fn every_shipped_preset_loads_builds_and_runs_120_frames() {
             );
             // Modest resolutions keep every preset interactive, except the falling strip (Ten
             // Minute Physics 15's 30 × 200 scene reproduced as it is, about 27 ms a frame on
-            // one core) and mesh scenes of up to a 64² grid's particle count (the tablecloth).
+            // one core), mesh scenes of up to a 64² grid's particle count (the tablecloth) and
+            // a material sheet as fine as its folds need and no finer (one column fewer would
+            // be too coarse: docs/materials.md's rule).
             match preset.single_grid() {
                 Some(grid) => {
                     let tmp15_strip = path.ends_with("falling_strip.ron") && (grid.columns, grid.rows) == (30, 200);
+                    let modest = grid.columns <= 48 && grid.rows <= 48;
                     assert!(
-                        tmp15_strip || (grid.columns <= 48 && grid.rows <= 48),
+                        tmp15_strip || modest || folds_need(&grid, &preset.material),
                         "{}: resolution",
                         path.display()
                     );
@@ -387,4 +390,15 @@ fn pinned_at_starts_a_particle_pinned_where_it_says() {
         let error = Preset::parse(&preset_with(entries), Path::new("bad.ron")).unwrap_err();
         assert!(error.to_string().contains(&expected), "{entries}: {error}");
     }
+}
+
+/// Whether `grid` is the coarsest square grid whose spacing resolves `material`'s folds
+/// (`drape::calibrate::FoldResolution`): it does, and one column fewer would not.
+fn folds_need(grid: &drape::sim::GridSpec, material: &drape::sim::Material) -> bool {
+    use drape::calibrate::FoldResolution;
+    let resolution = |columns: u32| {
+        let spacing = grid.width / (columns - 1) as f32;
+        FoldResolution::new(spacing, material, 9.81).resolves_folds()
+    };
+    grid.columns == grid.rows && grid.width == grid.height && resolution(grid.columns) && !resolution(grid.columns - 1)
 }
