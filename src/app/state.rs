@@ -492,6 +492,19 @@ impl AppState {
         }
     }
 
+    /// Replaces the Material panel's material by the calibrated fabric `name` (one of
+    /// [`drape::calibrate::MATERIALS`], read from `presets_dir`'s `<name>.ron`), blended in by
+    /// the next steps; a missing or broken file is reported and changes nothing.
+    pub fn pick_fabric(&mut self, name: &str) {
+        match drape::calibrate::load_material(name, &self.presets_dir) {
+            Ok(fabric) => {
+                self.set_edited_material(fabric.material);
+                self.report(format!("Material: {} (presets/{name}.ron)", fabric.name));
+            }
+            Err(e) => self.report_error(format!("{e:#}")),
+        }
+    }
+
     /// Gives object `k` its own material, or the scene's again (`None`).
     pub fn set_object_material(&mut self, k: usize, material: Option<Material>) {
         if let Some(object) = self.preset.objects.get_mut(k) {
@@ -1032,6 +1045,29 @@ mod tests {
 
     fn state_in(dir: &Path) -> AppState {
         AppState::new(small_preset(), None, dir.to_path_buf()).expect("default preset builds")
+    }
+
+    /// Issue 37: the Material panel's fabric picker takes a material preset's material whole;
+    /// from a folder without it the status says so and the material stays.
+    #[test]
+    fn picking_a_fabric_takes_its_presets_material_or_reports_why_not() {
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets");
+        let mut state = AppState::new(small_preset(), None, shipped.clone()).unwrap();
+        state.pick_fabric("denim");
+        let denim = Preset::load(&shipped.join("denim.ron")).unwrap().material;
+        assert_eq!(*state.edited_material(), denim);
+        assert!(
+            !state.status.error && state.status.text.contains("Denim"),
+            "{:?}",
+            state.status.text
+        );
+
+        let empty = tempfile::tempdir().unwrap();
+        let mut state = state_in(empty.path());
+        let before = state.edited_material().clone();
+        state.pick_fabric("silk");
+        assert_eq!(*state.edited_material(), before);
+        assert!(state.status.error && state.status.text.contains("silk"), "{:?}", state.status.text);
     }
 
     #[test]

@@ -1086,10 +1086,32 @@ fn material_panel(ui: &mut Ui, state: &mut AppState) {
             state.set_object_material(k, None);
         }
     }
+    fabric_picker(ui, state);
     let mut edited = state.edited_material().clone();
     material_fields(ui, &mut edited);
     if edited != *state.edited_material() {
         state.set_edited_material(edited);
+    }
+}
+
+/// A drop-down of the calibrated fabrics (`drape calibrate` measures them; docs/materials.md):
+/// picking one replaces the material, blended in as a slider change is.
+fn fabric_picker(ui: &mut Ui, state: &mut AppState) {
+    let mut picked = None;
+    egui::ComboBox::from_id_salt("fabric")
+        .selected_text("calibrated fabric…")
+        .width(160.0)
+        .show_ui(ui, |ui| {
+            for name in drape::calibrate::MATERIALS {
+                if ui.selectable_label(false, name).clicked() {
+                    picked = Some(name);
+                }
+            }
+        })
+        .response
+        .on_hover_text("Replace the material by one of the calibrated material presets (presets/<name>.ron)");
+    if let Some(name) = picked {
+        state.pick_fabric(name);
     }
 }
 
