@@ -573,25 +573,26 @@ impl AppState {
 
     /// Connected pieces of the cloth, cached per topology version (counting is O(n)).
     pub fn pieces(&self) -> usize {
-        let version = (self.scene_version, self.cloth.topology_version());
-        let mut cache = self.pieces_cache.get();
-        if cache.0 != Some(version) {
-            cache = (Some(version), self.cloth.piece_count());
-            self.pieces_cache.set(cache);
-        }
-        cache.1
+        self.per_topology(&self.pieces_cache, || self.cloth.piece_count())
     }
 
     /// Mean rest length of the cloth's stretch edges in m, cached per topology version (the
     /// mean is O(edges)); `None` without stretch edges.
     pub fn mesh_spacing(&self) -> Option<f32> {
+        self.per_topology(&self.spacing_cache, || drape::calibrate::mean_stretch_spacing(self.cloth.model()))
+    }
+
+    /// The value `cache` holds for the current (scene, topology) version, or `compute`'s,
+    /// stored for the frames until either changes.
+    fn per_topology<T: Copy>(&self, cache: &std::cell::Cell<(Option<TopologyVersion>, T)>, compute: impl FnOnce() -> T) -> T {
         let version = (self.scene_version, self.cloth.topology_version());
-        let mut cache = self.spacing_cache.get();
-        if cache.0 != Some(version) {
-            cache = (Some(version), drape::calibrate::mean_stretch_spacing(self.cloth.model()));
-            self.spacing_cache.set(cache);
+        let (cached_at, value) = cache.get();
+        if cached_at == Some(version) {
+            return value;
         }
-        cache.1
+        let value = compute();
+        cache.set((Some(version), value));
+        value
     }
 
     /// Shows `text` in the status line as information.

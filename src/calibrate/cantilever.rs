@@ -190,8 +190,8 @@ struct Rest {
     kinetic_energy: f32,
 }
 
-/// Builds the strip with `overhang` (rounded to whole cells and a half) beyond two clamped columns and
-/// lets it come to rest.
+/// Builds the strip with `overhang` (rounded to whole cells and a half) beyond two clamped
+/// columns and lets it come to rest.
 fn rest_at_overhang(material: &Material, setup: &CantileverSetup, overhang: f32) -> Result<Rest, SimError> {
     // The overhang counts the half cell inside the clamp (module docs).
     let cells = (overhang / setup.spacing - 0.5).round().max(2.0) as u32;

@@ -104,8 +104,6 @@ pub struct CusickResult {
     pub nodes: u32,
     /// Kinetic energy of the specimen at the end, in J (near 0 when it has come to rest).
     pub kinetic_energy: f32,
-    /// Number of particles simulated.
-    pub particles: usize,
 }
 
 /// Angular bins of the outline r(φ): half a degree each.
@@ -132,7 +130,7 @@ pub struct Specimen {
     pub inner_ring: Vec<u32>,
 }
 
-/// One ring of the mesh: its first vertex, vertex count, radius (m) and angular phase (rad).
+/// One ring of the mesh: its first vertex, vertex count and angular phase (rad).
 #[derive(Debug, Clone, Copy)]
 struct Ring {
     first: u32,
@@ -212,7 +210,7 @@ fn facing_up(positions: &[Vec3], tri: [u32; 3]) -> [u32; 3] {
 
 /// The solver settings of `setup`: its substeps, sweeps and air damping, self-collision off
 /// (a draped specimen does not fold onto itself).
-pub fn solver_params(setup: &CusickSetup) -> SolverParams {
+fn solver_params(setup: &CusickSetup) -> SolverParams {
     SolverParams {
         dt: setup.dt,
         substeps: setup.substeps,
@@ -250,7 +248,6 @@ pub fn run_cusick(material: &Material, setup: &CusickSetup) -> Result<CusickResu
         drape_coefficient: (hung.area() - support) / (flat.area() - support),
         nodes: count_nodes(&outline, NODE_PROMINENCE * (r_f - r_d)),
         kinetic_energy: kinetic_energy as f32,
-        particles: rest.len(),
     })
 }
 

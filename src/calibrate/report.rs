@@ -74,6 +74,11 @@ pub struct Calibration {
     pub membrane_modulus: f32,
     /// Published ranges of its fabric class, if any.
     pub published: Option<FabricClass>,
+    /// Kinetic energy of the Cusick specimen when measured, J: near 0 once it has come to rest.
+    pub cusick_kinetic_energy: f32,
+    /// Kinetic energy of the cantilever strip when measured, J (at the test's scaled mass,
+    /// [`CantileverSetup::mass_scale`]): near 0 once it has come to rest.
+    pub cantilever_kinetic_energy: f32,
 }
 
 /// Runs the Cusick, cantilever and tensile tests on `material` at their default settings.
@@ -92,6 +97,8 @@ pub fn calibrate(material: &NamedMaterial) -> Result<Calibration, SimError> {
         tensile_stiffness: tensile.stiffness,
         membrane_modulus: tensile.expected,
         published: fabric_class(&material.name).copied(),
+        cusick_kinetic_energy: cusick.kinetic_energy,
+        cantilever_kinetic_energy: cantilever.kinetic_energy,
     })
 }
 
