@@ -113,8 +113,8 @@ fn replay_briefly(recording: Recording) {
 }
 
 /// Whether `message` names one of the mesh files the preset names (objects or colliders): a
-/// file that cannot be read is reported as "<file>: …", a mesh that does not fit its pins as
-/// "invalid geometry: <file>: pinned vertex … does not exist".
+/// file that cannot be read is reported as `"<file>: …"`, a mesh that does not fit its pins as
+/// `"invalid geometry: <file>: pinned vertex … does not exist"`.
 fn names_a_mesh_file(preset: &Preset, message: &str) -> bool {
     preset.named_mesh_files().any(|file| message.contains(&file.display().to_string()))
 }
