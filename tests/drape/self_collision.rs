@@ -365,33 +365,38 @@ fn the_halves_of_a_cut_sheet_pile_without_intersecting() {
 /// stretched so far that two edges cross between particles kept the 2 cm thickness apart;
 /// with particle and face contacts alone the pile ends with triangles through each other,
 /// with edge–edge contacts with none. The edge pairs are listed by every thread and merged in
-/// one order: one and three threads give the same pile, bit for bit. The cloth is a tenth as
-/// stiff as the default and the stretch viscosity is off: at the default stiffness the pile
-/// crossed only under the tethers' earlier line-of-sight rule, and since issue 34's rule it
-/// hangs differently before the pins let go and piles without crossings even without
-/// edge–edge contacts. The pile is chaotic, so whether it crosses without them depends on the
-/// contacts' projection order: with the slabs' order of issue 38, a twentieth as stiff crossed
-/// 5 times without them, a tenth and 0.15 not at all, a fifth 21 times (0 with them at all);
-/// once faces also hold particles beside them by their edges (a fold's ridge), a twentieth,
-/// a fifth and 0.3 as stiff did not cross without them, a tenth 8 times.
+/// one order: one and three threads give the same pile, bit for bit. The cloth is softer than
+/// the default and the stretch viscosity is off (at the default stiffness the pile has
+/// crossed without edge–edge contacts only under the tethers' earlier line-of-sight rule).
+/// The pile is chaotic: whether a given stiffness crosses without edge–edge contacts has
+/// changed with every change of the contacts' order or of when the lists are remade (a tenth
+/// as stiff crossed 8 times with the faces' edge rule, then not at all once the list check
+/// measured each displacement; a fifth 21 times, then 0, then 2). So the test looks for the
+/// crossing among a few stiffnesses and asks that the same pile with edge–edge contacts has
+/// none, on one and three threads alike.
 #[test]
 fn the_halves_of_a_cut_sheet_need_edge_edge_contacts() {
-    let undamped = |material: &mut Material| {
-        material.youngs_modulus *= 0.1;
-        material.stretch_damping_time = 0.0;
+    let soft = |factor: f32| {
+        move |material: &mut Material| {
+            material.youngs_modulus *= factor;
+            material.stretch_damping_time = 0.0;
+        }
     };
-    let without = intersecting_pairs(&cut_sheet(true, |s, m| {
-        s.self_edge_edge = false;
-        undamped(m);
-    }));
-    eprintln!("cut sheet: {without} intersecting pairs without edge–edge contacts");
-    assert!(without > 0, "the pile does not cross edge through edge without edge–edge contacts");
+    let crossing = [0.1f32, 0.2, 0.05, 0.3, 0.15].into_iter().find(|&factor| {
+        let without = intersecting_pairs(&cut_sheet(true, |s, m| {
+            s.self_edge_edge = false;
+            soft(factor)(m);
+        }));
+        eprintln!("cut sheet {factor} as stiff: {without} intersecting pairs without edge–edge contacts");
+        without > 0
+    });
+    let factor = crossing.expect("some pile crosses edge through edge without edge–edge contacts");
     let pile = |threads: u32| {
         let cloth = cut_sheet(true, |s, m| {
             s.threads = threads;
-            undamped(m);
+            soft(factor)(m);
         });
-        assert_eq!(intersecting_pairs(&cloth), 0, "{threads} threads");
+        assert_eq!(intersecting_pairs(&cloth), 0, "{threads} threads, {factor} as stiff");
         cloth.particles().positions().collect::<Vec<Vec3>>()
     };
     assert!(pile(1) == with_assumed_cores(3, || pile(3)), "one and three threads differ");

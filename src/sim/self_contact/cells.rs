@@ -10,8 +10,10 @@
 //! (x − 1 to x + 1) of each of the rows (y + 1, z), (y − 1, z + 1), (y, z + 1) and
 //! (y + 1, z + 1) — rather than 14 buckets of a hash, and the runs hold no entries of other
 //! cells. Runs are tens of entries long, stored as separate x, y and z arrays, so their
-//! distance tests run in SIMD lanes. Each cell's runs are found once per filling by one walk
-//! of the sorted cells per run end (the cells' keys and their targets rise together).
+//! distance tests run in SIMD lanes. The particles are sorted by a counting sort over the
+//! cells of their bounding grid (a cloth's grid has a few cells a particle), and each cell's
+//! runs are found once per filling by one walk of the sorted cells per run end (the cells'
+//! keys and their targets rise together).
 //!
 //! Cells are counted from the points' bounding box and clamped to [`AXIS_CELLS`] per axis:
 //! the clamp keeps neighbouring cells neighbouring (it moves no two cells more than one apart),
@@ -36,8 +38,9 @@ const ROWS: [(i64, i64); 4] = [(1, 0), (-1, 1), (0, 1), (1, 1)];
 pub(super) struct SortedCells {
     /// Cell edge in m.
     edge: f32,
-    /// Scratch: (cell key, particle) of each particle, sorted.
+    /// Scratch: (cell key, particle) of each particle, sorted, and the counting sort's counts.
     order: Vec<(u64, u32)>,
+    counts: Vec<u32>,
     /// The entries in cell order: particle index, coordinates and rest coordinates (m), and
     /// piece.
     index: Vec<u32>,
@@ -69,7 +72,7 @@ impl SortedCells {
         self.order.clear();
         self.order
             .extend(points.iter().enumerate().map(|(i, &p)| (cell_key(p - low, edge), i as u32)));
-        self.order.sort_unstable();
+        sort_by_cell(&mut self.order, &mut self.counts);
         self.index.clear();
         self.index.extend(self.order.iter().map(|e| e.1));
         // Each column in entry order, padded by a chunk so every chunk reads whole.
@@ -229,6 +232,46 @@ fn cell_key(p: Vec3, edge: f32) -> u64 {
     coordinate(p.z) << (2 * AXIS_BITS) | coordinate(p.y) << AXIS_BITS | coordinate(p.x)
 }
 
+/// Sorts `entries` (cell key, particle; each particle once, in particle order) by key: a
+/// counting sort over the cells of the entries' bounding grid (`counts` its scratch) when that
+/// grid has at most [`COUNTED_CELLS_PER_ENTRY`] cells an entry, as a cloth's has; a comparison
+/// sort for a far-flung one. Keys order cells by (z, y, x) and the grid's cell numbers do too,
+/// and the counting sort keeps particle order within a cell: the same order either way.
+fn sort_by_cell(entries: &mut Vec<(u64, u32)>, counts: &mut Vec<u32>) {
+    const FIELD: u64 = (1 << AXIS_BITS) - 1;
+    let coordinates = |key: u64| [key & FIELD, key >> AXIS_BITS & FIELD, key >> (2 * AXIS_BITS)];
+    let highest = entries
+        .iter()
+        .fold([0; 3], |h, e| std::array::from_fn(|k| h[k].max(coordinates(e.0)[k])));
+    let (columns, rows) = (highest[0] + 1, highest[1] + 1);
+    let cells = columns * rows * (highest[2] + 1);
+    if cells > COUNTED_CELLS_PER_ENTRY * entries.len() as u64 + 1024 {
+        return entries.sort_unstable();
+    }
+    let number = |key: u64| {
+        let [x, y, z] = coordinates(key);
+        ((z * rows + y) * columns + x) as usize
+    };
+    counts.clear();
+    counts.resize(cells as usize + 1, 0);
+    for e in entries.iter() {
+        counts[number(e.0) + 1] += 1;
+    }
+    for c in 1..counts.len() {
+        counts[c] += counts[c - 1];
+    }
+    let unsorted = std::mem::take(entries);
+    entries.resize(unsorted.len(), (0, 0));
+    for e in &unsorted {
+        let slot = &mut counts[number(e.0)];
+        entries[*slot as usize] = *e;
+        *slot += 1;
+    }
+}
+
+/// Most cells of the entries' bounding grid per entry for which [`sort_by_cell`] counts.
+const COUNTED_CELLS_PER_ENTRY: u64 = 8;
+
 /// What adding (Δx, Δy, Δz) cells does to a key.
 fn offset(dx: i64, dy: i64, dz: i64) -> i64 {
     (dz << (2 * AXIS_BITS)) + (dy << AXIS_BITS) + dx
@@ -238,6 +281,30 @@ fn offset(dx: i64, dy: i64, dz: i64) -> i64 {
 mod tests {
     use super::*;
     use crate::sim::self_contact::tests::random_points as points;
+
+    /// The counting sort (a cloth's compact grid) and the comparison sort (a far-flung point
+    /// makes the grid too large to count) order the entries as sorting the keys does.
+    #[test]
+    fn sorting_by_cell_orders_entries_by_key_whether_counted_or_compared() {
+        for far_flung in [false, true] {
+            let mut points = points(3000);
+            if far_flung {
+                points.push(Vec3::new(3e6, 0.5, 0.5));
+            }
+            let low = points.iter().fold(Vec3::INFINITY, |l, &p| l.min(p));
+            let entries: Vec<(u64, u32)> = points
+                .iter()
+                .enumerate()
+                .map(|(i, &p)| (cell_key(p - low, 0.05), i as u32))
+                .collect();
+            let (mut sorted, mut counts) = (entries.clone(), Vec::new());
+            sort_by_cell(&mut sorted, &mut counts);
+            assert_eq!(counts.is_empty(), far_flung, "counted only the compact grid");
+            let mut expected = entries;
+            expected.sort_unstable();
+            assert_eq!(sorted, expected);
+        }
+    }
 
     /// Every pair closer than its reach is met exactly once (from one of its two points), with
     /// its contact distance: min(thickness, rest distance) within a piece, the thickness

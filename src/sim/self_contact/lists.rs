@@ -199,7 +199,7 @@ impl SelfContacts {
         travel: f32,
     ) {
         let settings = SelfContactSettings { travel, ..settings };
-        super::SelfContactPass::new(self, 1, rest, triangles, settings).remake_lists(n, &position, 0, 1, &|| {});
+        super::SelfContactPass::new(self, 1, rest, triangles, settings).remake_lists(n, position, 0, 1, &|| {});
     }
 
     /// The candidate pairs, in projection order.
@@ -230,9 +230,8 @@ impl SelfContacts {
     /// (the farthest a particle can move from this check to the last projection before the
     /// next, m) is at most M: two particles
     /// farther apart than that moved at most 2M toward each other, since a common shift moves
-    /// no pair. With s the centre of the displacements' bounding box, every displacement lies
-    /// within half the box's diagonal of s, so the check costs one pass, as a check without s
-    /// would, and a cloth falling as a whole keeps its list. Lists are made with
+    /// no pair. s is the centre of the displacements' bounding box ([`displacements_within`]),
+    /// so a cloth falling as a whole keeps its list. Lists are made with
     /// M = travel + [`SKIN`] · thickness, so a cloth at rest keeps its list too.
     pub(super) fn begin(
         &mut self,
@@ -247,7 +246,7 @@ impl SelfContacts {
             .adjacency_key
             .map(|key| (key, settings.thickness.to_bits(), settings.vertex_triangle, settings.edge_edge));
         let same_kind = listed_for.is_some() && self.listed_for == listed_for && self.listed_at.len() == n;
-        if same_kind && displacement_spread(n, &position, &self.listed_at) + travel <= self.listed_margin {
+        if same_kind && displacements_within(n, &position, &self.listed_at, self.listed_margin - travel) {
             return false;
         }
         self.listed_margin = travel + SKIN * settings.thickness;
@@ -409,19 +408,24 @@ impl SelfContacts {
     }
 }
 
-/// Half the diagonal of the bounding box of the displacements `position(i) − listed_at[i]` of
-/// the `n` particles (m; 0 for none): every displacement lies within it of the box's centre.
-fn displacement_spread(n: usize, position: impl Fn(usize) -> Vec3, listed_at: &[Vec3]) -> f32 {
-    let (low, high) = (0..n)
-        .map(position)
-        .zip(listed_at)
-        .map(|(p, q)| p - *q)
-        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(low, high), d| (low.min(d), high.max(d)));
-    if n == 0 {
-        0.0
-    } else {
-        0.5 * (high - low).length()
+/// Whether every displacement `position(i) − listed_at[i]` of the `n` particles lies within
+/// `allowed` (m) of the centre of their bounding box. Half the box's diagonal bounds them all
+/// in the pass that finds the box; only when that bound is over `allowed` does a second pass
+/// measure each (a pile whose layers slid past each other in opposite directions often
+/// passes it: the box's corners are empty).
+fn displacements_within(n: usize, position: impl Fn(usize) -> Vec3, listed_at: &[Vec3], allowed: f32) -> bool {
+    if allowed < 0.0 {
+        return false;
     }
+    let displacement = |i: usize| position(i) - listed_at[i];
+    let (low, high) = (0..n)
+        .map(displacement)
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(low, high), d| (low.min(d), high.max(d)));
+    if n == 0 || 0.5 * (high - low).length() <= allowed {
+        return true;
+    }
+    let centre = (low + high) * 0.5;
+    (0..n).all(|i| (displacement(i) - centre).length_squared() <= allowed * allowed)
 }
 
 /// Cuts the lists held by `shares` (in order) to their first `cap` pairs, faces and edge
@@ -468,6 +472,26 @@ pub(super) fn unpoisoned(share: &mut RwLock<Share>) -> &mut Share {
 mod tests {
     use super::*;
     use crate::sim::self_contact::tests::random_points;
+
+    /// The check passes when every displacement lies within the allowance of the centre of
+    /// their bounding box, also when the box's half diagonal does not (two layers slid apart
+    /// in opposite directions along x and y: the box's corners are empty), and fails as soon
+    /// as one displacement is past it.
+    #[test]
+    fn displacements_are_checked_one_by_one_when_their_box_is_too_large() {
+        let listed_at = vec![Vec3::ZERO; 4];
+        let slid = [Vec3::X, -Vec3::X, Vec3::Y, -Vec3::Y].map(|d| d * 0.003);
+        let position = |i: usize| slid[i];
+        // Half the box's diagonal: 0.003 · √2 = 4.2 mm; each displacement: 3 mm from the centre.
+        assert!(displacements_within(4, position, &listed_at, 0.0031));
+        assert!(!displacements_within(4, position, &listed_at, 0.0029));
+        let common = |i: usize| slid[i] + Vec3::splat(0.5);
+        assert!(displacements_within(4, common, &listed_at, 0.0031), "a common shift moves no pair");
+        assert!(
+            !displacements_within(4, |_| Vec3::ZERO, &listed_at, -0.001),
+            "a travel beyond the margin"
+        );
+    }
 
     /// The AVX2 listing and the portable one list the same pairs in the same order (the lists,
     /// hence the frames, are the same on every CPU), here on 3 000 random points in two pieces

@@ -11,7 +11,8 @@
 //! shift s plus at most M each; so the list stays complete as long as every particle's
 //! displacement since it was made, less s (the centre of the displacements' bounding box),
 //! plus u, how far it can move from the check to the last projection before the next check,
-//! is at most M (a Verlet list). Thread 0 checks that on the first sweep of every substep,
+//! is at most M (a Verlet list; each displacement is measured when half the box's diagonal
+//! alone does not settle it). Thread 0 checks that on the first sweep of every substep,
 //! after the substep's prediction and constraint phases, so u only bounds the corrections
 //! that follow within the substep (the contacts' own pushes, tethers, colliders, further
 //! sweeps): u = h · min(v_clamp, max_i |v_i| + |g| Δt), as much as a prediction (the speeds
@@ -293,7 +294,7 @@ impl<'a> SelfContactPass<'a> {
             // SAFETY: the particles are in bounds and unshared (# Safety); only thread 0 reads
             // them in `remake_lists`, before its first `sync`, and writes them after its last.
             let position = |i| unsafe { xyz(pos.get(i)) };
-            self.remake_lists(n, &position, t, threads, sync);
+            self.remake_lists(n, position, t, threads, sync);
         }
         let mut active = 0;
         for colour in 0..3 {
@@ -352,11 +353,11 @@ impl<'a> SelfContactPass<'a> {
     /// each slab's contacts (read by every sweep's projection); sync. The shares in order hold
     /// exactly the lists one thread makes, in its order, so every thread count gives the same
     /// lists.
-    fn remake_lists(&self, n: usize, position: &dyn Fn(usize) -> Vec3, t: usize, threads: usize, sync: &dyn Fn()) {
+    fn remake_lists(&self, n: usize, position: impl Fn(usize) -> Vec3, t: usize, threads: usize, sync: &dyn Fn()) {
         let Sources { rest, settings, .. } = self.sources;
         if t == 0 {
             let mut contacts = self.contacts_mut();
-            let remake = contacts.begin(n, position, rest, settings, settings.travel);
+            let remake = contacts.begin(n, &position, rest, settings, settings.travel);
             if remake && settings.edge_edge {
                 let key = contacts.adjacency_key.expect("adjacency of the current topology");
                 let contacts = &mut **contacts;

@@ -87,10 +87,12 @@ impl Slabs {
 /// Sorts `items` stably by `key` (below `keys`, a counting sort) and writes into `runs` where
 /// each key's run starts (`keys + 1` entries).
 pub(super) fn sort_into_runs<T: Copy>(items: &mut [T], runs: &mut Vec<u32>, keys: u32, key: impl Fn(&T) -> u32) {
+    // Each key once (it looks up the slabs of several particles), read by both passes.
+    let item_keys: Vec<u32> = items.iter().map(key).collect();
     runs.clear();
     runs.resize(keys as usize + 1, 0);
-    for item in items.iter() {
-        runs[key(item) as usize + 1] += 1;
+    for &k in &item_keys {
+        runs[k as usize + 1] += 1;
     }
     for k in 0..keys as usize {
         runs[k + 1] += runs[k];
@@ -98,10 +100,9 @@ pub(super) fn sort_into_runs<T: Copy>(items: &mut [T], runs: &mut Vec<u32>, keys
     let mut fill = runs.clone();
     // A copy to read from while the items are placed.
     let source = items.to_vec();
-    for item in source {
-        let k = key(&item) as usize;
-        items[fill[k] as usize] = item;
-        fill[k] += 1;
+    for (item, k) in source.into_iter().zip(item_keys) {
+        items[fill[k as usize] as usize] = item;
+        fill[k as usize] += 1;
     }
 }
 
