@@ -23,6 +23,8 @@ use std::ops::Range;
 
 use glam::Vec3;
 
+use super::slabs::sort_into_runs;
+
 /// Cells per axis before the clamp (2²⁰: 24 km at a 2.3 cm cell).
 const AXIS_CELLS: i64 = 1 << 20;
 
@@ -234,10 +236,11 @@ fn cell_key(p: Vec3, edge: f32) -> u64 {
 
 /// Sorts `entries` (cell key, particle; each particle once, in particle order) by key: a
 /// counting sort over the cells of the entries' bounding grid (`counts` its scratch) when that
-/// grid has at most [`COUNTED_CELLS_PER_ENTRY`] cells an entry, as a cloth's has; a comparison
+/// grid has at most [`COUNTED_CELLS_PER_ENTRY`] cells an entry, as a cloth's has (the slabs'
+/// [`sort_into_runs`], its runs left in `counts`); a comparison
 /// sort for a far-flung one. Keys order cells by (z, y, x) and the grid's cell numbers do too,
 /// and the counting sort keeps particle order within a cell: the same order either way.
-fn sort_by_cell(entries: &mut Vec<(u64, u32)>, counts: &mut Vec<u32>) {
+fn sort_by_cell(entries: &mut [(u64, u32)], counts: &mut Vec<u32>) {
     const FIELD: u64 = (1 << AXIS_BITS) - 1;
     let coordinates = |key: u64| [key & FIELD, key >> AXIS_BITS & FIELD, key >> (2 * AXIS_BITS)];
     let highest = entries
@@ -248,25 +251,11 @@ fn sort_by_cell(entries: &mut Vec<(u64, u32)>, counts: &mut Vec<u32>) {
     if cells > COUNTED_CELLS_PER_ENTRY * entries.len() as u64 + 1024 {
         return entries.sort_unstable();
     }
-    let number = |key: u64| {
-        let [x, y, z] = coordinates(key);
-        ((z * rows + y) * columns + x) as usize
+    let number = |e: &(u64, u32)| {
+        let [x, y, z] = coordinates(e.0);
+        ((z * rows + y) * columns + x) as u32
     };
-    counts.clear();
-    counts.resize(cells as usize + 1, 0);
-    for e in entries.iter() {
-        counts[number(e.0) + 1] += 1;
-    }
-    for c in 1..counts.len() {
-        counts[c] += counts[c - 1];
-    }
-    let unsorted = std::mem::take(entries);
-    entries.resize(unsorted.len(), (0, 0));
-    for e in &unsorted {
-        let slot = &mut counts[number(e.0)];
-        entries[*slot as usize] = *e;
-        *slot += 1;
-    }
+    sort_into_runs(entries, counts, cells as u32, number);
 }
 
 /// Most cells of the entries' bounding grid per entry for which [`sort_by_cell`] counts.
